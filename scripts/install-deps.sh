@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# install-deps.sh - install what emg needs to build, test and run, from Debian.
+# Idempotent and non-interactive: packages already present are skipped, and
+# apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config clang libclang-rt-dev
+  # libraries (design.md)
+  libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev
+  libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev
+  # independent implementations the tests cross-check against
+  libsmpp34-dev libnet-smpp-perl tshark
+  # benchmarks and tests
+  procps psmisc
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]}; run as root to install them" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer for it.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
