@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <CUnit/CUnit.h>
 
-/* One captured frame or PDU from a tests/data/vectors/*.hex file. */
+/* One captured frame or PDU from a tests/data/vectors file (*.hex). */
 struct test_vector {
   char label[64];          /* e.g. "O51", "R51/A", "submit_sm", "submit_sm_resp/0x0" */
   char comment[512];       /* the readable rendering on the preceding '#' line */

@@ -45,7 +45,7 @@ int test_vectors_load(const char *file, struct test_vector **out)
   while (fgets(line, sizeof line, f)) {
     line[strcspn(line, "\r\n")] = 0;
     if (line[0] == '#') {
-      snprintf(comment, sizeof comment, "%s", line + 1);
+      snprintf(comment, sizeof comment, "%.511s", line + 1);
       continue;
     }
     char *tab = strchr(line, '\t');
@@ -57,7 +57,7 @@ int test_vectors_load(const char *file, struct test_vector **out)
       v = realloc(v, (size_t)cap * sizeof *v);
     }
     memset(&v[n], 0, sizeof v[n]);
-    snprintf(v[n].label, sizeof v[n].label, "%s", line);
+    snprintf(v[n].label, sizeof v[n].label, "%.63s", line);
     snprintf(v[n].comment, sizeof v[n].comment, "%s", comment);
     int len = test_unhex(tab + 1, &v[n].bytes);
     if (len < 0) { fclose(f); test_vectors_free(v, n); return -1; }

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_charset(void);
+void suite_charset(void) { }

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_smpp(void);
+void suite_smpp(void) { }

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_sms_text(void);
+void suite_sms_text(void) { }
