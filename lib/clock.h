@@ -1,0 +1,27 @@
+/* clock.h - monotonic and wall-clock time in the units the gateway counts in. */
+#ifndef EMG_CLOCK_H
+#define EMG_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Monotonic nanoseconds: for latencies, timers and rates. */
+static inline uint64_t clock_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t clock_now_ms(void)
+{
+  return clock_now_ns() / 1000000u;
+}
+
+/* Wall-clock seconds since the epoch: for protocol time stamps and records. */
+static inline time_t clock_wall(void)
+{
+  return time(NULL);
+}
+
+#endif
