@@ -20,7 +20,9 @@ enum charset_error {
 };
 
 /* UTF-8 -> GSM septets. With replace = 0 an unrepresentable character fails
- * with CHARSET_E_UNREPRESENTABLE; otherwise it becomes '?'. */
+ * with CHARSET_E_UNREPRESENTABLE; otherwise it becomes '?'. Malformed UTF-8
+ * is CHARSET_E_INVALID in either mode. No look-alikes are substituted (no
+ * c-cedilla for C-cedilla), so UTF-8 -> GSM -> UTF-8 is exact. */
 int charset_utf8_to_gsm(uint8_t *dst, size_t dst_cap, const char *utf8, size_t len, int replace);
 
 /* GSM septets -> UTF-8. An escape followed by an unknown code yields the
@@ -42,7 +44,8 @@ int charset_gsm_unpack(uint8_t *dst, size_t dst_cap, const uint8_t *packed, size
                        size_t count, unsigned fill_bits);
 
 /* UTF-8 <-> UCS2 big-endian. Characters beyond the BMP become surrogate
- * pairs and come back as one character. Return octets / bytes written. */
+ * pairs and come back as one character; a lone surrogate half in UCS2 is
+ * CHARSET_E_INVALID. Return octets / bytes written. */
 int charset_utf8_to_ucs2(uint8_t *dst, size_t dst_cap, const char *utf8, size_t len);
 int charset_ucs2_to_utf8(char *dst, size_t dst_cap, const uint8_t *ucs2, size_t len);
 
