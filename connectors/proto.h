@@ -1,0 +1,137 @@
+/* proto.h - how a protocol plugs into the connector runtime.
+ *
+ * A protocol adapter (connectors/smpp/smpp_proto.c, connectors/ucp/ucp_proto.c)
+ * turns its codec's frames into protocol-neutral PDUs and back. The runtime
+ * (session.c) owns everything else: windows, time-outs, keep-alives, binds,
+ * reconnects. The tools and emgd speak only in struct proto_pdu.
+ *
+ * Adapters are pure: no I/O, no threads, no clock, no logging. */
+#ifndef EMG_PROTO_H
+#define EMG_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "iobuf.h"
+#include "msg.h"
+
+enum proto_op {
+  PROTO_OP_NONE = 0,
+  PROTO_OP_BIND,           /* SMPP bind_*, UCP op 60 */
+  PROTO_OP_BIND_RESP,
+  PROTO_OP_SUBMIT,         /* SMPP submit_sm / data_sm, UCP op 51 / op 01 */
+  PROTO_OP_SUBMIT_RESP,
+  PROTO_OP_DELIVER,        /* to the client: SMPP deliver_sm, UCP op 52 (MO) / op 53 (receipt) */
+  PROTO_OP_DELIVER_RESP,
+  PROTO_OP_KEEPALIVE,      /* SMPP enquire_link, UCP op 31 */
+  PROTO_OP_KEEPALIVE_RESP,
+  PROTO_OP_UNBIND,         /* SMPP unbind (UCP has none: the connection closes) */
+  PROTO_OP_UNBIND_RESP,
+  PROTO_OP_NACK,           /* SMPP generic_nack; an answer to a request we could not read */
+  PROTO_OP_OTHER           /* a request the runtime does not handle: answered "not supported" */
+};
+
+enum proto_bind_mode {
+  PROTO_BIND_TX = 1,       /* may submit */
+  PROTO_BIND_RX = 2,       /* receives deliveries */
+  PROTO_BIND_TRX = 3       /* both; UCP sessions are always TRX */
+};
+
+/* The outcome a response carries, neutral; each adapter maps it to and from
+ * its own codes (and keeps the raw code in raw_status). */
+enum proto_status {
+  PROTO_OK = 0,
+  PROTO_E_THROTTLED,       /* too fast: back off and retry (ESME_RTHROTTLED) */
+  PROTO_E_QUEUE_FULL,      /* retry later (ESME_RMSGQFUL) */
+  PROTO_E_TEMPORARY,       /* other temporary failures: retry (ESME_RSYSERR, RX_T_APPN) */
+  PROTO_E_PERMANENT,       /* rejected for good */
+  PROTO_E_AUTH,            /* bad credentials */
+  PROTO_E_BIND_STATE,      /* not bound / not allowed in this bind */
+  PROTO_E_ALREADY_BOUND,
+  PROTO_E_SYNTAX,          /* malformed request */
+  PROTO_E_CHECKSUM,        /* UCP checksum error */
+  PROTO_E_UNSUPPORTED,     /* unknown or unsupported operation */
+  PROTO_E_ADDRESS,         /* invalid source or destination address */
+  PROTO_E_TOO_LONG,        /* message too long */
+  PROTO_E_CMD_LEN          /* SMPP command_length invalid: answer, then close */
+};
+
+/* Is this outcome worth a retry of the same message? */
+static inline bool proto_status_temporary(enum proto_status s)
+{
+  return s == PROTO_E_THROTTLED || s == PROTO_E_QUEUE_FULL || s == PROTO_E_TEMPORARY;
+}
+
+#define PROTO_TEXT_LEN 128
+/* Decoded message text and UDH land here: 64 KiB of SMPP message_payload. */
+#define PROTO_SCRATCH_LEN (65536 + 1024)
+
+struct proto_pdu {
+  enum proto_op op;
+  uint32_t ref;                    /* SMPP sequence_number, UCP TRN */
+  enum proto_status status;        /* responses: the outcome; requests: PROTO_OK */
+  uint32_t raw_status;             /* the protocol's own code: command_status, UCP EC */
+  char text[PROTO_TEXT_LEN];       /* system message / error detail, for logs; may be empty */
+
+  /* BIND and BIND_RESP */
+  enum proto_bind_mode bind_mode;
+  char user[MSG_USER_LEN];         /* system_id, UCP OAdC of op 60 */
+  char password[MSG_USER_LEN];     /* never log it */
+
+  /* SUBMIT_RESP: the id the receiver gave the message (SMPP message_id, UCP
+   * "AdC:SCTS"). DELIVER_RESP: unused. */
+  char msgid[MSG_ID_LEN];
+
+  /* SUBMIT and DELIVER: a message, or (is_receipt) a delivery report. */
+  bool is_receipt;
+  struct msg msg;                  /* views into scratch after a decode */
+  struct msg_receipt receipt;
+};
+
+/* Protocol settings an adapter needs; zero means the default. */
+struct proto_options {
+  size_t max_frame;                /* largest frame accepted; 0 = the protocol's default */
+  bool latin1_text;                /* UCP AMsg as Latin-1 instead of GSM 03.38 */
+};
+
+/* What a split found: >0 a frame of that many bytes at buf; 0 need more;
+ * <0 an error: drop *skip bytes and call again, or close the connection
+ * when *skip is 0 (SMPP: answer generic_nack ESME_RINVCMDLEN first). */
+typedef int (*proto_split_fn)(const uint8_t *buf, size_t len, const struct proto_options *opt,
+                              size_t *skip);
+
+/* Decodes one frame into *pdu; message text and UDH go to scratch
+ * (PROTO_SCRATCH_LEN bytes), which the pdu's views then point into.
+ * Returns 0, or <0 when the frame cannot be used: then pdu->op is the
+ * response to answer with (NACK, SUBMIT_RESP, ...), pdu->ref its ref and
+ * pdu->status / raw_status the error; op PROTO_OP_NONE means answer nothing. */
+typedef int (*proto_decode_fn)(struct proto_pdu *pdu, const uint8_t *frame, size_t len,
+                               uint8_t *scratch, const struct proto_options *opt);
+
+/* Appends the encoding of *pdu to out. Returns the bytes written, or <0 when
+ * the pdu cannot be expressed in the protocol (pdu->text says why). */
+typedef int (*proto_encode_fn)(const struct proto_pdu *pdu, struct iobuf *out,
+                               const struct proto_options *opt);
+
+struct proto_ops {
+  const char *name;                /* "smpp", "ucp" */
+  uint32_t ref_first;              /* first ref a session hands out (SMPP 1, UCP 0) */
+  uint32_t ref_count;              /* refs run ref_first .. ref_first + ref_count - 1, then wrap */
+  unsigned window_max;             /* most requests outstanding per direction (UCP 100) */
+  bool has_unbind;                 /* SMPP unbinds; UCP just closes */
+  proto_split_fn split;
+  proto_decode_fn decode;
+  proto_encode_fn encode;
+};
+
+extern const struct proto_ops smpp_proto_ops;
+extern const struct proto_ops ucp_proto_ops;
+
+/* The adapter for "smpp" / "ucp", or NULL. */
+const struct proto_ops *proto_find(const char *name);
+
+/* Name of an op / a status, for logs. */
+const char *proto_op_name(enum proto_op op);
+const char *proto_status_name(enum proto_status s);
+
+#endif

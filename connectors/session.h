@@ -1,0 +1,127 @@
+/* session.h - the connector runtime: one connection of any protocol.
+ *
+ * Written once for every protocol (the protocol plugs in through struct
+ * proto_ops): the bind or login, a window of outstanding requests matched to
+ * their responses by ref, response time-outs, keep-alives both ways, a
+ * throughput limit, unbind, and for clients reconnects with exponential
+ * back-off. The application (an emgd connector instance, emgload, emgsink)
+ * sees only neutral PDUs, through struct session_handler.
+ *
+ * A session belongs to one evloop and one thread; it is never touched from
+ * another. Output is buffered and written once per loop iteration. */
+#ifndef EMG_SESSION_H
+#define EMG_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "evloop.h"
+#include "proto.h"
+
+enum session_role {
+  SESSION_CLIENT,          /* we connect and bind (ESME, UCP client) */
+  SESSION_SERVER           /* we accept a connection and its bind (SMSC, UCP server) */
+};
+
+enum session_state {
+  SESSION_DISCONNECTED,    /* client: waiting to reconnect; server: gone */
+  SESSION_OPEN,            /* connected, not bound */
+  SESSION_BINDING,         /* client: bind sent, no answer yet */
+  SESSION_BOUND,
+  SESSION_UNBINDING,       /* unbind sent or received; draining */
+  SESSION_CLOSED           /* stopped for good */
+};
+
+/* Why a request of ours got no response. */
+enum session_loss {
+  SESSION_LOST_TIMEOUT,    /* no response within response_timeout_ms */
+  SESSION_LOST_CLOSED      /* the connection went before the response */
+};
+
+struct session_config {
+  const struct proto_ops *proto;
+  struct proto_options proto_options;
+  enum session_role role;
+  const char *connect;             /* client: HOST:PORT (copied) */
+  enum proto_bind_mode bind_mode;  /* client: what to bind as */
+  const char *user;                /* client: system_id / login (copied) */
+  const char *password;            /* client (copied); never logged */
+  unsigned window;                 /* most of our requests outstanding (capped by proto) */
+  unsigned response_timeout_ms;    /* 0 = 30000 */
+  unsigned keepalive_ms;           /* idle time before we send a keep-alive; 0 = 30000 */
+  unsigned bind_timeout_ms;        /* client: bind answer; server: bind arrival; 0 = 10000 */
+  unsigned reconnect_min_ms;       /* client back-off, doubling up to max; 0 = 500 */
+  unsigned reconnect_max_ms;       /* 0 = 30000 */
+  double max_rate;                 /* requests per second this session sends; 0 = unlimited */
+};
+
+struct session;
+
+struct session_handler {
+  /* Server: a bind arrived. Return PROTO_OK to accept, or the error to
+   * refuse with (the session then closes). May be NULL: accept all. */
+  enum proto_status (*on_bind)(struct session *s, const struct proto_pdu *bind);
+  /* The session is bound (both roles). */
+  void (*on_bound)(struct session *s);
+  /* A SUBMIT or DELIVER from the peer. The handler answers it with
+   * session_respond(), now or later (same ref, op SUBMIT_RESP/DELIVER_RESP). */
+  void (*on_request)(struct session *s, const struct proto_pdu *req);
+  /* The response to one of our requests; cookie as given to session_request. */
+  void (*on_response)(struct session *s, void *cookie, const struct proto_pdu *resp);
+  /* One of our requests will get no response (see enum session_loss). */
+  void (*on_unanswered)(struct session *s, void *cookie, enum session_loss why);
+  /* Room opened in the window, or the rate limit lets more through: send more. */
+  void (*on_ready)(struct session *s);
+  /* The connection is gone (a client reconnects by itself afterwards
+   * unless stopped); reason is for logs. */
+  void (*on_disconnect)(struct session *s, const char *reason);
+};
+
+/* A client session: connects (now, and again after each loss) and binds.
+ * app is the handler's own pointer (session_app). NULL on failure. */
+struct session *session_client_create(struct evloop *loop, const struct session_config *cfg,
+                                      const struct session_handler *h, void *app);
+
+/* A server session on an accepted, non-blocking socket (the session owns fd
+ * from now on); peer is the remote address for logs. NULL on failure. */
+struct session *session_server_create(struct evloop *loop, int fd, const char *peer,
+                                      const struct session_config *cfg,
+                                      const struct session_handler *h, void *app);
+
+/* Sends a SUBMIT or DELIVER (or any request op); the session assigns its
+ * ref. Returns 0, or -1 when not bound, the window is full or the rate limit
+ * says wait (on_ready follows when it may go), or the PDU cannot be encoded. */
+int session_request(struct session *s, struct proto_pdu *req, void *cookie);
+
+/* Answers a request of the peer: resp->op and resp->ref set by the caller.
+ * Returns 0 or -1 (the connection is gone or the PDU cannot be encoded). */
+int session_respond(struct session *s, const struct proto_pdu *resp);
+
+/* Requests that may be sent now: window room and rate tokens, 0 unless bound. */
+unsigned session_can_send(struct session *s);
+
+/* Graceful stop: no new requests, unbind (where the protocol has it) once
+ * outstanding requests are answered or timed out, then close; on_disconnect
+ * follows. A client does not reconnect afterwards. */
+void session_stop(struct session *s);
+
+/* Closes at once (outstanding requests reported through on_unanswered) and
+ * frees the session. Safe to call from the session's own callbacks: the
+ * memory is released at the end of the loop iteration. */
+void session_destroy(struct session *s);
+
+enum session_state session_state(const struct session *s);
+enum proto_bind_mode session_bind_mode(const struct session *s);
+const char *session_user(const struct session *s);   /* bound account */
+const char *session_peer(const struct session *s);   /* "HOST:PORT" */
+unsigned session_outstanding(const struct session *s);
+void *session_app(const struct session *s);
+
+/* Counters for status lines and summaries. */
+struct session_stats {
+  uint64_t requests_sent, responses_received, requests_received, responses_sent;
+  uint64_t timeouts, keepalives_sent, reconnects, decode_errors;
+  uint64_t bytes_in, bytes_out;
+};
+const struct session_stats *session_stats(const struct session *s);
+
+#endif

@@ -1,0 +1,49 @@
+/* msg.c - the protocol-neutral message: copies and receipt states. */
+#include <stdlib.h>
+#include <string.h>
+#include "msg.h"
+
+struct msg *msg_clone(const struct msg *m)
+{
+  struct msg *copy = malloc(sizeof *copy + m->udh_len + m->data_len);
+  if (!copy)
+    return NULL;
+  *copy = *m;
+  uint8_t *payload = (uint8_t *)(copy + 1);
+  if (m->udh_len)
+    memcpy(payload, m->udh, m->udh_len);
+  if (m->data_len)
+    memcpy(payload + m->udh_len, m->data, m->data_len);
+  copy->udh = m->udh_len ? payload : NULL;
+  copy->data = payload + m->udh_len;
+  return copy;
+}
+
+void msg_free(struct msg *m)
+{
+  free(m);
+}
+
+int msg_state_final(uint8_t state)
+{
+  return state >= MSG_STATE_DELIVERED && state <= MSG_STATE_REJECTED;
+}
+
+int msg_receipt_wanted(uint8_t dlr_mask, uint8_t state)
+{
+  switch (state) {
+  case MSG_STATE_DELIVERED:
+    return (dlr_mask & MSG_DLR_DELIVERED) != 0;
+  case MSG_STATE_ENROUTE:
+  case MSG_STATE_ACCEPTED:
+    return (dlr_mask & MSG_DLR_BUFFERED) != 0;
+  case MSG_STATE_EXPIRED:
+  case MSG_STATE_DELETED:
+  case MSG_STATE_UNDELIVERABLE:
+  case MSG_STATE_UNKNOWN:
+  case MSG_STATE_REJECTED:
+    return (dlr_mask & MSG_DLR_FAILED) != 0;
+  default:
+    return 0;
+  }
+}

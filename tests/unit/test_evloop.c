@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_evloop(void);
+void suite_evloop(void) { }

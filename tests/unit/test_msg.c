@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_msg(void);
+void suite_msg(void) { }

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_session(void);
+void suite_session(void) { }

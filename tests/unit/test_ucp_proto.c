@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_ucp_proto(void);
+void suite_ucp_proto(void) { }

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_window(void);
+void suite_window(void) { }
