@@ -1,1 +1,54 @@
-/* placeholder */
+/* proto.c - the protocol adapters by name, and names of ops and statuses for logs. */
+#include <string.h>
+#include "proto.h"
+
+static const struct {
+  const char *name;
+  const struct proto_ops *ops;
+} adapters[] = {
+  { "smpp", &smpp_proto_ops },
+  { "ucp", &ucp_proto_ops },
+};
+
+const struct proto_ops *proto_find(const char *name)
+{
+  for (size_t i = 0; i < sizeof adapters / sizeof adapters[0]; i++)
+    if (strcmp(adapters[i].name, name) == 0)
+      return adapters[i].ops;
+  return NULL;
+}
+
+/* The enum constant's own spelling, so a log line can be grepped back to the code. */
+#define NAME(constant) [constant] = #constant
+
+static const char *const op_names[] = {
+  NAME(PROTO_OP_NONE),          NAME(PROTO_OP_BIND),          NAME(PROTO_OP_BIND_RESP),
+  NAME(PROTO_OP_SUBMIT),        NAME(PROTO_OP_SUBMIT_RESP),   NAME(PROTO_OP_DELIVER),
+  NAME(PROTO_OP_DELIVER_RESP),  NAME(PROTO_OP_KEEPALIVE),     NAME(PROTO_OP_KEEPALIVE_RESP),
+  NAME(PROTO_OP_UNBIND),        NAME(PROTO_OP_UNBIND_RESP),   NAME(PROTO_OP_NACK),
+  NAME(PROTO_OP_OTHER),
+};
+
+static const char *const status_names[] = {
+  NAME(PROTO_OK),               NAME(PROTO_E_THROTTLED),      NAME(PROTO_E_QUEUE_FULL),
+  NAME(PROTO_E_TEMPORARY),      NAME(PROTO_E_PERMANENT),      NAME(PROTO_E_AUTH),
+  NAME(PROTO_E_BIND_STATE),     NAME(PROTO_E_ALREADY_BOUND),  NAME(PROTO_E_SYNTAX),
+  NAME(PROTO_E_CHECKSUM),       NAME(PROTO_E_UNSUPPORTED),    NAME(PROTO_E_ADDRESS),
+  NAME(PROTO_E_TOO_LONG),       NAME(PROTO_E_CMD_LEN),
+};
+
+#undef NAME
+
+const char *proto_op_name(enum proto_op op)
+{
+  if ((unsigned)op < sizeof op_names / sizeof op_names[0] && op_names[op])
+    return op_names[op];
+  return "PROTO_OP_?";
+}
+
+const char *proto_status_name(enum proto_status s)
+{
+  if ((unsigned)s < sizeof status_names / sizeof status_names[0] && status_names[s])
+    return status_names[s];
+  return "PROTO_E_?";
+}

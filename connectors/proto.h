@@ -84,7 +84,7 @@ struct proto_pdu {
 
   /* SUBMIT and DELIVER: a message, or (is_receipt) a delivery report. */
   bool is_receipt;
-  struct msg msg;                  /* views into scratch after a decode */
+  struct msg msg;                  /* after a decode: views, valid during the callback */
   struct msg_receipt receipt;
 };
 
@@ -100,16 +100,26 @@ struct proto_options {
 typedef int (*proto_split_fn)(const uint8_t *buf, size_t len, const struct proto_options *opt,
                               size_t *skip);
 
-/* Decodes one frame into *pdu; message text and UDH go to scratch
- * (PROTO_SCRATCH_LEN bytes), which the pdu's views then point into.
+/* Decodes one frame into *pdu. Text that needs no conversion is viewed in
+ * the frame itself; converted text and built UDHs go to scratch
+ * (PROTO_SCRATCH_LEN bytes). Either way the views are valid only until the
+ * handler that receives the pdu returns. When split could not cut a frame
+ * (skip 0), the runtime hands decode the bytes it holds, to learn the answer
+ * to send before closing.
  * Returns 0, or <0 when the frame cannot be used: then pdu->op is the
  * response to answer with (NACK, SUBMIT_RESP, ...), pdu->ref its ref and
- * pdu->status / raw_status the error; op PROTO_OP_NONE means answer nothing. */
+ * pdu->status / raw_status the error; op PROTO_OP_NONE means answer nothing.
+ * A decoded request carries in raw_status what its answer needs (UCP: the
+ * OT; SMPP: the response command_id): whoever answers a request copies ref
+ * and raw_status from it into the response. A request the runtime does not
+ * handle decodes as op OTHER and is answered with op OTHER and status
+ * PROTO_E_UNSUPPORTED. opt is never NULL. */
 typedef int (*proto_decode_fn)(struct proto_pdu *pdu, const uint8_t *frame, size_t len,
                                uint8_t *scratch, const struct proto_options *opt);
 
-/* Appends the encoding of *pdu to out. Returns the bytes written, or <0 when
- * the pdu cannot be expressed in the protocol (pdu->text says why). */
+/* Appends the encoding of *pdu to out. Returns the bytes written (0 for an
+ * answer the protocol does not send, e.g. to an SMPP outbind), or <0 when
+ * the pdu cannot be expressed in the protocol or out cannot grow. */
 typedef int (*proto_encode_fn)(const struct proto_pdu *pdu, struct iobuf *out,
                                const struct proto_options *opt);
 

@@ -1,1 +1,909 @@
-/* placeholder */
+/* session.c - the connector runtime: one connection of any protocol.
+ *
+ * Decisions worth knowing before reading the code:
+ *
+ * - Input is read in 64 KiB chunks, at most READ_CALLS_MAX per iteration so
+ *   one busy session cannot starve the others of the loop, and every complete
+ *   frame is split and decoded at once into one reused struct proto_pdu and
+ *   one scratch buffer. Output is encoded into one buffer and written once
+ *   per loop iteration by a deferred flush; EVLOOP_WRITE is watched only
+ *   while the socket is full. Nothing is allocated per PDU.
+ *
+ * - The window holds one slot more than the application may use. That slot
+ *   is the runtime's: bind, keep-alive and unbind always find room, so a full
+ *   window never starves the keep-alive. The application window is therefore
+ *   capped at window_max - 1 (99 for UCP, whose 100 TRNs are the limit).
+ *   Entries are tagged with their op; the application's carry TAG_APP.
+ *
+ * - Clients connect without blocking: connect(2) on a non-blocking socket,
+ *   completion seen as EVLOOP_WRITE, and bind_timeout_ms covering the
+ *   connect and the bind answer together. Only the address lookup
+ *   (net_parse_addr) may block, and not for numeric addresses.
+ *
+ * - Every answer the runtime makes itself copies ref and raw_status from
+ *   the request: adapters note there what the answer must echo (UCP: the
+ *   OT; SMPP: the response command_id, so data_sm gets data_sm_resp).
+ *   A request decoded as PROTO_OP_OTHER is answered with op PROTO_OP_OTHER
+ *   and status PROTO_E_UNSUPPORTED: the adapter turns that into the
+ *   protocol's "not supported" (SMPP: the command's own response or
+ *   generic_nack ESME_RINVCMDID, and nothing for PDUs SMPP never answers;
+ *   UCP: R/<OT> NACK EC 03). A NACK answering one of our requests reaches
+ *   on_response with op PROTO_OP_NACK (its status says why).
+ *
+ * - When the splitter finds an error with nothing to skip (the stream cannot
+ *   be resynchronised), the unsplittable bytes are handed to decode, which
+ *   returns <0 and the answer to send (SMPP: generic_nack ESME_RINVCMDLEN);
+ *   that answer is flushed and the connection closed.
+ *
+ * - Closing after a last answer (bind refused, unbind answered, a UCP stop)
+ *   is a lingering close: flush, shutdown(SHUT_WR), discard input until the
+ *   peer closes too (or response_timeout_ms passes), so the peer reads our
+ *   answer instead of a reset.
+ *
+ * - Application callbacks may call any session function, session_destroy
+ *   included; after each callback the code checks whether the session is
+ *   gone before going on. Callbacks run only from the loop's own callbacks
+ *   (I/O, tick, deferred flush), never from inside session_* calls except
+ *   session_destroy's on_unanswered reports, as session.h says. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "clock.h"
+#include "iobuf.h"
+#include "netutil.h"
+#include "ratelimit.h"
+#include "session.h"
+#include "window.h"
+
+#define READ_CHUNK 65536
+#define READ_CALLS_MAX 4
+#define TAG_APP 0x100u            /* window tag bit: a request of the application */
+#define REASON_LEN NETUTIL_ERR_LEN
+#define PEER_LEN 256
+
+struct session {
+  struct evloop *loop;
+  const struct proto_ops *proto;
+  struct session_config cfg;        /* defaults filled in; the strings are not kept */
+  const struct session_handler *h;
+  void *app;
+
+  enum session_state state;
+  enum proto_bind_mode bind_mode;
+  int fd;
+  bool connecting;                  /* client: connect(2) in progress (state DISCONNECTED) */
+  bool write_armed;                 /* EVLOOP_WRITE watched: the socket was full */
+  bool flush_scheduled;
+  bool closing;                     /* answering done: flush, then lingering close */
+  bool shut;                        /* closing: our side is shut down */
+  bool stopping;                    /* session_stop: no reconnect */
+  bool destroyed;                   /* memory freed at the end of the iteration */
+  bool ready_wanted;                /* the application was refused: on_ready owed */
+  bool keepalive_outstanding;
+
+  unsigned app_window;              /* requests the application may have outstanding */
+  unsigned app_outstanding;
+  struct window *window;
+  struct ratelimit rate;
+
+  uint64_t since_ms;                /* connect started, state entered, closing began */
+  uint64_t last_sent_ms;
+  uint64_t reconnect_at_ms;
+  unsigned backoff_ms;
+  unsigned connect_attempts;
+  uint64_t jitter_state;
+
+  struct iobuf in;
+  struct iobuf out;
+  uint8_t *scratch;                 /* PROTO_SCRATCH_LEN: decoded text of s->pdu */
+  struct proto_pdu pdu;             /* the PDU just decoded */
+  struct session_stats stats;
+
+  char user[MSG_USER_LEN];          /* configured; a server's becomes the bound account */
+  char password[MSG_USER_LEN];
+  char peer[PEER_LEN];              /* the connect address, or the accepted peer's */
+  char close_reason[REASON_LEN];
+};
+
+static void on_io(struct evloop *loop, int fd, unsigned events, void *arg);
+static void lost(struct session *s, const char *reason);
+
+static uint64_t now_ms(const struct session *s)
+{
+  return evloop_now_ms(s->loop);
+}
+
+/* The connection this processing step started on is gone (or the session). */
+static bool gone(const struct session *s)
+{
+  return s->destroyed || s->fd < 0;
+}
+
+static enum proto_op response_op(enum proto_op request)
+{
+  switch (request) {
+  case PROTO_OP_BIND: return PROTO_OP_BIND_RESP;
+  case PROTO_OP_SUBMIT: return PROTO_OP_SUBMIT_RESP;
+  case PROTO_OP_DELIVER: return PROTO_OP_DELIVER_RESP;
+  case PROTO_OP_KEEPALIVE: return PROTO_OP_KEEPALIVE_RESP;
+  case PROTO_OP_UNBIND: return PROTO_OP_UNBIND_RESP;
+  default: return PROTO_OP_NONE;
+  }
+}
+
+/* ---- output ---- */
+
+static void update_interest(struct session *s)
+{
+  if (s->fd >= 0 && !s->connecting)
+    evloop_modify(s->loop, s->fd, EVLOOP_READ | (s->write_armed ? EVLOOP_WRITE : 0u));
+}
+
+static void flush(struct session *s)
+{
+  ssize_t written = iobuf_write_fd(&s->out, s->fd);
+  if (written < 0) {
+    char reason[REASON_LEN];
+    snprintf(reason, sizeof reason, "write: %s", strerror(errno));
+    lost(s, reason);
+    return;
+  }
+  s->stats.bytes_out += (uint64_t)written;
+  bool full = iobuf_len(&s->out) > 0;
+  if (full != s->write_armed) {
+    s->write_armed = full;
+    update_interest(s);
+  }
+  if (!full && s->closing && !s->shut) {
+    shutdown(s->fd, SHUT_WR);
+    s->shut = true;
+  }
+}
+
+static void flush_deferred(struct evloop *loop, void *arg)
+{
+  struct session *s = arg;
+  s->flush_scheduled = false;
+  if (!gone(s) && !s->connecting)
+    flush(s);
+}
+
+static void schedule_flush(struct session *s)
+{
+  if (s->flush_scheduled || s->write_armed)
+    return;
+  if (evloop_defer(s->loop, flush_deferred, s) == 0) {
+    s->flush_scheduled = true;
+  } else {
+    /* No memory for the deferral: let the loop call us when writable. */
+    s->write_armed = true;
+    update_interest(s);
+  }
+}
+
+/* Appends pdu to the output; returns the bytes added (0: the protocol
+ * sends nothing for it) or -1. An encoder may have appended part of a frame
+ * before failing: that part is cut off again. */
+static int encode(struct session *s, const struct proto_pdu *pdu)
+{
+  size_t before = iobuf_len(&s->out);
+  int len = s->proto->encode(pdu, &s->out, &s->cfg.proto_options);
+  if (len < 0) {
+    s->out.end = s->out.start + before;
+    return -1;
+  }
+  if (len > 0) {
+    s->last_sent_ms = now_ms(s);
+    schedule_flush(s);
+  }
+  return len;
+}
+
+static int send_response(struct session *s, const struct proto_pdu *resp)
+{
+  int len = encode(s, resp);
+  if (len < 0)
+    return -1;
+  if (len > 0)
+    s->stats.responses_sent++;
+  return 0;
+}
+
+/* The runtime's own answer to req: op with status. */
+static void answer(struct session *s, const struct proto_pdu *req, enum proto_op op,
+                   enum proto_status status)
+{
+  /* raw_status goes back: it holds what the answer must echo (UCP: the OT). */
+  struct proto_pdu resp = { .op = op, .ref = req->ref, .status = status,
+                            .raw_status = req->raw_status, .bind_mode = req->bind_mode };
+  memcpy(resp.user, s->user, sizeof resp.user);
+  send_response(s, &resp);
+}
+
+/* Takes a window slot for req (its ref is set) and encodes it. */
+static int send_request(struct session *s, struct proto_pdu *req, void *cookie, unsigned tag)
+{
+  if (window_alloc(s->window, cookie, tag, now_ms(s), &req->ref) != 0)
+    return -1;
+  if (encode(s, req) <= 0) {
+    window_answer(s->window, req->ref, NULL);
+    return -1;
+  }
+  s->stats.requests_sent++;
+  return 0;
+}
+
+/* Bind, keep-alive or unbind: always has the window's reserved slot. */
+static int runtime_request(struct session *s, enum proto_op op)
+{
+  struct proto_pdu req = { .op = op, .bind_mode = s->bind_mode };
+  memcpy(req.user, s->user, sizeof req.user);
+  if (op == PROTO_OP_BIND)
+    memcpy(req.password, s->password, sizeof req.password);
+  return send_request(s, &req, NULL, op);
+}
+
+/* Answers what is still to be sent, then closes (see the top of the file). */
+static void set_closing(struct session *s, const char *reason)
+{
+  if (s->closing)
+    return;
+  s->closing = true;
+  s->since_ms = now_ms(s);
+  snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
+  schedule_flush(s);
+}
+
+/* ---- losing the connection ---- */
+
+/* Every request still outstanding will get no answer. Stops by itself when a
+ * callback destroys the session: session_destroy drains the window too. */
+static void report_outstanding(struct session *s)
+{
+  const struct window_entry *oldest;
+  struct window_entry e;
+  while ((oldest = window_oldest(s->window))) {
+    window_answer(s->window, oldest->ref, &e);
+    if (!(e.tag & TAG_APP))
+      continue;
+    s->app_outstanding--;
+    if (s->h->on_unanswered)
+      s->h->on_unanswered(s, e.cookie, SESSION_LOST_CLOSED);
+  }
+  window_reset(s->window);
+}
+
+static void close_socket(struct session *s)
+{
+  if (s->fd >= 0) {
+    evloop_remove(s->loop, s->fd);
+    close(s->fd);
+    s->fd = -1;
+  }
+  s->connecting = s->write_armed = s->closing = s->shut = false;
+  s->keepalive_outstanding = false;
+  iobuf_consume(&s->in, iobuf_len(&s->in));
+  iobuf_consume(&s->out, iobuf_len(&s->out));
+}
+
+/* Equal jitter: half the back-off fixed, half random, so that many clients
+ * that lost the same server do not come back in step. */
+static void schedule_reconnect(struct session *s)
+{
+  uint64_t x = s->jitter_state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  s->jitter_state = x;
+  unsigned half = s->backoff_ms / 2;
+  s->reconnect_at_ms = now_ms(s) + half + x % (s->backoff_ms - half + 1);
+  s->backoff_ms = s->backoff_ms > s->cfg.reconnect_max_ms / 2 ? s->cfg.reconnect_max_ms
+                                                                : s->backoff_ms * 2;
+}
+
+/* The connection (or the attempt to make one) is gone: one on_disconnect. */
+static void lost(struct session *s, const char *reason)
+{
+  close_socket(s);
+  s->state = s->stopping ? SESSION_CLOSED : SESSION_DISCONNECTED;
+  if (s->cfg.role == SESSION_CLIENT && !s->stopping)
+    schedule_reconnect(s);
+  report_outstanding(s);
+  if (!s->destroyed && s->h->on_disconnect)
+    s->h->on_disconnect(s, reason);
+}
+
+/* ---- connecting and binding ---- */
+
+static void start_connect(struct session *s)
+{
+  char err[NETUTIL_ERR_LEN];
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  if (s->connect_attempts++)
+    s->stats.reconnects++;
+  s->since_ms = now_ms(s);
+  if (net_parse_addr(s->peer, &addr, &addr_len, err) == -1) {
+    lost(s, err);
+    return;
+  }
+  s->fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (s->fd == -1) {
+    snprintf(err, sizeof err, "socket: %s", strerror(errno));
+    lost(s, err);
+    return;
+  }
+  /* Whether it completes at once or later, the socket turns writable. */
+  if ((connect(s->fd, (struct sockaddr *)&addr, addr_len) == -1 && errno != EINPROGRESS) ||
+      evloop_add(s->loop, s->fd, EVLOOP_WRITE, on_io, s) == -1) {
+    snprintf(err, sizeof err, "connect to %.128s: %s", s->peer, strerror(errno));
+    close(s->fd);
+    s->fd = -1;
+    lost(s, err);
+    return;
+  }
+  s->connecting = true;
+}
+
+static void connect_done(struct session *s)
+{
+  char reason[REASON_LEN];
+  int error = 0, one = 1;
+  socklen_t len = sizeof error;
+  if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
+    error = errno;
+  if (error) {
+    snprintf(reason, sizeof reason, "connect to %.128s: %s", s->peer, strerror(error));
+    lost(s, reason);
+    return;
+  }
+  s->connecting = false;
+  setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  update_interest(s);
+  s->state = SESSION_BINDING;
+  s->since_ms = now_ms(s);
+  if (runtime_request(s, PROTO_OP_BIND) == -1)
+    lost(s, "bind cannot be encoded");
+}
+
+static void bound(struct session *s)
+{
+  s->state = SESSION_BOUND;
+  s->backoff_ms = s->cfg.reconnect_min_ms;
+  if (s->h->on_bound)
+    s->h->on_bound(s);
+}
+
+/* Client: the answer to our bind. */
+static void bind_answered(struct session *s, const struct proto_pdu *resp)
+{
+  if (resp->status != PROTO_OK) {
+    char reason[REASON_LEN];
+    snprintf(reason, sizeof reason, "bind refused: %s", proto_status_name(resp->status));
+    lost(s, reason);
+    return;
+  }
+  bound(s);
+}
+
+/* Server: a bind from the peer. */
+static void peer_bind(struct session *s, const struct proto_pdu *req)
+{
+  if (s->cfg.role == SESSION_CLIENT) {
+    answer(s, req, PROTO_OP_BIND_RESP, PROTO_E_BIND_STATE);
+    return;
+  }
+  if (s->state != SESSION_OPEN) {
+    answer(s, req, PROTO_OP_BIND_RESP, PROTO_E_ALREADY_BOUND);
+    return;
+  }
+  enum proto_status status = s->h->on_bind ? s->h->on_bind(s, req) : PROTO_OK;
+  if (gone(s))
+    return;
+  if (status != PROTO_OK) {
+    char reason[REASON_LEN];
+    answer(s, req, PROTO_OP_BIND_RESP, status);
+    snprintf(reason, sizeof reason, "bind refused: %s", proto_status_name(status));
+    set_closing(s, reason);
+    return;
+  }
+  /* The answer (with our own name) goes out before anything on_bound sends. */
+  answer(s, req, PROTO_OP_BIND_RESP, PROTO_OK);
+  s->bind_mode = req->bind_mode;
+  memcpy(s->user, req->user, sizeof s->user);
+  bound(s);
+}
+
+/* ---- the peer's PDUs ---- */
+
+/* Whether this bind lets the peer send op: a server takes submits only from
+ * a transmitter, a client deliveries only as a receiver. */
+static bool allowed(const struct session *s, enum proto_op op)
+{
+  if (s->cfg.role == SESSION_SERVER && op == PROTO_OP_SUBMIT)
+    return (s->bind_mode & PROTO_BIND_TX) != 0;
+  if (s->cfg.role == SESSION_CLIENT && op == PROTO_OP_DELIVER)
+    return (s->bind_mode & PROTO_BIND_RX) != 0;
+  return true;
+}
+
+static void peer_request(struct session *s, const struct proto_pdu *req)
+{
+  if (s->state != SESSION_BOUND || !allowed(s, req->op)) {
+    answer(s, req, response_op(req->op), PROTO_E_BIND_STATE);
+    return;
+  }
+  if (s->h->on_request)
+    s->h->on_request(s, req);
+}
+
+/* A response: it must answer a request of ours with that ref, by its own
+ * response op or by a NACK. */
+static void peer_response(struct session *s, const struct proto_pdu *resp)
+{
+  const struct window_entry *e = window_find(s->window, resp->ref);
+  if (!e || (resp->op != PROTO_OP_NACK && resp->op != response_op(e->tag & ~TAG_APP))) {
+    s->stats.unknown_responses++;
+    return;
+  }
+  struct window_entry req;
+  window_answer(s->window, resp->ref, &req);
+  s->stats.responses_received++;
+  if (req.tag & TAG_APP) {
+    s->app_outstanding--;
+    if (s->h->on_response)
+      s->h->on_response(s, req.cookie, resp);
+    return;
+  }
+  switch (req.tag) {
+  case PROTO_OP_BIND:
+    bind_answered(s, resp);
+    break;
+  case PROTO_OP_KEEPALIVE:
+    s->keepalive_outstanding = false;
+    break;
+  case PROTO_OP_UNBIND:
+    lost(s, "unbound");
+    break;
+  default:
+    break;
+  }
+}
+
+static void dispatch(struct session *s, struct proto_pdu *pdu)
+{
+  switch (pdu->op) {
+  case PROTO_OP_BIND:
+    s->stats.requests_received++;
+    peer_bind(s, pdu);
+    break;
+  case PROTO_OP_SUBMIT:
+  case PROTO_OP_DELIVER:
+    s->stats.requests_received++;
+    peer_request(s, pdu);
+    break;
+  case PROTO_OP_KEEPALIVE:
+    s->stats.requests_received++;
+    answer(s, pdu, PROTO_OP_KEEPALIVE_RESP, PROTO_OK);
+    break;
+  case PROTO_OP_UNBIND:
+    s->stats.requests_received++;
+    answer(s, pdu, PROTO_OP_UNBIND_RESP, PROTO_OK);
+    s->state = SESSION_UNBINDING;
+    set_closing(s, "unbound by peer");
+    break;
+  case PROTO_OP_OTHER:
+    s->stats.requests_received++;
+    answer(s, pdu, PROTO_OP_OTHER, PROTO_E_UNSUPPORTED);
+    break;
+  case PROTO_OP_BIND_RESP:
+  case PROTO_OP_SUBMIT_RESP:
+  case PROTO_OP_DELIVER_RESP:
+  case PROTO_OP_KEEPALIVE_RESP:
+  case PROTO_OP_UNBIND_RESP:
+  case PROTO_OP_NACK:
+    peer_response(s, pdu);
+    break;
+  case PROTO_OP_NONE:
+    break;
+  }
+}
+
+/* The stream cannot be resynchronised: answer what decode says, then close. */
+static void unsplittable(struct session *s)
+{
+  int rc = s->proto->decode(&s->pdu, iobuf_head(&s->in), iobuf_len(&s->in), s->scratch,
+                            &s->cfg.proto_options);
+  if (rc < 0 && s->pdu.op != PROTO_OP_NONE)
+    send_response(s, &s->pdu);
+  set_closing(s, "unreadable input");
+}
+
+/* Splits and handles every complete frame in the input buffer. */
+static void process_input(struct session *s)
+{
+  while (!s->closing && iobuf_len(&s->in)) {
+    size_t skip = 0;
+    int len = s->proto->split(iobuf_head(&s->in), iobuf_len(&s->in), &s->cfg.proto_options,
+                              &skip);
+    if (len == 0)
+      return;
+    if (len < 0) {
+      s->stats.decode_errors++;
+      if (!skip) {
+        unsplittable(s);
+        return;
+      }
+      iobuf_consume(&s->in, skip < iobuf_len(&s->in) ? skip : iobuf_len(&s->in));
+      continue;
+    }
+    if (s->proto->decode(&s->pdu, iobuf_head(&s->in), (size_t)len, s->scratch,
+                         &s->cfg.proto_options) < 0) {
+      s->stats.decode_errors++;
+      if (s->pdu.op != PROTO_OP_NONE)
+        send_response(s, &s->pdu);
+    } else {
+      dispatch(s, &s->pdu);
+      if (gone(s))
+        return;
+    }
+    /* Consumed only now: the PDU may view the frame while it is handled. */
+    iobuf_consume(&s->in, (size_t)len);
+  }
+}
+
+static void read_input(struct session *s)
+{
+  for (int calls = 0; calls < READ_CALLS_MAX; calls++) {
+    ssize_t n = iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
+    if (n == 0) {
+      lost(s, s->closing ? s->close_reason : "connection closed by peer");
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        char reason[REASON_LEN];
+        snprintf(reason, sizeof reason, "read: %s", strerror(errno));
+        lost(s, reason);
+      }
+      return;
+    }
+    s->stats.bytes_in += (uint64_t)n;
+    if (s->closing)
+      iobuf_consume(&s->in, iobuf_len(&s->in)); /* lingering: only waiting for the end */
+    else
+      process_input(s);
+    if (gone(s))
+      return;
+    /* A short read emptied the socket: spare the read that would say EAGAIN. */
+    if ((size_t)n < READ_CHUNK)
+      return;
+  }
+}
+
+/* ---- the application's side ---- */
+
+static uint64_t rate_now_ns(const struct session *s)
+{
+  return now_ms(s) * 1000000u;
+}
+
+static bool sending(const struct session *s)
+{
+  return s->state == SESSION_BOUND && !s->stopping && !s->closing && !gone(s);
+}
+
+unsigned session_can_send(struct session *s)
+{
+  if (!sending(s))
+    return 0;
+  unsigned room = s->app_window - s->app_outstanding;
+  if (room && s->rate.rate > 0) {
+    if (ratelimit_wait_ns(&s->rate, rate_now_ns(s)) > 0)
+      room = 0;
+    else if (s->rate.tokens < room)
+      room = (unsigned)s->rate.tokens;
+  }
+  if (!room)
+    s->ready_wanted = true;
+  return room;
+}
+
+int session_request(struct session *s, struct proto_pdu *req, void *cookie)
+{
+  if (!sending(s))
+    return -1;
+  if (s->app_outstanding >= s->app_window ||
+      (s->rate.rate > 0 && ratelimit_wait_ns(&s->rate, rate_now_ns(s)) > 0)) {
+    s->ready_wanted = true;
+    return -1;
+  }
+  if (send_request(s, req, cookie, TAG_APP | req->op) == -1)
+    return -1;
+  ratelimit_take(&s->rate, rate_now_ns(s), 1);
+  s->app_outstanding++;
+  return 0;
+}
+
+int session_respond(struct session *s, const struct proto_pdu *resp)
+{
+  if (gone(s) || s->connecting || s->shut)
+    return -1;
+  return send_response(s, resp);
+}
+
+static void maybe_ready(struct session *s)
+{
+  if (s->ready_wanted && session_can_send(s) > 0) {
+    s->ready_wanted = false;
+    if (s->h->on_ready)
+      s->h->on_ready(s);
+  }
+}
+
+/* Stopping and drained: unbind, or (UCP) just close. */
+static void stop_progress(struct session *s)
+{
+  if (!s->stopping || s->state != SESSION_BOUND || s->closing || s->app_outstanding)
+    return;
+  s->state = SESSION_UNBINDING;
+  if (!s->proto->has_unbind || runtime_request(s, PROTO_OP_UNBIND) == -1)
+    set_closing(s, "stopped");
+}
+
+/* ---- events ---- */
+
+static void on_io(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct session *s = arg;
+  if (s->connecting) {
+    connect_done(s);
+    return;
+  }
+  if (events & EVLOOP_READ) {
+    read_input(s);
+    if (gone(s))
+      return;
+    maybe_ready(s);
+    if (gone(s))
+      return;
+    stop_progress(s);
+  }
+  if ((events & EVLOOP_WRITE) && s->write_armed)
+    flush(s);
+}
+
+/* Requests of ours older than the response time-out, one at a time (a
+ * callback may destroy the session, and none may go unreported). */
+static void expire(struct session *s)
+{
+  struct window_entry e;
+  while (window_expire(s->window, now_ms(s), s->cfg.response_timeout_ms, &e, 1)) {
+    s->stats.timeouts++;
+    if (!(e.tag & TAG_APP)) {
+      lost(s, e.tag == PROTO_OP_KEEPALIVE ? "keep-alive not answered" : "unbind not answered");
+      return;
+    }
+    s->app_outstanding--;
+    if (s->h->on_unanswered)
+      s->h->on_unanswered(s, e.cookie, SESSION_LOST_TIMEOUT);
+    if (gone(s))
+      return;
+  }
+}
+
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct session *s = arg;
+  uint64_t now = now_ms(s);
+  if (s->closing) {
+    if (now - s->since_ms >= s->cfg.response_timeout_ms)
+      lost(s, s->close_reason);
+    return;
+  }
+  if (s->connecting) {
+    if (now - s->since_ms >= s->cfg.bind_timeout_ms)
+      lost(s, "connect timed out");
+    return;
+  }
+  switch (s->state) {
+  case SESSION_DISCONNECTED:
+    if (s->cfg.role == SESSION_CLIENT && now >= s->reconnect_at_ms)
+      start_connect(s);
+    return;
+  case SESSION_OPEN:
+  case SESSION_BINDING:
+    if (s->stopping)
+      lost(s, "stopped");
+    else if (now - s->since_ms >= s->cfg.bind_timeout_ms)
+      lost(s, s->state == SESSION_OPEN ? "no bind received" : "bind not answered");
+    return;
+  case SESSION_BOUND:
+  case SESSION_UNBINDING:
+    expire(s);
+    if (gone(s))
+      return;
+    if (s->state == SESSION_BOUND && !s->keepalive_outstanding &&
+        now - s->last_sent_ms >= s->cfg.keepalive_ms && runtime_request(s, PROTO_OP_KEEPALIVE) == 0) {
+      s->keepalive_outstanding = true;
+      s->stats.keepalives_sent++;
+    }
+    maybe_ready(s);
+    if (gone(s))
+      return;
+    stop_progress(s);
+    return;
+  case SESSION_CLOSED:
+    return;
+  }
+}
+
+/* ---- life cycle ---- */
+
+static unsigned or_default(unsigned value, unsigned fallback)
+{
+  return value ? value : fallback;
+}
+
+static struct session *session_new(struct evloop *loop, const struct session_config *cfg,
+                                   const struct session_handler *h, void *app)
+{
+  struct session *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->loop = loop;
+  s->proto = cfg->proto;
+  s->h = h;
+  s->app = app;
+  s->fd = -1;
+  s->cfg = *cfg;
+  s->cfg.connect = s->cfg.user = s->cfg.password = NULL;
+  s->cfg.response_timeout_ms = or_default(cfg->response_timeout_ms, 30000);
+  s->cfg.keepalive_ms = or_default(cfg->keepalive_ms, 30000);
+  s->cfg.bind_timeout_ms = or_default(cfg->bind_timeout_ms, 10000);
+  s->cfg.reconnect_min_ms = or_default(cfg->reconnect_min_ms, 500);
+  s->cfg.reconnect_max_ms = or_default(cfg->reconnect_max_ms, 30000);
+  if (s->cfg.reconnect_max_ms < s->cfg.reconnect_min_ms)
+    s->cfg.reconnect_max_ms = s->cfg.reconnect_min_ms;
+  s->backoff_ms = s->cfg.reconnect_min_ms;
+  s->jitter_state = clock_now_ns() ^ (uintptr_t)s ^ 0x9E3779B97F4A7C15ull;
+  s->bind_mode = cfg->bind_mode;
+  s->since_ms = s->last_sent_ms = now_ms(s);
+  snprintf(s->user, sizeof s->user, "%s", cfg->user ? cfg->user : "");
+  iobuf_init(&s->in);
+  iobuf_init(&s->out);
+
+  /* One slot beyond the application's window is the runtime's own. */
+  unsigned limit = s->proto->window_max < s->proto->ref_count ? s->proto->window_max
+                                                               : s->proto->ref_count;
+  s->app_window = cfg->window ? cfg->window : 1;
+  if (limit > 1 && s->app_window > limit - 1)
+    s->app_window = limit - 1;
+  if (s->app_window >= WINDOW_CAPACITY_MAX)
+    s->app_window = WINDOW_CAPACITY_MAX - 1;
+  /* Tokens for 20 ms: smooth, yet no loss between loop iterations. */
+  ratelimit_init(&s->rate, cfg->max_rate, cfg->max_rate / 50, rate_now_ns(s));
+
+  s->window = window_create(s->proto->ref_first, s->proto->ref_count, s->app_window + 1);
+  s->scratch = malloc(PROTO_SCRATCH_LEN);
+  if (!s->window || !s->scratch || evloop_tick(loop, on_tick, s) == -1) {
+    window_destroy(s->window);
+    free(s->scratch);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+struct session *session_client_create(struct evloop *loop, const struct session_config *cfg,
+                                      const struct session_handler *h, void *app)
+{
+  struct session *s = session_new(loop, cfg, h, app);
+  if (!s)
+    return NULL;
+  s->state = SESSION_DISCONNECTED;
+  snprintf(s->peer, sizeof s->peer, "%s", cfg->connect ? cfg->connect : "");
+  snprintf(s->password, sizeof s->password, "%s", cfg->password ? cfg->password : "");
+  /* The first tick connects: callbacks never run inside this call. */
+  s->reconnect_at_ms = now_ms(s);
+  return s;
+}
+
+struct session *session_server_create(struct evloop *loop, int fd, const char *peer,
+                                      const struct session_config *cfg,
+                                      const struct session_handler *h, void *app)
+{
+  struct session *s = session_new(loop, cfg, h, app);
+  if (!s || evloop_add(loop, fd, EVLOOP_READ, on_io, s) == -1) {
+    if (s)
+      session_destroy(s);
+    close(fd);
+    return NULL;
+  }
+  s->fd = fd;
+  s->state = SESSION_OPEN;
+  snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "");
+  return s;
+}
+
+static void free_deferred(struct evloop *loop, void *arg)
+{
+  struct session *s = arg;
+  window_destroy(s->window);
+  iobuf_destroy(&s->in);
+  iobuf_destroy(&s->out);
+  free(s->scratch);
+  free(s);
+}
+
+void session_destroy(struct session *s)
+{
+  if (!s || s->destroyed)
+    return;
+  s->destroyed = true;
+  s->state = SESSION_CLOSED;
+  evloop_untick(s->loop, on_tick, s);
+  close_socket(s);
+  report_outstanding(s);
+  /* Callers up the stack may still hold s: free it after this iteration
+   * (after any flush already deferred for it). Without memory for the
+   * deferral it is leaked rather than freed under a caller's feet. */
+  evloop_defer(s->loop, free_deferred, s);
+}
+
+void session_stop(struct session *s)
+{
+  if (s->destroyed || s->stopping || s->state == SESSION_CLOSED)
+    return;
+  s->stopping = true;
+  if (s->fd < 0 || s->connecting) {
+    close_socket(s);
+    s->state = SESSION_CLOSED;
+    return;
+  }
+  /* Bound: unbind now if drained; other states close from the tick, so no
+   * callback runs inside this call. */
+  stop_progress(s);
+}
+
+enum session_state session_state(const struct session *s)
+{
+  return s->state;
+}
+
+enum proto_bind_mode session_bind_mode(const struct session *s)
+{
+  return s->bind_mode;
+}
+
+const char *session_user(const struct session *s)
+{
+  return s->user;
+}
+
+const char *session_peer(const struct session *s)
+{
+  return s->peer;
+}
+
+unsigned session_outstanding(const struct session *s)
+{
+  return s->app_outstanding;
+}
+
+void *session_app(const struct session *s)
+{
+  return s->app;
+}
+
+const struct session_stats *session_stats(const struct session *s)
+{
+  return &s->stats;
+}

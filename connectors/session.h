@@ -8,7 +8,9 @@
  * sees only neutral PDUs, through struct session_handler.
  *
  * A session belongs to one evloop and one thread; it is never touched from
- * another. Output is buffered and written once per loop iteration. */
+ * another. Output is buffered and written once per loop iteration. The
+ * process must ignore SIGPIPE: a write to a peer that is gone then fails
+ * with EPIPE, which the session reports as a lost connection. */
 #ifndef EMG_SESSION_H
 #define EMG_SESSION_H
 
@@ -43,7 +45,8 @@ struct session_config {
   enum session_role role;
   const char *connect;             /* client: HOST:PORT (copied) */
   enum proto_bind_mode bind_mode;  /* client: what to bind as */
-  const char *user;                /* client: system_id / login (copied) */
+  const char *user;                /* client: system_id / login; server: the name its
+                                      bind answers carry (SMPP system_id), may be NULL (copied) */
   const char *password;            /* client (copied); never logged */
   unsigned window;                 /* most of our requests outstanding (capped by proto) */
   unsigned response_timeout_ms;    /* 0 = 30000 */
@@ -101,7 +104,9 @@ unsigned session_can_send(struct session *s);
 
 /* Graceful stop: no new requests, unbind (where the protocol has it) once
  * outstanding requests are answered or timed out, then close; on_disconnect
- * follows. A client does not reconnect afterwards. */
+ * follows. A client does not reconnect afterwards. A session without a
+ * connection at the time (a client waiting to reconnect, a server whose peer
+ * left) is CLOSED at once, without a callback: its loss was reported. */
 void session_stop(struct session *s);
 
 /* Closes at once (outstanding requests reported through on_unanswered) and
@@ -116,11 +121,13 @@ const char *session_peer(const struct session *s);   /* "HOST:PORT" */
 unsigned session_outstanding(const struct session *s);
 void *session_app(const struct session *s);
 
-/* Counters for status lines and summaries. */
+/* Counters for status lines and summaries. PDUs of every op count,
+ * the runtime's own (bind, keep-alive, unbind) included. */
 struct session_stats {
   uint64_t requests_sent, responses_received, requests_received, responses_sent;
   uint64_t timeouts, keepalives_sent, reconnects, decode_errors;
   uint64_t bytes_in, bytes_out;
+  uint64_t unknown_responses;      /* responses matching no request of ours: ignored */
 };
 const struct session_stats *session_stats(const struct session *s);
 

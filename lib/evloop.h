@@ -20,6 +20,8 @@ typedef void (*evloop_fn)(struct evloop *loop, void *arg);
 
 /* tick_ms: how often tick callbacks run (e.g. 10). NULL on failure. */
 struct evloop *evloop_create(unsigned tick_ms);
+/* Runs the deferred callbacks still pending (so deferred frees happen), then
+ * frees the loop. The fds still watched stay open: their owners close them. */
 void evloop_destroy(struct evloop *loop);
 
 /* Watches fd for events (EVLOOP_READ|EVLOOP_WRITE). Returns 0 or -1. */
@@ -33,7 +35,9 @@ int evloop_tick(struct evloop *loop, evloop_fn fn, void *arg);
 void evloop_untick(struct evloop *loop, evloop_fn fn, void *arg);
 
 /* Adds a callback run once at the end of the current iteration, after all
- * I/O callbacks (used to flush output once per iteration). Returns 0 or -1. */
+ * I/O callbacks (used to flush output once per iteration). Deferred callbacks
+ * run in the order they were added; one added by a deferred callback runs in
+ * the next iteration, which then does not wait. Returns 0 or -1. */
 int evloop_defer(struct evloop *loop, evloop_fn fn, void *arg);
 
 /* Sets the callback evloop_wake() triggers. */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "iobuf.h"
 
@@ -76,7 +77,8 @@ ssize_t iobuf_write_fd(struct iobuf *b, int fd)
 {
   size_t total = 0;
   while (iobuf_len(b)) {
-    ssize_t n = write(fd, iobuf_head(b), iobuf_len(b));
+    /* MSG_NOSIGNAL: a peer that has gone is an EPIPE error, not a SIGPIPE. */
+    ssize_t n = send(fd, iobuf_head(b), iobuf_len(b), MSG_NOSIGNAL);
     if (n == -1) {
       if (errno == EINTR)
         continue;

@@ -51,7 +51,8 @@ int iobuf_append(struct iobuf *b, const void *src, size_t len);
 ssize_t iobuf_read_fd(struct iobuf *b, int fd, size_t max);
 
 /* Writes as much of the buffer as the socket takes, consuming it. Returns
- * bytes written (0 when the socket is full) or -1 on an error. */
+ * bytes written (0 when the socket is full) or -1 on an error (EPIPE when
+ * the peer has gone; never a SIGPIPE). fd must be a socket. */
 ssize_t iobuf_write_fd(struct iobuf *b, int fd);
 
 #endif

@@ -24,6 +24,14 @@ void msg_free(struct msg *m)
   free(m);
 }
 
+void msg_resolve_times(struct msg *m, int64_t now)
+{
+  if (m->validity < 0)
+    m->validity = now - m->validity;
+  if (m->deferred < 0)
+    m->deferred = now - m->deferred;
+}
+
 int msg_state_final(uint8_t state)
 {
   return state >= MSG_STATE_DELIVERED && state <= MSG_STATE_REJECTED;

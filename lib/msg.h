@@ -65,8 +65,8 @@ struct msg {
   uint8_t priority;        /* 0-3 */
   uint8_t dlr_mask;        /* MSG_DLR_*: 0 = no receipt wanted */
   uint8_t mms;             /* more messages to send */
-  int64_t validity;        /* absolute expiry, Unix seconds; 0 = none */
-  int64_t deferred;        /* not before, Unix seconds; 0 = now */
+  int64_t validity;        /* expiry, Unix seconds; 0 = none; < 0: relative, -seconds (see msg_resolve_times) */
+  int64_t deferred;        /* not before, Unix seconds; 0 = now; < 0: relative as validity */
   int64_t received_ms;     /* when the gateway accepted it, Unix ms */
   struct msg_origin origin;
   uint16_t udh_len;        /* UDH octets, UDHL included; 0 = none */
@@ -103,6 +103,12 @@ struct msg_receipt {
  * msg_free). NULL when out of memory. */
 struct msg *msg_clone(const struct msg *m);
 void msg_free(struct msg *m);
+
+/* Turns relative validity and deferred times (negative: seconds from
+ * acceptance, as SMPP's relative time format gives them) into absolute ones,
+ * counted from now (Unix seconds). The core calls it when it accepts a
+ * message, so that no relative time outlives the submit. */
+void msg_resolve_times(struct msg *m, int64_t now);
 
 /* 1 for the final states: every defined state but ENROUTE (ACCEPTED is
  * final, as SMPP 3.4 says). */

@@ -13,7 +13,7 @@ packages=(
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark
   # benchmarks and tests
-  procps psmisc
+  procps psmisc jq
 )
 
 missing=()

@@ -1,3 +1,990 @@
+/* test_session.c - the connector runtime over loopback TCP with the real
+ * SMPP and UCP adapters: binds, refusals and back-off, the window, time-outs,
+ * lost connections and reconnects, keep-alives, the rate limit, stop and
+ * unbind, and the answers the runtime gives by itself (before bind, second
+ * bind, unsupported and unreadable input).
+ *
+ * Client and server sessions share one loop in this thread. Where a test
+ * needs a peer that misbehaves, a "raw" peer speaks the protocol through the
+ * adapter directly. Every run of the loop is bounded (run_until). */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "clock.h"
+#include "evloop.h"
+#include "iobuf.h"
+#include "netutil.h"
+#include "session.h"
 #include "testutil.h"
+
+#define TICK_MS 5
+#define MAX_HELD 64
+#define MAX_SEEN 64
+#define PASSWORD "secret"
+
+static const struct proto_options defaults;
+
+struct fixture;
+
+/* The application on one side: what it saw, and how it behaves. */
+struct side {
+  struct fixture *f;
+  struct session *s;
+  bool hold;                       /* server: keep requests to answer later */
+  bool refill;                     /* client: send until refused, again on_ready */
+  bool destroy_on_response;
+  int binds, bound, requests, responses, readies, disconnects, sent;
+  int unanswered[2];               /* by enum session_loss */
+  uint64_t bound_at_ms;
+  char reason[NETUTIL_ERR_LEN];
+  char bound_password[MSG_USER_LEN];
+  struct proto_pdu held[MAX_HELD]; /* requests kept by a holding server */
+  int held_count;
+  int cookies[MAX_SEEN];           /* responses in arrival order */
+  char msgids[MAX_SEEN][MSG_ID_LEN];
+  enum proto_status statuses[MAX_SEEN];
+};
+
+/* A peer that speaks through the adapter, without the runtime. */
+struct raw {
+  int fd;
+  bool answer_bind;                /* as a server: accept any bind, ignore the rest */
+  bool eof;
+  int accepts;
+  struct iobuf in;
+  uint8_t *scratch;
+  int count;                       /* PDUs received */
+  struct proto_pdu pdus[MAX_SEEN];
+};
+
+struct fixture {
+  struct evloop *loop;
+  const struct proto_ops *proto;
+  int listen_fd;
+  char addr[64];
+  bool raw_server;                 /* accepted connections go to raw, not a session */
+  struct session_config client_cfg;
+  struct session_config server_cfg;
+  struct side client;
+  struct side server;
+  struct raw raw;
+  bool (*cond)(struct fixture *f);
+  uint64_t deadline_ms;
+};
+
+/* ---- the application's handler, one for both sides ---- */
+
+static enum proto_status app_on_bind(struct session *s, const struct proto_pdu *bind)
+{
+  struct side *d = session_app(s);
+  d->binds++;
+  snprintf(d->bound_password, sizeof d->bound_password, "%s", bind->password);
+  return strcmp(bind->password, PASSWORD) == 0 ? PROTO_OK : PROTO_E_AUTH;
+}
+
+static void app_on_bound(struct session *s)
+{
+  struct side *d = session_app(s);
+  d->bound++;
+  d->bound_at_ms = clock_now_ms();
+}
+
+static void answer_request(struct session *s, const struct proto_pdu *req)
+{
+  struct proto_pdu resp = { .op = req->op == PROTO_OP_SUBMIT ? PROTO_OP_SUBMIT_RESP
+                                                             : PROTO_OP_DELIVER_RESP,
+                            .ref = req->ref, .raw_status = req->raw_status };
+  /* The destination is the id: the client can tell which request this answers. */
+  snprintf(resp.msgid, sizeof resp.msgid, "%s", req->msg.dst.addr);
+  CU_ASSERT_EQUAL(session_respond(s, &resp), 0);
+}
+
+static void app_on_request(struct session *s, const struct proto_pdu *req)
+{
+  struct side *d = session_app(s);
+  d->requests++;
+  if (d->hold && d->held_count < MAX_HELD)
+    d->held[d->held_count++] = *req;
+  else
+    answer_request(s, req);
+}
+
+static void app_on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  struct side *d = session_app(s);
+  if (d->responses < MAX_SEEN) {
+    d->cookies[d->responses] = (int)(intptr_t)cookie;
+    snprintf(d->msgids[d->responses], MSG_ID_LEN, "%s", resp->msgid);
+    d->statuses[d->responses] = resp->status;
+  }
+  d->responses++;
+  if (d->destroy_on_response) {
+    session_destroy(s);
+    d->s = NULL;
+  }
+}
+
+static void app_on_unanswered(struct session *s, void *cookie, enum session_loss why)
+{
+  struct side *d = session_app(s);
+  d->unanswered[why]++;
+}
+
+static int submit(struct side *d, int index)
+{
+  struct proto_pdu req = { .op = PROTO_OP_SUBMIT };
+  static const uint8_t text[] = { 'h', 'i' };
+  snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
+  snprintf(req.msg.dst.addr, sizeof req.msg.dst.addr, "4900%d", index);
+  req.msg.src.ton = req.msg.dst.ton = MSG_TON_INTERNATIONAL;
+  req.msg.src.npi = req.msg.dst.npi = 1;
+  req.msg.data = text;
+  req.msg.data_len = sizeof text;
+  int rc = session_request(d->s, &req, (void *)(intptr_t)index);
+  if (rc == 0)
+    d->sent++;
+  return rc;
+}
+
+static void app_on_ready(struct session *s)
+{
+  struct side *d = session_app(s);
+  d->readies++;
+  while (d->refill && submit(d, d->sent) == 0)
+    ;
+}
+
+static void app_on_disconnect(struct session *s, const char *reason)
+{
+  struct side *d = session_app(s);
+  d->disconnects++;
+  snprintf(d->reason, sizeof d->reason, "%s", reason);
+  /* A server session lives for one connection. */
+  if (d == &d->f->server) {
+    session_destroy(s);
+    d->s = NULL;
+  }
+}
+
+static const struct session_handler handler = {
+  .on_bind = app_on_bind,
+  .on_bound = app_on_bound,
+  .on_request = app_on_request,
+  .on_response = app_on_response,
+  .on_unanswered = app_on_unanswered,
+  .on_ready = app_on_ready,
+  .on_disconnect = app_on_disconnect,
+};
+
+/* ---- the raw peer ---- */
+
+static void raw_send(struct fixture *f, const struct proto_pdu *pdu)
+{
+  struct iobuf out;
+  iobuf_init(&out);
+  CU_ASSERT_FATAL(f->proto->encode(pdu, &out, &defaults) > 0);
+  size_t len = iobuf_len(&out);
+  CU_ASSERT_EQUAL(iobuf_write_fd(&out, f->raw.fd), (ssize_t)len);
+  iobuf_destroy(&out);
+}
+
+static void raw_readable(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct fixture *f = arg;
+  struct raw *r = &f->raw;
+  ssize_t n = iobuf_read_fd(&r->in, fd, 65536);
+  if (n < 0 && errno == EAGAIN)
+    return;
+  if (n <= 0) {
+    r->eof = true;
+    evloop_remove(loop, fd);
+    return;
+  }
+  for (;;) {
+    size_t skip = 0;
+    int len = f->proto->split(iobuf_head(&r->in), iobuf_len(&r->in), &defaults, &skip);
+    if (len <= 0)
+      break;
+    struct proto_pdu *p = &r->pdus[r->count < MAX_SEEN ? r->count : MAX_SEEN - 1];
+    f->proto->decode(p, iobuf_head(&r->in), (size_t)len, r->scratch, &defaults);
+    iobuf_consume(&r->in, (size_t)len);
+    r->count++;
+    if (r->answer_bind && p->op == PROTO_OP_BIND) {
+      struct proto_pdu resp = { .op = PROTO_OP_BIND_RESP, .ref = p->ref,
+                                .bind_mode = p->bind_mode, .raw_status = p->raw_status };
+      raw_send(f, &resp);
+    }
+  }
+}
+
+static void raw_attach(struct fixture *f, int fd)
+{
+  f->raw.fd = fd;
+  f->raw.eof = false;
+  CU_ASSERT_EQUAL(evloop_add(f->loop, fd, EVLOOP_READ, raw_readable, f), 0);
+}
+
+static void raw_connect(struct fixture *f)
+{
+  char err[NETUTIL_ERR_LEN];
+  int fd = net_connect(f->addr, 1000, err);
+  CU_ASSERT_FATAL(fd >= 0);
+  raw_attach(f, fd);
+}
+
+static void raw_send_bytes(struct fixture *f, const void *bytes, size_t len)
+{
+  CU_ASSERT_EQUAL(write(f->raw.fd, bytes, len), (ssize_t)len);
+}
+
+/* ---- fixture ---- */
+
+static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct fixture *f = arg;
+  char peer[64];
+  int conn = net_accept(fd, peer, sizeof peer);
+  if (conn < 0)
+    return;
+  if (f->raw_server) {
+    f->raw.accepts++;
+    if (f->raw.fd >= 0) {
+      evloop_remove(loop, f->raw.fd);
+      close(f->raw.fd);
+    }
+    raw_attach(f, conn);
+    return;
+  }
+  CU_ASSERT_PTR_NULL(f->server.s); /* one connection at a time in these tests */
+  f->server.s = session_server_create(loop, conn, peer, &f->server_cfg, &handler, &f->server);
+  CU_ASSERT_PTR_NOT_NULL(f->server.s);
+}
+
+static struct fixture *fixture_create(const struct proto_ops *proto)
+{
+  char err[NETUTIL_ERR_LEN];
+  struct fixture *f = calloc(1, sizeof *f);
+  signal(SIGPIPE, SIG_IGN);
+  f->loop = evloop_create(TICK_MS);
+  f->proto = proto;
+  f->client.f = f->server.f = f;
+  f->raw.fd = -1;
+  f->raw.scratch = malloc(PROTO_SCRATCH_LEN);
+  iobuf_init(&f->raw.in);
+  f->listen_fd = net_listen("127.0.0.1:0", err);
+  snprintf(f->addr, sizeof f->addr, "127.0.0.1:%d", net_local_port(f->listen_fd));
+  evloop_add(f->loop, f->listen_fd, EVLOOP_READ, on_accept, f);
+  f->client_cfg = (struct session_config){
+    .proto = proto, .role = SESSION_CLIENT, .connect = f->addr, .bind_mode = PROTO_BIND_TRX,
+    .user = "load", .password = PASSWORD, .window = 10, .response_timeout_ms = 1000,
+    .keepalive_ms = 5000, .bind_timeout_ms = 500, .reconnect_min_ms = 20,
+    .reconnect_max_ms = 200,
+  };
+  f->server_cfg = (struct session_config){
+    .proto = proto, .role = SESSION_SERVER, .window = 10, .response_timeout_ms = 1000,
+    .keepalive_ms = 5000, .bind_timeout_ms = 500,
+  };
+  return f;
+}
+
+static void start_client(struct fixture *f)
+{
+  f->client.s = session_client_create(f->loop, &f->client_cfg, &handler, &f->client);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f->client.s);
+}
+
+static void fixture_destroy(struct fixture *f)
+{
+  session_destroy(f->client.s);
+  session_destroy(f->server.s);
+  if (f->raw.fd >= 0) {
+    evloop_remove(f->loop, f->raw.fd);
+    close(f->raw.fd);
+  }
+  if (f->listen_fd >= 0) {
+    evloop_remove(f->loop, f->listen_fd);
+    close(f->listen_fd);
+  }
+  evloop_destroy(f->loop); /* runs the sessions' deferred frees */
+  iobuf_destroy(&f->raw.in);
+  free(f->raw.scratch);
+  free(f);
+}
+
+static void check_tick(struct evloop *loop, void *arg)
+{
+  struct fixture *f = arg;
+  if ((f->cond && f->cond(f)) || clock_now_ms() >= f->deadline_ms)
+    evloop_stop(loop);
+}
+
+/* Runs the loop until cond holds (checked every tick) or max_ms pass;
+ * cond NULL runs the full max_ms. Returns whether cond holds. */
+static bool run_until(struct fixture *f, bool (*cond)(struct fixture *f), unsigned max_ms)
+{
+  f->cond = cond;
+  f->deadline_ms = clock_now_ms() + max_ms;
+  evloop_tick(f->loop, check_tick, f);
+  CU_ASSERT_EQUAL(evloop_run(f->loop), 0);
+  evloop_untick(f->loop, check_tick, f);
+  return cond ? cond(f) : true;
+}
+
+static bool client_bound(struct fixture *f)
+{
+  return f->client.bound >= 1;
+}
+
+static bool both_bound(struct fixture *f)
+{
+  return f->client.bound >= 1 && f->server.bound >= 1;
+}
+
+static bool client_disconnected(struct fixture *f)
+{
+  return f->client.disconnects >= 1;
+}
+
+static bool server_disconnected(struct fixture *f)
+{
+  return f->server.disconnects >= 1;
+}
+
+static bool server_holds_all(struct fixture *f)
+{
+  return f->server.held_count > 0 && f->server.held_count == f->client.sent;
+}
+
+static bool client_has_all_responses(struct fixture *f)
+{
+  return f->client.responses == f->client.sent;
+}
+
+static bool raw_eof(struct fixture *f)
+{
+  return f->raw.eof;
+}
+
+/* The server answers what it holds, last first. */
+static void answer_held_reversed(struct side *d)
+{
+  while (d->held_count > 0)
+    answer_request(d->s, &d->held[--d->held_count]);
+}
+
+/* A fixture with the client bound to a session server. */
+static struct fixture *bound_pair(const struct proto_ops *proto, unsigned window)
+{
+  struct fixture *f = fixture_create(proto);
+  f->client_cfg.window = window;
+  start_client(f);
+  CU_ASSERT(run_until(f, both_bound, 1000));
+  return f;
+}
+
+/* ---- tests ---- */
+
+static void bind_ok(const struct proto_ops *proto)
+{
+  struct fixture *f = bound_pair(proto, 10);
+  CU_ASSERT_EQUAL(f->server.binds, 1);
+  CU_ASSERT_STRING_EQUAL(f->server.bound_password, PASSWORD);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_BOUND);
+  CU_ASSERT_EQUAL(session_state(f->server.s), SESSION_BOUND);
+  CU_ASSERT_STRING_EQUAL(session_user(f->server.s), "load");
+  CU_ASSERT_STRING_EQUAL(session_user(f->client.s), "load");
+  CU_ASSERT_STRING_EQUAL(session_peer(f->client.s), f->addr);
+  CU_ASSERT_EQUAL(session_bind_mode(f->server.s), PROTO_BIND_TRX);
+  CU_ASSERT_EQUAL(session_can_send(f->client.s), 10);
+  CU_ASSERT_PTR_EQUAL(session_app(f->client.s), &f->client);
+  const struct session_stats *cs = session_stats(f->client.s);
+  CU_ASSERT_EQUAL(cs->requests_sent, 1);
+  CU_ASSERT_EQUAL(cs->responses_received, 1);
+  CU_ASSERT_EQUAL(cs->reconnects, 0);
+  CU_ASSERT(cs->bytes_out > 0 && cs->bytes_in > 0);
+  CU_ASSERT_EQUAL(session_stats(f->server.s)->requests_received, 1);
+  CU_ASSERT_EQUAL(session_stats(f->server.s)->responses_sent, 1);
+  CU_ASSERT_EQUAL(f->client.disconnects, 0);
+  fixture_destroy(f);
+}
+
+static void test_bind_smpp(void) { bind_ok(&smpp_proto_ops); }
+static void test_bind_ucp(void) { bind_ok(&ucp_proto_ops); }
+
+static bool three_refusals(struct fixture *f)
+{
+  return f->client.disconnects >= 3;
+}
+
+static void bind_refused(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  f->client_cfg.password = "wrong";
+  f->client_cfg.reconnect_min_ms = 40;
+  f->client_cfg.reconnect_max_ms = 160;
+  start_client(f);
+  uint64_t start = clock_now_ms();
+  CU_ASSERT(run_until(f, three_refusals, 1500));
+  uint64_t elapsed = clock_now_ms() - start;
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "bind refused: PROTO_E_AUTH");
+  CU_ASSERT_EQUAL(f->client.bound, 0);
+  CU_ASSERT_EQUAL(f->server.bound, 0);
+  CU_ASSERT_STRING_EQUAL(f->server.bound_password, "wrong");
+  /* back-off after each refusal: at least 20 + 40 ms (half of 40, then of 80)
+   * before the third, where retrying at once would take a few ms */
+  CU_ASSERT(elapsed >= 60);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->reconnects, 2);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_DISCONNECTED);
+  /* the doubling goes on: over the next 300 ms at most three more tries
+   * (back-offs of 80-160, then 80-160 again) */
+  run_until(f, NULL, 300);
+  CU_ASSERT(f->client.disconnects >= 4 && f->client.disconnects <= 6);
+  fixture_destroy(f);
+}
+
+static void test_refused_smpp(void) { bind_refused(&smpp_proto_ops); }
+static void test_refused_ucp(void) { bind_refused(&ucp_proto_ops); }
+
+static void window_out_of_order(const struct proto_ops *proto)
+{
+  enum { W = 8 };
+  struct fixture *f = bound_pair(proto, W);
+  f->server.hold = true;
+  for (int i = 0; i < W; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT_EQUAL(session_outstanding(f->client.s), W);
+  CU_ASSERT_EQUAL(session_can_send(f->client.s), 0);
+  CU_ASSERT_EQUAL(submit(&f->client, W), -1); /* full */
+  CU_ASSERT(run_until(f, server_holds_all, 1000));
+  answer_held_reversed(&f->server);
+  CU_ASSERT(run_until(f, client_has_all_responses, 1000));
+  /* answered last first; each response found its own request by ref */
+  for (int i = 0; i < W; i++) {
+    char want[MSG_ID_LEN];
+    CU_ASSERT_EQUAL(f->client.cookies[i], W - 1 - i);
+    snprintf(want, sizeof want, "4900%d", f->client.cookies[i]);
+    CU_ASSERT_STRING_EQUAL(f->client.msgids[i], want);
+    CU_ASSERT_EQUAL(f->client.statuses[i], PROTO_OK);
+  }
+  CU_ASSERT_EQUAL(session_outstanding(f->client.s), 0);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->responses_received, W + 1);
+  CU_ASSERT_EQUAL(session_stats(f->server.s)->requests_received, W + 1);
+  fixture_destroy(f);
+}
+
+static void test_window_smpp(void) { window_out_of_order(&smpp_proto_ops); }
+static void test_window_ucp(void) { window_out_of_order(&ucp_proto_ops); }
+
+static bool client_ready(struct fixture *f)
+{
+  return f->client.readies >= 1;
+}
+
+static void window_full_ready(const struct proto_ops *proto)
+{
+  struct fixture *f = bound_pair(proto, 3);
+  f->server.hold = true;
+  for (int i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT_EQUAL(submit(&f->client, 3), -1);
+  CU_ASSERT(run_until(f, server_holds_all, 1000));
+  CU_ASSERT_EQUAL(f->client.readies, 0);
+  /* one answer opens one slot */
+  answer_request(f->server.s, &f->server.held[0]);
+  CU_ASSERT(run_until(f, client_ready, 1000));
+  CU_ASSERT_EQUAL(f->client.readies, 1);
+  CU_ASSERT_EQUAL(f->client.responses, 1);
+  CU_ASSERT_EQUAL(session_can_send(f->client.s), 1);
+  CU_ASSERT_EQUAL(submit(&f->client, 3), 0);
+  CU_ASSERT_EQUAL(submit(&f->client, 4), -1);
+  fixture_destroy(f);
+}
+
+static void test_ready_smpp(void) { window_full_ready(&smpp_proto_ops); }
+static void test_ready_ucp(void) { window_full_ready(&ucp_proto_ops); }
+
+static bool three_timeouts(struct fixture *f)
+{
+  return f->client.unanswered[SESSION_LOST_TIMEOUT] >= 3;
+}
+
+static void response_timeout(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  f->client_cfg.response_timeout_ms = 100;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, both_bound, 1000));
+  f->server.hold = true; /* and never answers */
+  uint64_t start = clock_now_ms();
+  for (int i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT(run_until(f, three_timeouts, 1000));
+  uint64_t elapsed = clock_now_ms() - start;
+  CU_ASSERT(elapsed >= 95 && elapsed < 500);
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_CLOSED], 0);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->timeouts, 3);
+  CU_ASSERT_EQUAL(session_outstanding(f->client.s), 0);
+  /* a late answer matches nothing now: counted and ignored */
+  answer_request(f->server.s, &f->server.held[0]);
+  run_until(f, NULL, 50);
+  CU_ASSERT_EQUAL(f->client.responses, 0);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->unknown_responses, 1);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_BOUND);
+  fixture_destroy(f);
+}
+
+static void test_timeout_smpp(void) { response_timeout(&smpp_proto_ops); }
+static void test_timeout_ucp(void) { response_timeout(&ucp_proto_ops); }
+
+static bool rebound(struct fixture *f)
+{
+  return f->client.bound >= 2 && f->server.bound >= 1;
+}
+
+static void server_drops(const struct proto_ops *proto)
+{
+  struct fixture *f = bound_pair(proto, 4);
+  f->server.hold = true;
+  for (int i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT(run_until(f, server_holds_all, 1000));
+  session_destroy(f->server.s);
+  f->server.s = NULL;
+  f->server.bound = 0;
+  CU_ASSERT(run_until(f, client_disconnected, 1000));
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_CLOSED], 4);
+  CU_ASSERT_EQUAL(f->client.responses, 0);
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "connection closed by peer");
+  CU_ASSERT_EQUAL(session_outstanding(f->client.s), 0);
+  CU_ASSERT_EQUAL(session_can_send(f->client.s), 0);
+  CU_ASSERT_EQUAL(submit(&f->client, 9), -1);
+  /* back by itself, bound again, and usable */
+  CU_ASSERT(run_until(f, rebound, 1000));
+  CU_ASSERT_EQUAL(f->client.disconnects, 1);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->reconnects, 1);
+  f->server.hold = false;
+  f->client.sent = f->client.responses = 0;
+  CU_ASSERT_EQUAL(submit(&f->client, 0), 0);
+  CU_ASSERT(run_until(f, client_has_all_responses, 1000));
+  fixture_destroy(f);
+}
+
+static void test_drop_smpp(void) { server_drops(&smpp_proto_ops); }
+static void test_drop_ucp(void) { server_drops(&ucp_proto_ops); }
+
+static bool three_keepalives(struct fixture *f)
+{
+  return session_stats(f->client.s)->keepalives_sent >= 3;
+}
+
+static void keepalive(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  f->client_cfg.keepalive_ms = 40;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, both_bound, 1000));
+  uint64_t start = clock_now_ms();
+  CU_ASSERT(run_until(f, three_keepalives, 1000));
+  CU_ASSERT(clock_now_ms() - start >= 100);
+  run_until(f, NULL, 20); /* the last answer arrives */
+  const struct session_stats *cs = session_stats(f->client.s);
+  /* each answered by the server's runtime: bind + keep-alives */
+  CU_ASSERT_EQUAL(session_stats(f->server.s)->requests_received, 1 + cs->keepalives_sent);
+  CU_ASSERT_EQUAL(cs->responses_received, 1 + cs->keepalives_sent);
+  CU_ASSERT_EQUAL(f->client.requests + f->server.requests, 0); /* not the application's */
+  CU_ASSERT_EQUAL(f->client.disconnects, 0);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_BOUND);
+  /* traffic keeps it quiet: while we send, no keep-alive is needed */
+  uint64_t before = cs->keepalives_sent;
+  for (int i = 0; i < 6; i++) {
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+    run_until(f, NULL, 15);
+  }
+  CU_ASSERT_EQUAL(f->client.responses, 6);
+  CU_ASSERT(cs->keepalives_sent <= before + 1);
+  fixture_destroy(f);
+}
+
+static void test_keepalive_smpp(void) { keepalive(&smpp_proto_ops); }
+static void test_keepalive_ucp(void) { keepalive(&ucp_proto_ops); }
+
+static bool raw_accepted_twice(struct fixture *f)
+{
+  return f->raw.accepts >= 2;
+}
+
+/* A server that answers the bind and nothing else: the keep-alive goes
+ * unanswered, the client closes and comes back. */
+static void test_keepalive_lost(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->raw_server = true;
+  f->raw.answer_bind = true;
+  f->client_cfg.keepalive_ms = 30;
+  f->client_cfg.response_timeout_ms = 80;
+  start_client(f);
+  CU_ASSERT(run_until(f, client_disconnected, 1000));
+  CU_ASSERT_EQUAL(f->client.bound, 1);
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "keep-alive not answered");
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->keepalives_sent, 1);
+  /* it was an enquire_link, and the only thing after the bind */
+  CU_ASSERT(f->raw.count >= 2);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].op, PROTO_OP_KEEPALIVE);
+  CU_ASSERT(run_until(f, raw_accepted_twice, 1000));
+  fixture_destroy(f);
+}
+
+static bool rate_window_over(struct fixture *f)
+{
+  return f->client.bound_at_ms && clock_now_ms() - f->client.bound_at_ms >= 500;
+}
+
+static void test_rate_limit(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->client_cfg.max_rate = 200;
+  f->client_cfg.window = 100;
+  f->client.refill = true;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, both_bound, 1000));
+  app_on_ready(f->client.s); /* start sending */
+  CU_ASSERT(run_until(f, rate_window_over, 1500));
+  /* 200/s for 0.5 s, plus a burst of 4 */
+  CU_ASSERT(f->client.sent >= 90 && f->client.sent <= 115);
+  CU_ASSERT(f->client.readies > 50); /* each token came back through on_ready */
+  CU_ASSERT(f->server.requests >= f->client.sent - 5);
+  fixture_destroy(f);
+}
+
+static bool client_closed(struct fixture *f)
+{
+  return f->client.s && session_state(f->client.s) == SESSION_CLOSED;
+}
+
+static void test_stop_smpp(void)
+{
+  struct fixture *f = bound_pair(&smpp_proto_ops, 4);
+  f->server.hold = true;
+  for (int i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT(run_until(f, server_holds_all, 1000));
+  session_stop(f->client.s);
+  CU_ASSERT_EQUAL(submit(&f->client, 3), -1);
+  CU_ASSERT_EQUAL(session_can_send(f->client.s), 0);
+  /* no unbind while requests are outstanding */
+  run_until(f, NULL, 30);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_BOUND);
+  CU_ASSERT_EQUAL(f->server.disconnects, 0);
+  answer_held_reversed(&f->server);
+  CU_ASSERT(run_until(f, client_closed, 1000));
+  CU_ASSERT_EQUAL(f->client.responses, 3);
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_CLOSED], 0);
+  CU_ASSERT_EQUAL(f->client.disconnects, 1);
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "unbound");
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT_STRING_EQUAL(f->server.reason, "unbound by peer");
+  /* stopped for good: no reconnect */
+  run_until(f, NULL, 100);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_CLOSED);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->reconnects, 0);
+  CU_ASSERT_EQUAL(f->client.disconnects, 1);
+  fixture_destroy(f);
+}
+
+/* UCP has no unbind: stopping closes once drained. */
+static void test_stop_ucp(void)
+{
+  struct fixture *f = bound_pair(&ucp_proto_ops, 4);
+  session_stop(f->client.s);
+  CU_ASSERT(run_until(f, client_closed, 1000));
+  CU_ASSERT_EQUAL(f->client.disconnects, 1);
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "stopped");
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  run_until(f, NULL, 60);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->reconnects, 0);
+  fixture_destroy(f);
+}
+
+/* A stopped client that is not connected just ends. */
+static void test_stop_disconnected(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->client_cfg.password = "wrong";
+  f->client_cfg.reconnect_min_ms = 200;
+  start_client(f);
+  CU_ASSERT(run_until(f, client_disconnected, 1000));
+  session_stop(f->client.s);
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_CLOSED);
+  run_until(f, NULL, 250);
+  CU_ASSERT_EQUAL(f->client.disconnects, 1);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->reconnects, 0);
+  fixture_destroy(f);
+}
+
+static bool raw_got(struct fixture *f, int n)
+{
+  return f->raw.count >= n;
+}
+
+static bool raw_got_1(struct fixture *f) { return raw_got(f, 1); }
+static bool raw_got_2(struct fixture *f) { return raw_got(f, 2); }
+static bool raw_got_3(struct fixture *f) { return raw_got(f, 3); }
+static bool raw_got_4(struct fixture *f) { return raw_got(f, 4); }
+
+/* A response nobody asked for, or of the wrong kind, is counted and ignored. */
+static void test_unknown_response(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->raw_server = true;
+  f->raw.answer_bind = true;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, client_bound, 1000));
+  CU_ASSERT_EQUAL(submit(&f->client, 0), 0);
+  CU_ASSERT_FATAL(run_until(f, raw_got_2, 1000));
+  const struct proto_pdu *req = &f->raw.pdus[1];
+  CU_ASSERT_EQUAL_FATAL(req->op, PROTO_OP_SUBMIT);
+  struct proto_pdu resp = { .op = PROTO_OP_SUBMIT_RESP, .ref = 4242 };
+  snprintf(resp.msgid, sizeof resp.msgid, "x");
+  raw_send(f, &resp);                  /* a ref never sent */
+  struct proto_pdu wrong_kind = { .op = PROTO_OP_KEEPALIVE_RESP, .ref = req->ref };
+  raw_send(f, &wrong_kind);            /* the right ref, but no submit_sm_resp */
+  run_until(f, NULL, 40);
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->unknown_responses, 2);
+  CU_ASSERT_EQUAL(f->client.responses, 0);
+  CU_ASSERT_EQUAL(session_outstanding(f->client.s), 1);
+  resp.ref = req->ref;                 /* and now the real answer */
+  raw_send(f, &resp);
+  CU_ASSERT(run_until(f, client_has_all_responses, 1000));
+  CU_ASSERT_STRING_EQUAL(f->client.msgids[0], "x");
+  CU_ASSERT_EQUAL(f->client.disconnects, 0);
+  fixture_destroy(f);
+}
+
+static void before_bind(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  static const uint8_t text[] = { 'h', 'i' };
+  f->server_cfg.user = "smsc";
+  raw_connect(f);
+  struct proto_pdu req = { .op = PROTO_OP_SUBMIT, .ref = 7 };
+  snprintf(req.msg.dst.addr, sizeof req.msg.dst.addr, "491234");
+  snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
+  req.msg.data = text;
+  req.msg.data_len = sizeof text;
+  raw_send(f, &req);
+  CU_ASSERT_FATAL(run_until(f, raw_got_1, 1000));
+  CU_ASSERT_EQUAL(f->raw.pdus[0].op, PROTO_OP_SUBMIT_RESP);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].ref, 7);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].status, PROTO_E_BIND_STATE);
+  CU_ASSERT_EQUAL(f->server.requests, 0);
+  /* bind, then bind again */
+  struct proto_pdu bind = { .op = PROTO_OP_BIND, .ref = 8, .bind_mode = PROTO_BIND_TRX };
+  snprintf(bind.user, sizeof bind.user, "load");
+  snprintf(bind.password, sizeof bind.password, PASSWORD);
+  raw_send(f, &bind);
+  CU_ASSERT_FATAL(run_until(f, raw_got_2, 1000));
+  CU_ASSERT_EQUAL(f->raw.pdus[1].op, PROTO_OP_BIND_RESP);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].ref, 8);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].status, PROTO_OK);
+  if (proto == &smpp_proto_ops) /* UCP's op 60 result names nobody */
+    CU_ASSERT_STRING_EQUAL(f->raw.pdus[1].user, "smsc");
+  CU_ASSERT_STRING_EQUAL(session_user(f->server.s), "load");
+  bind.ref = 9;
+  raw_send(f, &bind);
+  CU_ASSERT_FATAL(run_until(f, raw_got_3, 1000));
+  CU_ASSERT_EQUAL(f->raw.pdus[2].op, PROTO_OP_BIND_RESP);
+  /* UCP has one EC (04) for both: it reads back as BIND_STATE */
+  CU_ASSERT_EQUAL(f->raw.pdus[2].status,
+                  proto == &ucp_proto_ops ? PROTO_E_BIND_STATE : PROTO_E_ALREADY_BOUND);
+  CU_ASSERT_EQUAL(f->server.binds, 1);
+  /* now the submit goes through */
+  req.ref = 10;
+  raw_send(f, &req);
+  CU_ASSERT_FATAL(run_until(f, raw_got_4, 1000));
+  CU_ASSERT_EQUAL(f->raw.pdus[3].op, PROTO_OP_SUBMIT_RESP);
+  CU_ASSERT_EQUAL(f->raw.pdus[3].status, PROTO_OK);
+  CU_ASSERT_STRING_EQUAL(f->raw.pdus[3].msgid, "491234");
+  CU_ASSERT_EQUAL(f->server.requests, 1);
+  fixture_destroy(f);
+}
+
+static void test_before_bind_smpp(void) { before_bind(&smpp_proto_ops); }
+static void test_before_bind_ucp(void) { before_bind(&ucp_proto_ops); }
+
+/* After a refused bind the server shuts its side down and waits for the
+ * peer to close, so that the peer reads the refusal rather than a reset. */
+static void test_refusal_lingers(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  raw_connect(f);
+  struct proto_pdu bind = { .op = PROTO_OP_BIND, .ref = 3, .bind_mode = PROTO_BIND_TX };
+  snprintf(bind.user, sizeof bind.user, "load");
+  snprintf(bind.password, sizeof bind.password, "wrong");
+  raw_send(f, &bind);
+  CU_ASSERT(run_until(f, raw_eof, 1000));
+  CU_ASSERT_EQUAL(f->raw.count, 1);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].op, PROTO_OP_BIND_RESP);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].status, PROTO_E_AUTH);
+  run_until(f, NULL, 30);
+  CU_ASSERT_EQUAL(f->server.disconnects, 0);
+  close(f->raw.fd);
+  f->raw.fd = -1;
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT_STRING_EQUAL(f->server.reason, "bind refused: PROTO_E_AUTH");
+  fixture_destroy(f);
+}
+
+/* A receiver may not submit: the server refuses with BIND_STATE. */
+static void test_rx_bind_submit(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->client_cfg.bind_mode = PROTO_BIND_RX;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, both_bound, 1000));
+  CU_ASSERT_EQUAL(session_bind_mode(f->server.s), PROTO_BIND_RX);
+  CU_ASSERT_EQUAL(submit(&f->client, 0), 0);
+  CU_ASSERT(run_until(f, client_has_all_responses, 1000));
+  CU_ASSERT_EQUAL(f->client.statuses[0], PROTO_E_BIND_STATE);
+  CU_ASSERT_EQUAL(f->server.requests, 0);
+  fixture_destroy(f);
+}
+
+/* Unknown commands get "not supported"; the connection stays. Then a
+ * command_length that loses the framing: generic_nack, then the close. */
+static void test_unsupported_and_unreadable(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  raw_connect(f);
+  static const uint8_t unknown[16] = { 0, 0, 0, 16, 0, 0, 0, 0x99, 0, 0, 0, 0, 0, 0, 0, 5 };
+  raw_send_bytes(f, unknown, sizeof unknown);
+  CU_ASSERT_FATAL(run_until(f, raw_got_1, 1000));
+  CU_ASSERT_EQUAL(f->raw.pdus[0].op, PROTO_OP_NACK);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].ref, 5);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].status, PROTO_E_UNSUPPORTED);
+  CU_ASSERT_FALSE(f->raw.eof);
+  CU_ASSERT_EQUAL(f->server.disconnects, 0);
+  static const uint8_t short_len[16] = { 0, 0, 0, 8, 0, 0, 0, 0x15, 0, 0, 0, 0, 0, 0, 0, 6 };
+  raw_send_bytes(f, short_len, sizeof short_len);
+  CU_ASSERT(run_until(f, raw_eof, 1000));
+  CU_ASSERT_EQUAL(f->raw.count, 2);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].op, PROTO_OP_NACK);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].status, PROTO_E_CMD_LEN);
+  CU_ASSERT_EQUAL(f->raw.pdus[1].ref, 6);
+  /* the server closes once the raw peer has read the answer and closed too */
+  close(f->raw.fd);
+  f->raw.fd = -1;
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT_STRING_EQUAL(f->server.reason, "unreadable input");
+  fixture_destroy(f);
+}
+
+/* A connection that never binds is dropped after bind_timeout_ms. */
+static void test_server_bind_timeout(void)
+{
+  struct fixture *f = fixture_create(&ucp_proto_ops);
+  f->server_cfg.bind_timeout_ms = 60;
+  raw_connect(f);
+  uint64_t start = clock_now_ms();
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT(clock_now_ms() - start >= 55);
+  CU_ASSERT_STRING_EQUAL(f->server.reason, "no bind received");
+  CU_ASSERT(run_until(f, raw_eof, 1000));
+  fixture_destroy(f);
+}
+
+/* A server that never answers the bind: the client gives up after
+ * bind_timeout_ms; the bind was the runtime's, not the application's. */
+static void test_client_bind_timeout(void)
+{
+  struct fixture *f = fixture_create(&ucp_proto_ops);
+  f->raw_server = true;
+  f->client_cfg.bind_timeout_ms = 60;
+  start_client(f);
+  uint64_t start = clock_now_ms();
+  CU_ASSERT(run_until(f, client_disconnected, 1000));
+  CU_ASSERT(clock_now_ms() - start >= 55);
+  CU_ASSERT_STRING_EQUAL(f->client.reason, "bind not answered");
+  CU_ASSERT_EQUAL(f->raw.count, 1);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].op, PROTO_OP_BIND);
+  CU_ASSERT_STRING_EQUAL(f->raw.pdus[0].user, "load");
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_CLOSED], 0);
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_TIMEOUT], 0);
+  fixture_destroy(f);
+}
+
+/* The application destroys the session inside on_response: the answers
+ * still in the same read are not handled, and the requests left are
+ * reported as lost. */
+static void test_destroy_in_callback(void)
+{
+  struct fixture *f = bound_pair(&smpp_proto_ops, 4);
+  f->server.hold = true;
+  for (int i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(submit(&f->client, i), 0);
+  CU_ASSERT(run_until(f, server_holds_all, 1000));
+  f->client.destroy_on_response = true;
+  answer_held_reversed(&f->server);
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT_PTR_NULL(f->client.s);
+  CU_ASSERT_EQUAL(f->client.responses, 1);
+  CU_ASSERT_EQUAL(f->client.unanswered[SESSION_LOST_CLOSED], 3);
+  CU_ASSERT_EQUAL(f->client.disconnects, 0); /* destroy reports no disconnect */
+  fixture_destroy(f);
+}
+
+/* Connecting to a port nobody listens on: each failure is one loss. */
+static void test_connect_refused(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  /* f->addr names a port nobody listens on any more */
+  evloop_remove(f->loop, f->listen_fd);
+  close(f->listen_fd);
+  f->listen_fd = -1;
+  start_client(f);
+  CU_ASSERT(run_until(f, client_disconnected, 1000));
+  CU_ASSERT_PTR_NOT_NULL(strstr(f->client.reason, "connect to"));
+  CU_ASSERT_EQUAL(session_state(f->client.s), SESSION_DISCONNECTED);
+  fixture_destroy(f);
+}
+
 void suite_session(void);
-void suite_session(void) { }
+void suite_session(void)
+{
+  static const struct test_case cases[] = {
+    { "bind (SMPP)", test_bind_smpp },
+    { "bind (UCP)", test_bind_ucp },
+    { "bad password: refused, back-off (SMPP)", test_refused_smpp },
+    { "bad password: refused, back-off (UCP)", test_refused_ucp },
+    { "window, answers out of order (SMPP)", test_window_smpp },
+    { "window, answers out of order (UCP)", test_window_ucp },
+    { "window full, then on_ready (SMPP)", test_ready_smpp },
+    { "window full, then on_ready (UCP)", test_ready_ucp },
+    { "response time-out (SMPP)", test_timeout_smpp },
+    { "response time-out (UCP)", test_timeout_ucp },
+    { "server drops: lost, reconnect, rebind (SMPP)", test_drop_smpp },
+    { "server drops: lost, reconnect, rebind (UCP)", test_drop_ucp },
+    { "keep-alive on idle (SMPP)", test_keepalive_smpp },
+    { "keep-alive on idle (UCP)", test_keepalive_ucp },
+    { "keep-alive unanswered: close, reconnect", test_keepalive_lost },
+    { "unknown responses ignored", test_unknown_response },
+    { "rate limit", test_rate_limit },
+    { "stop unbinds (SMPP)", test_stop_smpp },
+    { "stop closes (UCP)", test_stop_ucp },
+    { "stop while disconnected", test_stop_disconnected },
+    { "before bind and second bind (SMPP)", test_before_bind_smpp },
+    { "before bind and second bind (UCP)", test_before_bind_ucp },
+    { "refused bind: lingering close", test_refusal_lingers },
+    { "submit on a receiver bind", test_rx_bind_submit },
+    { "unsupported and unreadable input", test_unsupported_and_unreadable },
+    { "server bind time-out", test_server_bind_timeout },
+    { "client bind time-out", test_client_bind_timeout },
+    { "destroy inside a callback", test_destroy_in_callback },
+    { "connect refused", test_connect_refused },
+    { NULL, NULL },
+  };
+  test_add_suite("session", cases);
+}

@@ -1,0 +1,102 @@
+# lib.sh - shared by the integration tests: temporary directories, starting
+# the real programs on free loopback ports, and stopping everything started.
+# Source it; set BIN to the build directory holding emgload/emgsink/emgd.
+
+set -euo pipefail
+
+: "${BIN:?BIN must name the build directory}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/emg-it.XXXXXX")
+STARTED_PIDS=()
+FAILURES=0
+PASSES=0
+
+cleanup() {
+  local pid
+  for pid in "${STARTED_PIDS[@]:-}"; do
+    [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  if [ "${KEEP_TMP:-}" = 1 ] || [ "$FAILURES" -gt 0 ]; then
+    echo "test files kept in $TMP"
+  else
+    rm -rf "$TMP"
+  fi
+}
+trap cleanup EXIT
+
+# Waits (bounded) until FILE exists and is not empty.
+wait_file() {
+  local file=$1 tries=${2:-100}
+  while [ ! -s "$file" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  [ -s "$file" ] || { echo "timed out waiting for $file" >&2; return 1; }
+}
+
+# start_sink NAME PROTOCOL [emgsink options...]: starts emgsink on a free
+# port; sets SINK_PID_<NAME> and SINK_PORT_<NAME>. Record and summary files
+# go to $TMP/NAME.record and $TMP/NAME.summary.json.
+start_sink() {
+  local name=$1 proto=$2 port=${SINK_FIXED_PORT:-0}
+  shift 2
+  rm -f "$TMP/$name.port"
+  "$BIN/emgsink" --protocol "$proto" --listen "127.0.0.1:$port" --port-file "$TMP/$name.port" \
+    --record "$TMP/$name.record" --summary "$TMP/$name.summary.json" --quiet "$@" \
+    2>"$TMP/$name.stderr" &
+  local pid=$!
+  STARTED_PIDS+=("$pid")
+  wait_file "$TMP/$name.port"
+  printf -v "SINK_PID_$name" '%s' "$pid"
+  printf -v "SINK_PORT_$name" '%s' "$(cat "$TMP/$name.port")"
+}
+
+# stop_sink NAME: SIGTERM, then wait for its summary.
+stop_sink() {
+  local name=$1 pidvar="SINK_PID_$1"
+  kill -TERM "${!pidvar}" 2>/dev/null || true
+  local tries=100
+  while kill -0 "${!pidvar}" 2>/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  wait_file "$TMP/$name.summary.json"
+}
+
+# check DESCRIPTION COMMAND...: runs the command; counts and prints the outcome.
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    PASSES=$((PASSES + 1))
+    echo "ok   - $what"
+  else
+    FAILURES=$((FAILURES + 1))
+    echo "FAIL - $what"
+  fi
+}
+
+# between VALUE MIN MAX: MIN <= VALUE <= MAX (integers).
+between() {
+  [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || { echo "$1 is not within $2..$3" >&2; return 1; }
+}
+
+# jget FILE FILTER: one value from a JSON file.
+jget() {
+  jq -r "$2" "$1"
+}
+
+# Every sequence number 0..N-1 appears exactly once in a sink record file.
+record_has_each_seq_once() {
+  local record=$1 n=$2
+  local got
+  got=$(grep -o 'emgload #[0-9]*' "$record" | sort | uniq -c | awk -v n="$n" '
+    { seq = substr($3, 2) + 0; if ($1 != 1) dup++; if (seq >= 0 && seq < n) seen++ }
+    END { printf "%d %d", seen + 0, dup + 0 }')
+  [ "$got" = "$n 0" ] || { echo "record $record: (distinct seen, duplicated) = ($got), want ($n 0)" >&2; return 1; }
+}
+
+finish() {
+  echo "$PASSES passed, $FAILURES failed"
+  [ "$FAILURES" -eq 0 ]
+}

@@ -1,0 +1,735 @@
+/* emgload.c - the load generator: submits messages over SMPP or UCP through N
+ * binds with a window each, at a smooth global rate, and collects the acks
+ * and receipts, reporting counts and latencies.
+ *
+ * Every text carries its sequence number ("emgload #0000000042 ..."), so a
+ * sink's record file shows loss and duplication end to end. Runs on one event
+ * loop through the connector runtime emgd uses. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "charset.h"
+#include "clock.h"
+#include "histogram.h"
+#include "ratelimit.h"
+#include "session.h"
+#include "sms_text.h"
+#include "tool_util.h"
+
+struct load_options {
+  const struct proto_ops *proto;
+  const char *connect;
+  const char *user;
+  const char *password;
+  unsigned connections;
+  unsigned window;
+  uint64_t count;                 /* 0: run for duration_s */
+  double duration_s;
+  double rate;                    /* msgs/s over all connections; 0 = as fast as acked */
+  bool dlr;
+  double wait_dlr_s;              /* after the last ack, how long to wait for receipts */
+  unsigned length;                /* characters per text */
+  enum sms_text_coding coding;
+  struct tool_addr_pattern from, to;
+  bool json;
+  bool quiet;
+  unsigned timeout_ms;            /* response time-out before a resubmit */
+  double give_up_s;               /* end the run after this long without any progress */
+};
+
+/* Per message, indexed by sequence number. */
+enum load_flags {
+  LOAD_ACKED = 1,
+  LOAD_REFUSED = 2,
+  LOAD_RECEIPT = 4,
+  LOAD_PENDING_RESEND = 8
+};
+struct load_msg {
+  uint64_t sent_ns;
+  uint64_t acked_ns;
+  uint8_t flags;
+};
+
+/* Receipt id -> sequence number. Open addressing on a 64-bit hash of the id;
+ * two ids with the same 64-bit hash are taken as one (odds ~1e-6 at 10M). */
+struct id_map {
+  uint64_t *keys;                 /* 0 = empty */
+  uint32_t *seqs;
+  size_t mask;
+  size_t used;
+};
+
+struct load_conn {
+  struct loader *ld;
+  struct session *session;
+  bool bound;
+};
+
+struct loader {
+  struct load_options opt;
+  struct evloop *loop;
+  struct load_conn *conns;
+  struct ratelimit rate;
+  struct load_msg *msgs;
+  size_t msgs_cap;
+  uint64_t next_seq;              /* next new sequence number */
+  uint64_t *resend;               /* sequence numbers to send again */
+  size_t resend_len, resend_cap;
+  struct id_map ids;
+  struct id_map early;            /* receipts that came before their ack: id -> state */
+  uint64_t early_waiting;
+  uint64_t rng;
+  uint64_t start_ns, send_end_ns, last_ack_ns, stop_deadline_ns;
+  uint64_t last_progress_ns;      /* last ack, refusal or receipt */
+  bool sending_done;              /* no new messages from now on */
+  bool stopping;
+  uint64_t sent, acked, refused, resubmits, duplicate_acks;
+  uint64_t receipts, receipts_delivered, receipts_undeliv, receipts_other;
+  uint64_t receipts_unknown, receipts_duplicate, mo;
+  uint64_t last_acked, last_status_ns;
+  struct histogram ack_us, receipt_ms;
+};
+
+static uint64_t hash_id(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;  /* FNV-1a, then a final mix */
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h ? h : 1;
+}
+
+static int id_map_grow(struct id_map *m)
+{
+  size_t cap = m->mask ? (m->mask + 1) * 2 : 1 << 16;
+  uint64_t *keys = calloc(cap, sizeof *keys);
+  uint32_t *seqs = malloc(cap * sizeof *seqs);
+  if (!keys || !seqs) {
+    free(keys);
+    free(seqs);
+    return -1;
+  }
+  for (size_t i = 0; m->mask && i <= m->mask; i++) {
+    if (!m->keys[i])
+      continue;
+    size_t j = m->keys[i] & (cap - 1);
+    while (keys[j])
+      j = (j + 1) & (cap - 1);
+    keys[j] = m->keys[i];
+    seqs[j] = m->seqs[i];
+  }
+  free(m->keys);
+  free(m->seqs);
+  m->keys = keys;
+  m->seqs = seqs;
+  m->mask = cap - 1;
+  return 0;
+}
+
+/* In the early-receipt map: a receipt already matched to its ack. */
+#define EARLY_TAKEN UINT32_MAX
+
+static int id_map_put(struct id_map *m, const char *id, uint32_t seq)
+{
+  if ((m->used + 1) * 2 > m->mask + 1 && id_map_grow(m) == -1)
+    return -1;
+  uint64_t k = hash_id(id);
+  size_t i = k & m->mask;
+  while (m->keys[i] && m->keys[i] != k)
+    i = (i + 1) & m->mask;
+  if (!m->keys[i])
+    m->used++;
+  m->keys[i] = k;
+  m->seqs[i] = seq;
+  return 0;
+}
+
+static int id_map_get(const struct id_map *m, const char *id, uint32_t *seq)
+{
+  if (!m->mask)
+    return -1;
+  uint64_t k = hash_id(id);
+  for (size_t i = k & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+    if (m->keys[i] == k) {
+      *seq = m->seqs[i];
+      return 0;
+    }
+  return -1;
+}
+
+static struct load_msg *msg_slot(struct loader *ld, uint64_t seq)
+{
+  if (seq >= ld->msgs_cap) {
+    size_t cap = ld->msgs_cap ? ld->msgs_cap * 2 : 1 << 20;
+    while (cap <= seq)
+      cap *= 2;
+    struct load_msg *m = realloc(ld->msgs, cap * sizeof *m);
+    if (!m)
+      return NULL;
+    memset(m + ld->msgs_cap, 0, (cap - ld->msgs_cap) * sizeof *m);
+    ld->msgs = m;
+    ld->msgs_cap = cap;
+  }
+  return &ld->msgs[seq];
+}
+
+/* The text of message seq in the chosen coding: "emgload #<seq> " and filler
+ * up to opt.length characters. Returns the payload length. */
+static size_t build_text(struct loader *ld, uint64_t seq, uint8_t *out, size_t cap)
+{
+  static const char gsm_filler[] = "The quick brown fox jumps over the lazy dog 0123456789. ";
+  static const char ucs2_filler[] = "Привет, мир! Грузовик прибудет завтра. ";
+  char utf8[4096];
+  int n = snprintf(utf8, sizeof utf8, "emgload #%010" PRIu64 " ", seq);
+  const char *filler = ld->opt.coding == SMS_TEXT_UCS2 ? ucs2_filler : gsm_filler;
+  size_t chars = (size_t)n, at = (size_t)n, f = 0;
+  while (chars < ld->opt.length && at + 4 < sizeof utf8) {
+    /* Copy one UTF-8 character. */
+    do
+      utf8[at++] = filler[f++];
+    while ((filler[f] & 0xC0) == 0x80);
+    if (!filler[f])
+      f = 0;
+    chars++;
+  }
+  int len = ld->opt.coding == SMS_TEXT_UCS2 ? charset_utf8_to_ucs2(out, cap, utf8, at)
+                                             : charset_utf8_to_gsm(out, cap, utf8, at, 1);
+  return len > 0 ? (size_t)len : 0;
+}
+
+static bool more_to_send(struct loader *ld)
+{
+  if (ld->resend_len)
+    return true;
+  if (ld->sending_done)
+    return false;
+  if (ld->opt.count && ld->next_seq >= ld->opt.count) {
+    ld->sending_done = true;
+    ld->send_end_ns = clock_now_ns();
+    return false;
+  }
+  return true;
+}
+
+static int send_one(struct loader *ld, struct load_conn *c)
+{
+  static uint8_t text[4096];
+  bool resend = ld->resend_len > 0;
+  uint64_t seq = resend ? ld->resend[ld->resend_len - 1] : ld->next_seq;
+  struct load_msg *lm = msg_slot(ld, seq);
+  if (!lm)
+    return -1;
+  struct proto_pdu pdu;
+  memset(&pdu, 0, sizeof pdu);
+  pdu.op = PROTO_OP_SUBMIT;
+  struct msg *m = &pdu.msg;
+  /* Addresses come from the sequence number, so a resend repeats them. */
+  uint64_t addr_rng = seq * 0x9E3779B97F4A7C15ull + 1;
+  tool_addr_generate(&ld->opt.from, &addr_rng, m->src.addr);
+  tool_addr_generate(&ld->opt.to, &addr_rng, m->dst.addr);
+  m->src.ton = m->dst.ton = MSG_TON_INTERNATIONAL;
+  m->src.npi = m->dst.npi = 1;
+  m->coding = (uint8_t)ld->opt.coding;
+  m->dcs = (uint8_t)ld->opt.coding;
+  m->dlr_mask = ld->opt.dlr ? MSG_DLR_DELIVERED | MSG_DLR_FAILED : 0;
+  m->data_len = (uint32_t)build_text(ld, seq, text, sizeof text);
+  m->data = text;
+  if (session_request(c->session, &pdu, (void *)(uintptr_t)seq) == -1)
+    return -1;
+  if (resend) {
+    ld->resend_len--;
+    lm->flags &= (uint8_t)~LOAD_PENDING_RESEND;
+    ld->resubmits++;
+  } else {
+    ld->next_seq++;
+  }
+  lm->sent_ns = clock_now_ns();
+  ld->sent++;
+  return 0;
+}
+
+static void fill(struct loader *ld, struct load_conn *c)
+{
+  if (ld->stopping || !c->bound)
+    return;
+  uint64_t now = clock_now_ns();
+  /* Asking until the session says no also tells it to call on_ready when
+   * room opens again. */
+  unsigned room;
+  while ((room = session_can_send(c->session)) && more_to_send(ld)) {
+    uint64_t n = ratelimit_take(&ld->rate, now, room);
+    for (uint64_t i = 0; i < n; i++)
+      if (!more_to_send(ld) || send_one(ld, c) == -1)
+        return;
+    if (n < room)
+      return;
+  }
+}
+
+static void fill_all(struct loader *ld)
+{
+  for (unsigned i = 0; i < ld->opt.connections; i++)
+    fill(ld, &ld->conns[i]);
+}
+
+static void queue_resend(struct loader *ld, uint64_t seq)
+{
+  struct load_msg *lm = &ld->msgs[seq];
+  if (lm->flags & (LOAD_ACKED | LOAD_PENDING_RESEND))
+    return;
+  if (ld->resend_len == ld->resend_cap) {
+    size_t cap = ld->resend_cap ? ld->resend_cap * 2 : 1024;
+    uint64_t *r = realloc(ld->resend, cap * sizeof *r);
+    if (!r)
+      return;
+    ld->resend = r;
+    ld->resend_cap = cap;
+  }
+  lm->flags |= LOAD_PENDING_RESEND;
+  ld->resend[ld->resend_len++] = seq;
+}
+
+/* Marks message seq as having its receipt (in state). */
+static void count_receipt(struct loader *ld, uint64_t seq, uint8_t state)
+{
+  struct load_msg *lm = &ld->msgs[seq];
+  if (lm->flags & LOAD_RECEIPT) {
+    ld->receipts_duplicate++;
+    return;
+  }
+  lm->flags |= LOAD_RECEIPT;
+  ld->receipts++;
+  ld->last_progress_ns = clock_now_ns();
+  if (state == MSG_STATE_DELIVERED)
+    ld->receipts_delivered++;
+  else if (state == MSG_STATE_UNDELIVERABLE)
+    ld->receipts_undeliv++;
+  else
+    ld->receipts_other++;
+  histogram_record(&ld->receipt_ms, (ld->last_progress_ns - lm->acked_ns) / 1000000);
+}
+
+static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  struct load_conn *c = session_app(s);
+  struct loader *ld = c->ld;
+  uint64_t seq = (uintptr_t)cookie;
+  struct load_msg *lm = &ld->msgs[seq];
+  uint64_t now = clock_now_ns();
+  if (lm->flags & (LOAD_ACKED | LOAD_REFUSED)) {
+    ld->duplicate_acks++;
+    return;
+  }
+  if (resp->status == PROTO_OK) {
+    lm->flags |= LOAD_ACKED;
+    lm->acked_ns = now;
+    ld->acked++;
+    ld->last_ack_ns = now;
+    ld->last_progress_ns = now;
+    histogram_record(&ld->ack_us, (now - lm->sent_ns) / 1000);
+    uint32_t state;
+    if (ld->opt.dlr && resp->msgid[0]) {
+      if (ld->early_waiting && id_map_get(&ld->early, resp->msgid, &state) == 0 &&
+          state != EARLY_TAKEN) {
+        id_map_put(&ld->early, resp->msgid, EARLY_TAKEN);
+        ld->early_waiting--;
+        count_receipt(ld, seq, (uint8_t)state);
+      } else {
+        id_map_put(&ld->ids, resp->msgid, (uint32_t)seq);
+      }
+    }
+  } else {
+    lm->flags |= LOAD_REFUSED;
+    ld->refused++;
+    ld->last_progress_ns = now;
+  }
+}
+
+static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
+{
+  struct load_conn *c = session_app(s);
+  queue_resend(c->ld, (uintptr_t)cookie);
+}
+
+static void on_request(struct session *s, const struct proto_pdu *req)
+{
+  struct load_conn *c = session_app(s);
+  struct loader *ld = c->ld;
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.ref = req->ref;
+  resp.raw_status = req->raw_status;   /* UCP: the OT being answered */
+  resp.op = req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP;
+  resp.status = req->op == PROTO_OP_DELIVER ? PROTO_OK : PROTO_E_UNSUPPORTED;
+  session_respond(s, &resp);
+  if (req->op != PROTO_OP_DELIVER)
+    return;
+  if (!req->is_receipt) {
+    ld->mo++;
+    return;
+  }
+  uint32_t seq;
+  if (id_map_get(&ld->ids, req->receipt.id, &seq) == 0) {
+    count_receipt(ld, seq, req->receipt.state);
+    return;
+  }
+  /* An SMSC may send the receipt on another bind before the ack of the
+   * submit arrives on this one: keep it until the ack comes. */
+  if (id_map_put(&ld->early, req->receipt.id, req->receipt.state) == 0)
+    ld->early_waiting++;
+  else
+    ld->receipts_unknown++;
+}
+
+static void on_bound(struct session *s)
+{
+  struct load_conn *c = session_app(s);
+  c->bound = true;
+  fill(c->ld, c);
+}
+
+static void on_ready(struct session *s)
+{
+  struct load_conn *c = session_app(s);
+  fill(c->ld, c);
+}
+
+static void on_disconnect(struct session *s, const char *reason)
+{
+  struct load_conn *c = session_app(s);
+  struct loader *ld = c->ld;
+  c->bound = false;
+  if (!ld->stopping && !ld->opt.quiet)
+    fprintf(stderr, "%semgload: connection lost (%s), reconnecting\n",
+            tool_stderr_tty() ? "\n" : "", reason);
+}
+
+static const struct session_handler load_handler = {
+  .on_bound = on_bound,
+  .on_request = on_request,
+  .on_response = on_response,
+  .on_unanswered = on_unanswered,
+  .on_ready = on_ready,
+  .on_disconnect = on_disconnect,
+};
+
+static uint64_t outstanding(const struct loader *ld)
+{
+  return ld->sent - ld->resubmits - ld->acked - ld->refused;
+}
+
+static void begin_stop(struct loader *ld)
+{
+  if (ld->stopping)
+    return;
+  ld->stopping = true;
+  ld->stop_deadline_ns = clock_now_ns() + 3000000000ull;
+  for (unsigned i = 0; i < ld->opt.connections; i++)
+    session_stop(ld->conns[i].session);
+}
+
+static void print_progress(struct loader *ld, uint64_t now)
+{
+  double secs = (double)(now - ld->last_status_ns) / 1e9;
+  fprintf(stderr,
+          "\remgload: sent %" PRIu64 ", acked %" PRIu64 ", refused %" PRIu64 ", receipts %" PRIu64
+          ", %.0f msgs/s   ",
+          ld->sent, ld->acked, ld->refused, ld->receipts,
+          secs > 0 ? (double)(ld->acked - ld->last_acked) / secs : 0.0);
+  ld->last_acked = ld->acked;
+  ld->last_status_ns = now;
+}
+
+static void on_signal(int signo, void *arg)
+{
+  struct loader *ld = arg;
+  if (signo == SIGHUP)
+    return;
+  if (!ld->sending_done) {
+    ld->sending_done = true;
+    ld->send_end_ns = clock_now_ns();
+  }
+  ld->opt.wait_dlr_s = 0;
+  begin_stop(ld);
+}
+
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct loader *ld = arg;
+  uint64_t now = clock_now_ns();
+  if (!ld->opt.count && !ld->sending_done &&
+      (double)(now - ld->start_ns) / 1e9 >= ld->opt.duration_s) {
+    ld->sending_done = true;
+    ld->send_end_ns = now;
+  }
+  if (ld->stopping) {
+    unsigned open = 0;
+    for (unsigned i = 0; i < ld->opt.connections; i++)
+      open += session_state(ld->conns[i].session) != SESSION_CLOSED;
+    if (open == 0 || now > ld->stop_deadline_ns)
+      evloop_stop(loop);
+    return;
+  }
+  fill_all(ld);
+  if (!ld->opt.quiet && tool_stderr_tty() && now - ld->last_status_ns >= 1000000000ull)
+    print_progress(ld, now);
+  /* Done when every message is answered and, with --dlr, every receipt is
+   * in or --wait-dlr has passed since the last ack. */
+  if ((double)(now - ld->last_progress_ns) / 1e9 >= ld->opt.give_up_s) {
+    if (!ld->opt.quiet)
+      fprintf(stderr, "emgload: no progress for %.0f s, giving up\n", ld->opt.give_up_s);
+    on_signal(SIGTERM, ld);
+    return;
+  }
+  if (ld->sending_done && ld->resend_len == 0 && outstanding(ld) == 0) {
+    bool receipts_done = !ld->opt.dlr || ld->receipts >= ld->acked ||
+                         (double)(now - ld->last_ack_ns) / 1e9 >= ld->opt.wait_dlr_s;
+    if (receipts_done)
+      begin_stop(ld);
+  }
+}
+
+static double ms(uint64_t us)
+{
+  return (double)us / 1000.0;
+}
+
+static int report(struct loader *ld)
+{
+  uint64_t end = ld->send_end_ns ? ld->send_end_ns : clock_now_ns();
+  if (ld->last_ack_ns > end)
+    end = ld->last_ack_ns;
+  double elapsed = (double)(end - ld->start_ns) / 1e9;
+  double rate = elapsed > 0 ? (double)ld->acked / elapsed : 0;
+  uint64_t missing = ld->opt.dlr && ld->acked > ld->receipts ? ld->acked - ld->receipts : 0;
+  ld->receipts_unknown += ld->early_waiting;
+  uint64_t unanswered = ld->sent - ld->resubmits - ld->acked - ld->refused;
+  /* With --count, messages never sent (the run gave up) are a failure too. */
+  uint64_t unsent = ld->opt.count > ld->next_seq ? ld->opt.count - ld->next_seq : 0;
+  if (ld->opt.json) {
+    json_t *j = json_pack(
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
+      " s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}}",
+      "protocol", ld->opt.proto->name, "connections", (json_int_t)ld->opt.connections,
+      "window", (json_int_t)ld->opt.window, "sent", (json_int_t)ld->sent,
+      "acked", (json_int_t)ld->acked, "refused", (json_int_t)ld->refused,
+      "unanswered", (json_int_t)unanswered, "unsent", (json_int_t)unsent,
+      "resubmits", (json_int_t)ld->resubmits,
+      "duplicate_acks", (json_int_t)ld->duplicate_acks, "receipts", (json_int_t)ld->receipts,
+      "receipts_delivered", (json_int_t)ld->receipts_delivered,
+      "receipts_undeliverable", (json_int_t)ld->receipts_undeliv,
+      "receipts_unknown", (json_int_t)ld->receipts_unknown,
+      "receipts_duplicate", (json_int_t)ld->receipts_duplicate,
+      "receipts_missing", (json_int_t)missing, "elapsed_s", elapsed, "msgs_per_s", rate,
+      "ack_latency_ms", "p50", ms(histogram_percentile(&ld->ack_us, 50)), "p90",
+      ms(histogram_percentile(&ld->ack_us, 90)), "p99", ms(histogram_percentile(&ld->ack_us, 99)),
+      "max", ms(ld->ack_us.max == 0 ? 0 : ld->ack_us.max), "receipt_latency_ms", "p50",
+      (double)histogram_percentile(&ld->receipt_ms, 50), "p99",
+      (double)histogram_percentile(&ld->receipt_ms, 99), "max", (double)ld->receipt_ms.max);
+    if (j) {
+      json_dumpf(j, stdout, JSON_COMPACT);
+      fputc('\n', stdout);
+      json_decref(j);
+    }
+  } else {
+    printf("emgload: %s to %s, %u connections x window %u\n", ld->opt.proto->name,
+           ld->opt.connect, ld->opt.connections, ld->opt.window);
+    printf("  sent       %12" PRIu64 "  (resubmits %" PRIu64 ")\n", ld->sent, ld->resubmits);
+    printf("  acked      %12" PRIu64 "\n", ld->acked);
+    printf("  refused    %12" PRIu64 "\n", ld->refused);
+    printf("  unanswered %12" PRIu64 "\n", unanswered);
+    if (unsent)
+      printf("  unsent     %12" PRIu64 "\n", unsent);
+    if (ld->opt.dlr)
+      printf("  receipts   %12" PRIu64 "  (delivered %" PRIu64 ", undeliverable %" PRIu64
+             ", other %" PRIu64 "; missing %" PRIu64 ", unknown %" PRIu64 ", duplicate %" PRIu64
+             ")\n",
+             ld->receipts, ld->receipts_delivered, ld->receipts_undeliv, ld->receipts_other,
+             missing, ld->receipts_unknown, ld->receipts_duplicate);
+    printf("  elapsed    %12.2f s\n", elapsed);
+    printf("  throughput %12.0f msgs/s\n", rate);
+    printf("  ack latency      p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+           ms(histogram_percentile(&ld->ack_us, 50)), ms(histogram_percentile(&ld->ack_us, 90)),
+           ms(histogram_percentile(&ld->ack_us, 99)), ms(ld->ack_us.max));
+    if (ld->opt.dlr)
+      printf("  receipt latency  p50 %" PRIu64 " ms, p99 %" PRIu64 " ms, max %" PRIu64 " ms\n",
+             histogram_percentile(&ld->receipt_ms, 50), histogram_percentile(&ld->receipt_ms, 99),
+             ld->receipt_ms.count ? ld->receipt_ms.max : 0);
+  }
+  fflush(stdout);
+  return ld->refused || unanswered || unsent || missing ? TOOL_EXIT_FAILED : TOOL_EXIT_OK;
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: emgload --protocol smpp|ucp --connect HOST:PORT [options]\n"
+          "  --user U --password P   bind/login credentials\n"
+          "  --connections N         binds, each with its own window (default 1)\n"
+          "  --window W              outstanding submits per connection (default 10)\n"
+          "  --count N | --duration S  how many messages, or for how long (default --count 1000)\n"
+          "  --rate MPS              global, smooth rate limit (default none)\n"
+          "  --dlr                   request receipts and wait for them\n"
+          "  --wait-dlr S            seconds to wait for receipts after the last ack (default 30)\n"
+          "  --length L              characters per text (default 145)\n"
+          "  --encoding gsm|ucs2     text coding (default gsm)\n"
+          "  --from PREFIX:LEN       source addresses (default 4917000:13)\n"
+          "  --to PREFIX:LEN         destination addresses (default 4917100:13)\n"
+          "  --timeout MS            response time-out before a resubmit (default 30000)\n"
+          "  --give-up S             end the run after S seconds without progress (default 60)\n"
+          "  --json                  print the summary as one JSON object\n"
+          "  --quiet                 no progress line\n");
+}
+
+int main(int argc, char **argv)
+{
+  static struct loader ld;
+  static const struct option longopts[] = {
+    { "protocol", required_argument, 0, 'p' }, { "connect", required_argument, 0, 'c' },
+    { "user", required_argument, 0, 'u' },     { "password", required_argument, 0, 'P' },
+    { "connections", required_argument, 0, 'n' }, { "window", required_argument, 0, 'w' },
+    { "count", required_argument, 0, 'N' },    { "duration", required_argument, 0, 'D' },
+    { "rate", required_argument, 0, 'r' },     { "dlr", no_argument, 0, 'd' },
+    { "wait-dlr", required_argument, 0, 'W' }, { "length", required_argument, 0, 'L' },
+    { "encoding", required_argument, 0, 'e' }, { "from", required_argument, 0, 'f' },
+    { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
+    { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
+    { "give-up", required_argument, 0, 'G' },
+    { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+  };
+  struct load_options *o = &ld.opt;
+  uint64_t v;
+  o->connections = 1;
+  o->window = 10;
+  o->count = 1000;
+  o->wait_dlr_s = 30;
+  o->length = 145;
+  o->coding = SMS_TEXT_GSM7;
+  o->timeout_ms = 30000;
+  o->give_up_s = 60;
+  tool_parse_addr_pattern("4917000:13", &o->from);
+  tool_parse_addr_pattern("4917100:13", &o->to);
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    const char *bad = NULL;
+    switch (ch) {
+    case 'p':
+      if (!(o->proto = proto_find(optarg)))
+        bad = "--protocol (smpp or ucp)";
+      break;
+    case 'c': o->connect = optarg; break;
+    case 'u': o->user = optarg; break;
+    case 'P': o->password = optarg; break;
+    case 'n':
+    case 'w':
+    case 'N':
+    case 'L':
+    case 'T':
+      if (tool_parse_count(optarg, &v) == -1 || v > 100000000ull) {
+        bad = "number";
+        break;
+      }
+      if (ch == 'n') o->connections = (unsigned)v;
+      else if (ch == 'w') o->window = (unsigned)v;
+      else if (ch == 'N') { o->count = v; o->duration_s = 0; }
+      else if (ch == 'L') o->length = (unsigned)v;
+      else o->timeout_ms = (unsigned)v;
+      break;
+    case 'D':
+    case 'r':
+    case 'G':
+    case 'W': {
+      char *end;
+      double d = strtod(optarg, &end);
+      if (end == optarg || *end || d < 0 || !isfinite(d)) {
+        bad = "number of seconds or a rate";
+        break;
+      }
+      if (ch == 'D') { o->duration_s = d; o->count = 0; }
+      else if (ch == 'r') o->rate = d;
+      else if (ch == 'G') o->give_up_s = d;
+      else o->wait_dlr_s = d;
+      break;
+    }
+    case 'd': o->dlr = true; break;
+    case 'e':
+      if (strcmp(optarg, "gsm") == 0) o->coding = SMS_TEXT_GSM7;
+      else if (strcmp(optarg, "ucs2") == 0) o->coding = SMS_TEXT_UCS2;
+      else bad = "--encoding (gsm or ucs2)";
+      break;
+    case 'f':
+    case 't':
+      if (tool_parse_addr_pattern(optarg, ch == 'f' ? &o->from : &o->to) == -1)
+        bad = "address pattern PREFIX:LENGTH (digits, length up to 20)";
+      break;
+    case 'j': o->json = true; break;
+    case 'q': o->quiet = true; break;
+    case 'h': usage(stdout); return TOOL_EXIT_OK;
+    default: usage(stderr); return TOOL_EXIT_USAGE;
+    }
+    if (bad) {
+      fprintf(stderr, "emgload: bad value '%s': expected %s\n", optarg, bad);
+      return TOOL_EXIT_USAGE;
+    }
+  }
+  if (!o->proto || !o->connect || optind < argc || o->connections == 0 || o->window == 0 ||
+      (o->count == 0 && o->duration_s <= 0)) {
+    usage(stderr);
+    return TOOL_EXIT_USAGE;
+  }
+  if (o->length > 1000) {
+    fprintf(stderr, "emgload: --length: at most 1000 characters\n");
+    return TOOL_EXIT_USAGE;
+  }
+
+  ld.loop = evloop_create(5);
+  if (!ld.loop || tool_signals(ld.loop, on_signal, &ld) == -1) {
+    fprintf(stderr, "emgload: cannot set up the event loop\n");
+    return TOOL_EXIT_SETUP;
+  }
+  histogram_init(&ld.ack_us);
+  histogram_init(&ld.receipt_ms);
+  ld.start_ns = ld.last_status_ns = ld.last_progress_ns = clock_now_ns();
+  /* A burst of 10 ms worth keeps the rate smooth. */
+  ratelimit_init(&ld.rate, o->rate, o->rate > 0 ? fmax(1, o->rate / 100) : 1, ld.start_ns);
+  struct session_config cfg = {
+    .proto = o->proto,
+    .role = SESSION_CLIENT,
+    .connect = o->connect,
+    .bind_mode = PROTO_BIND_TRX,
+    .user = o->user ? o->user : "",
+    .password = o->password ? o->password : "",
+    .window = o->window,
+    .response_timeout_ms = o->timeout_ms,
+    .keepalive_ms = 30000,
+    .reconnect_min_ms = 100,
+    .reconnect_max_ms = 2000,
+  };
+  ld.conns = calloc(o->connections, sizeof *ld.conns);
+  if (!ld.conns || !msg_slot(&ld, o->count ? o->count : 1)) {
+    fprintf(stderr, "emgload: out of memory\n");
+    return TOOL_EXIT_SETUP;
+  }
+  for (unsigned i = 0; i < o->connections; i++) {
+    ld.conns[i].ld = &ld;
+    ld.conns[i].session = session_client_create(ld.loop, &cfg, &load_handler, &ld.conns[i]);
+    if (!ld.conns[i].session) {
+      fprintf(stderr, "emgload: cannot create connection %u to %s\n", i + 1, o->connect);
+      return TOOL_EXIT_SETUP;
+    }
+  }
+  evloop_tick(ld.loop, on_tick, &ld);
+  evloop_run(ld.loop);
+  if (!o->quiet && tool_stderr_tty())
+    fputc('\n', stderr);
+  return report(&ld);
+}

@@ -1,0 +1,560 @@
+/* emgsink.c - an SMSC that accepts every message and sends receipts.
+ *
+ * Speaks SMPP (binds of any mode) or UCP (op 60 logins, op 51 submits) on
+ * one event loop, through the same connector runtime emgd uses. Each submit
+ * gets a unique message id; where a receipt was asked for, it goes out after
+ * a random delay, from one timer heap that holds every pending receipt. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include "clock.h"
+#include "netutil.h"
+#include "session.h"
+#include "timerheap.h"
+#include "tool_util.h"
+#include "ucp_proto.h"
+
+struct sink_options {
+  const struct proto_ops *proto;
+  const char *listen;
+  const char *user;               /* when set, binds must match */
+  const char *password;
+  uint64_t dlr_min_ms, dlr_max_ms;
+  double fail_rate;
+  double undeliv_rate;
+  const char *record_path;
+  const char *summary_path;
+  const char *port_file;          /* where to write the port listened on (for --listen HOST:0) */
+  uint64_t rebind_wait_ms;        /* how long a receipt waits for its account to bind again */
+  uint64_t max_pending;           /* receipts held at once */
+  unsigned window;                /* receipts outstanding per session */
+  bool quiet;
+};
+
+struct sink_counts {
+  uint64_t submits, accepted, refused;
+  uint64_t receipts_scheduled, receipts_sent, receipts_acked, receipts_nacked;
+  uint64_t receipts_rerouted, receipts_waited, receipts_dropped, receipts_unwanted;
+  uint64_t receipts_undeliv;
+  uint64_t connections, binds, binds_refused;
+};
+
+struct sink;
+
+/* One accepted connection. */
+struct sink_conn {
+  struct sink *sink;
+  struct session *session;
+  struct sink_conn *prev, *next;
+  bool bound;
+};
+
+/* A receipt waiting for its time, or for a bind of its account. */
+struct pending_receipt {
+  struct msg_receipt receipt;
+  char user[MSG_USER_LEN];
+  uint64_t first_due_ms;
+};
+
+struct sink {
+  struct sink_options opt;
+  struct evloop *loop;
+  struct session_config session_cfg;
+  int listen_fd;
+  struct sink_conn *conns;
+  struct sink_conn *cursor;       /* where the receipt round robin goes on */
+  struct timerheap pending;
+  uint64_t next_id;               /* SMPP message ids */
+  struct ucp_scts_alloc *scts;    /* UCP: unique AdC:SCTS per recipient */
+  uint64_t rng;
+  FILE *record;
+  struct sink_counts n, last;     /* last: at the previous status line */
+  uint64_t last_status_ms;
+  unsigned sessions_alive;
+};
+
+static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id, size_t cap)
+{
+  if (sk->scts) {
+    char scts[13];
+    ucp_scts_next(sk->scts, m->dst.addr, time(NULL), scts);
+    snprintf(id, cap, "%s:%s", m->dst.addr, scts);
+  } else {
+    snprintf(id, cap, "%" PRIu64, sk->next_id++);
+  }
+  return id;
+}
+
+static void record_message(struct sink *sk, const struct msg *m)
+{
+  static char text[4 * 65536];
+  if (!sk->record)
+    return;
+  tool_payload_utf8(m, text, sizeof text);
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  fprintf(sk->record, "%s\t%s\t%s\t%lld.%03ld\n", m->src.addr, m->dst.addr, text,
+          (long long)tv.tv_sec, (long)(tv.tv_usec / 1000));
+}
+
+static void schedule_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m,
+                             const char *id)
+{
+  bool undeliv = sk->opt.undeliv_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.undeliv_rate;
+  uint8_t state = undeliv ? MSG_STATE_UNDELIVERABLE : MSG_STATE_DELIVERED;
+  if (!msg_receipt_wanted(m->dlr_mask, state)) {
+    sk->n.receipts_unwanted++;
+    return;
+  }
+  if (timerheap_count(&sk->pending) >= sk->opt.max_pending) {
+    sk->n.receipts_dropped++;
+    return;
+  }
+  struct pending_receipt *p = malloc(sizeof *p);
+  if (!p) {
+    sk->n.receipts_dropped++;
+    return;
+  }
+  memset(&p->receipt, 0, sizeof p->receipt);
+  snprintf(p->receipt.id, sizeof p->receipt.id, "%s", id);
+  p->receipt.state = state;
+  p->receipt.err = undeliv ? 1 : 0;
+  p->receipt.submit_time = p->receipt.done_time = time(NULL);
+  p->receipt.src = m->src;
+  p->receipt.dst = m->dst;
+  snprintf(p->user, sizeof p->user, "%s", session_user(c->session));
+  uint64_t span = sk->opt.dlr_max_ms - sk->opt.dlr_min_ms;
+  uint64_t delay = sk->opt.dlr_min_ms + (span ? tool_rand(&sk->rng) % (span + 1) : 0);
+  p->first_due_ms = evloop_now_ms(sk->loop) + delay;
+  if (timerheap_push(&sk->pending, p->first_due_ms, p) == -1) {
+    free(p);
+    sk->n.receipts_dropped++;
+    return;
+  }
+  sk->n.receipts_scheduled++;
+  sk->n.receipts_undeliv += undeliv;
+}
+
+static void on_request(struct session *s, const struct proto_pdu *req)
+{
+  struct sink_conn *c = session_app(s);
+  struct sink *sk = c->sink;
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.ref = req->ref;
+  resp.raw_status = req->raw_status;   /* UCP: the OT being answered */
+  if (req->op != PROTO_OP_SUBMIT) {
+    /* An SMSC does not take deliveries from its clients. */
+    resp.op = req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_NACK;
+    resp.status = PROTO_E_UNSUPPORTED;
+    session_respond(s, &resp);
+    return;
+  }
+  sk->n.submits++;
+  resp.op = PROTO_OP_SUBMIT_RESP;
+  if (sk->opt.fail_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.fail_rate) {
+    resp.status = PROTO_E_THROTTLED;
+    sk->n.refused++;
+    session_respond(s, &resp);
+    return;
+  }
+  receipt_id_of(sk, &req->msg, resp.msgid, sizeof resp.msgid);
+  resp.status = PROTO_OK;
+  if (session_respond(s, &resp) == 0) {
+    sk->n.accepted++;
+    record_message(sk, &req->msg);
+    if (req->msg.dlr_mask)
+      schedule_receipt(sk, c, &req->msg, resp.msgid);
+  }
+}
+
+/* A bound session of the account that can take a receipt now, round robin. */
+static struct sink_conn *receipt_route(struct sink *sk, const char *user, bool *any_bound)
+{
+  *any_bound = false;
+  struct sink_conn *start = sk->cursor ? sk->cursor : sk->conns;
+  if (!start)
+    return NULL;
+  struct sink_conn *c = start;
+  do {
+    if (c->bound && (session_bind_mode(c->session) & PROTO_BIND_RX) &&
+        strcmp(session_user(c->session), user) == 0) {
+      *any_bound = true;
+      if (session_can_send(c->session)) {
+        sk->cursor = c->next ? c->next : sk->conns;
+        return c;
+      }
+    }
+    c = c->next ? c->next : sk->conns;
+  } while (c != start);
+  return NULL;
+}
+
+/* Sends what is due; stops at the first receipt whose account has binds but no room. */
+static void dispatch_receipts(struct sink *sk)
+{
+  uint64_t now = evloop_now_ms(sk->loop);
+  void *data;
+  while (timerheap_next(&sk->pending) <= now) {
+    struct pending_receipt *p = NULL;
+    bool any_bound;
+    struct sink_conn *c = NULL;
+    /* Peek by popping; a receipt that cannot go yet is pushed back. */
+    timerheap_pop_due(&sk->pending, now, &data);
+    p = data;
+    c = receipt_route(sk, p->user, &any_bound);
+    if (!c) {
+      if (!any_bound && now - p->first_due_ms > sk->opt.rebind_wait_ms) {
+        sk->n.receipts_dropped++;
+        free(p);
+        continue;
+      }
+      if (!any_bound)
+        sk->n.receipts_waited++;
+      /* Wait for a bind (or for room) a little, then try again. */
+      timerheap_push(&sk->pending, now + (any_bound ? 1 : 100), p);
+      if (any_bound)
+        return;
+      continue;
+    }
+    struct proto_pdu req;
+    memset(&req, 0, sizeof req);
+    req.op = PROTO_OP_DELIVER;
+    req.is_receipt = true;
+    req.receipt = p->receipt;
+    if (session_request(c->session, &req, p) == -1) {
+      timerheap_push(&sk->pending, now + 1, p);
+      return;
+    }
+    sk->n.receipts_sent++;
+  }
+}
+
+static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  struct sink_conn *c = session_app(s);
+  struct pending_receipt *p = cookie;
+  if (resp->status == PROTO_OK) {
+    c->sink->n.receipts_acked++;
+    free(p);
+    return;
+  }
+  /* Refused for now: try again later, possibly through another bind. */
+  c->sink->n.receipts_nacked++;
+  timerheap_push(&c->sink->pending, evloop_now_ms(c->sink->loop) + 1000, p);
+}
+
+static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
+{
+  struct sink_conn *c = session_app(s);
+  struct pending_receipt *p = cookie;
+  c->sink->n.receipts_rerouted++;
+  timerheap_push(&c->sink->pending, evloop_now_ms(c->sink->loop), p);
+}
+
+static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
+{
+  struct sink_conn *c = session_app(s);
+  struct sink *sk = c->sink;
+  if (sk->opt.user && (strcmp(bind->user, sk->opt.user) != 0 ||
+                       strcmp(bind->password, sk->opt.password ? sk->opt.password : "") != 0)) {
+    sk->n.binds_refused++;
+    return PROTO_E_AUTH;
+  }
+  return PROTO_OK;
+}
+
+static void on_bound(struct session *s)
+{
+  struct sink_conn *c = session_app(s);
+  c->bound = true;
+  c->sink->n.binds++;
+}
+
+static void on_ready(struct session *s)
+{
+  struct sink_conn *c = session_app(s);
+  dispatch_receipts(c->sink);
+}
+
+/* Freed after the iteration: the runtime may still report this session's
+ * unanswered receipts to us in it. */
+static void free_conn(struct evloop *loop, void *arg)
+{
+  free(arg);
+}
+
+static void on_disconnect(struct session *s, const char *reason)
+{
+  struct sink_conn *c = session_app(s);
+  struct sink *sk = c->sink;
+  if (sk->cursor == c)
+    sk->cursor = c->next;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    sk->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  c->bound = false;
+  sk->sessions_alive--;
+  session_destroy(s);
+  evloop_defer(sk->loop, free_conn, c);
+}
+
+static const struct session_handler sink_handler = {
+  .on_bind = on_bind,
+  .on_bound = on_bound,
+  .on_request = on_request,
+  .on_response = on_response,
+  .on_unanswered = on_unanswered,
+  .on_ready = on_ready,
+  .on_disconnect = on_disconnect,
+};
+
+static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct sink *sk = arg;
+  char peer[64];
+  int cfd;
+  while ((cfd = net_accept(fd, peer, sizeof peer)) != -1) {
+    struct sink_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+      close(cfd);
+      continue;
+    }
+    c->sink = sk;
+    c->session = session_server_create(loop, cfd, peer, &sk->session_cfg, &sink_handler, c);
+    if (!c->session) {
+      free(c);
+      continue;
+    }
+    c->next = sk->conns;
+    if (sk->conns)
+      sk->conns->prev = c;
+    sk->conns = c;
+    sk->n.connections++;
+    sk->sessions_alive++;
+  }
+}
+
+static void print_status(struct sink *sk, uint64_t now)
+{
+  double secs = (double)(now - sk->last_status_ms) / 1000.0;
+  if (secs <= 0)
+    secs = 1;
+  fprintf(stderr,
+          "%semgsink: %" PRIu64 " submits (%.0f/s), %" PRIu64 " accepted, %" PRIu64
+          " refused; receipts %" PRIu64 " sent (%.0f/s), %" PRIu64 " acked, %zu pending; %u sessions%s",
+          tool_stderr_tty() ? "\r" : "", sk->n.submits,
+          (double)(sk->n.submits - sk->last.submits) / secs, sk->n.accepted, sk->n.refused,
+          sk->n.receipts_sent, (double)(sk->n.receipts_sent - sk->last.receipts_sent) / secs,
+          sk->n.receipts_acked, timerheap_count(&sk->pending), sk->sessions_alive,
+          tool_stderr_tty() ? "   " : "\n");
+  sk->last = sk->n;
+  sk->last_status_ms = now;
+}
+
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct sink *sk = arg;
+  dispatch_receipts(sk);
+  uint64_t now = evloop_now_ms(loop);
+  if (!sk->opt.quiet && now - sk->last_status_ms >= 1000)
+    print_status(sk, now);
+}
+
+static int write_summary(struct sink *sk)
+{
+  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                        "protocol", sk->opt.proto->name,
+                        "submits", (json_int_t)sk->n.submits,
+                        "accepted", (json_int_t)sk->n.accepted,
+                        "refused", (json_int_t)sk->n.refused,
+                        "receipts_scheduled", (json_int_t)sk->n.receipts_scheduled,
+                        "receipts_undeliverable", (json_int_t)sk->n.receipts_undeliv,
+                        "receipts_sent", (json_int_t)sk->n.receipts_sent,
+                        "receipts_acked", (json_int_t)sk->n.receipts_acked,
+                        "receipts_nacked", (json_int_t)sk->n.receipts_nacked,
+                        "receipts_rerouted", (json_int_t)sk->n.receipts_rerouted,
+                        "receipts_waited_for_bind", (json_int_t)sk->n.receipts_waited,
+                        "receipts_dropped", (json_int_t)sk->n.receipts_dropped,
+                        "receipts_pending", (json_int_t)timerheap_count(&sk->pending),
+                        "connections", (json_int_t)sk->n.connections,
+                        "binds", (json_int_t)sk->n.binds,
+                        "binds_refused", (json_int_t)sk->n.binds_refused,
+                        "receipts_not_requested", (json_int_t)sk->n.receipts_unwanted);
+  if (!j)
+    return -1;
+  int rc = json_dump_file(j, sk->opt.summary_path, JSON_INDENT(2));
+  json_decref(j);
+  if (rc != 0)
+    fprintf(stderr, "emgsink: cannot write summary %s\n", sk->opt.summary_path);
+  return rc;
+}
+
+static void on_signal(int signo, void *arg)
+{
+  struct sink *sk = arg;
+  if (signo == SIGHUP)
+    return;
+  evloop_stop(sk->loop);
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: emgsink --protocol smpp|ucp --listen HOST:PORT [options]\n"
+          "  --user U --password P   accept only binds/logins with these credentials\n"
+          "  --dlr-delay MIN-MAX     receipt delay in ms (default 0-1000)\n"
+          "  --fail-rate F           answer this fraction of submits with a temporary error\n"
+          "  --undeliv-rate F        make this fraction of receipts UNDELIV\n"
+          "  --record FILE           one line per accepted message: source, destination, text, time\n"
+          "  --summary FILE          JSON counts written on SIGTERM/SIGINT\n"
+          "  --port-file FILE        write the port listened on (useful with port 0)\n"
+          "  --window N              receipts outstanding per session (default 100)\n"
+          "  --rebind-wait MS        how long a receipt waits for its account to bind (default 60000)\n"
+          "  --max-pending N         receipts held at once (default 5000000)\n"
+          "  --quiet                 no status line\n");
+}
+
+int main(int argc, char **argv)
+{
+  static struct sink sk;
+  static const struct option longopts[] = {
+    { "protocol", required_argument, 0, 'p' }, { "listen", required_argument, 0, 'l' },
+    { "user", required_argument, 0, 'u' },     { "password", required_argument, 0, 'P' },
+    { "dlr-delay", required_argument, 0, 'd' }, { "fail-rate", required_argument, 0, 'f' },
+    { "undeliv-rate", required_argument, 0, 'U' }, { "record", required_argument, 0, 'r' },
+    { "summary", required_argument, 0, 's' },  { "window", required_argument, 0, 'w' },
+    { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
+    { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
+    { "port-file", required_argument, 0, 'F' },
+    { 0, 0, 0, 0 }
+  };
+  struct sink_options *o = &sk.opt;
+  uint64_t v;
+  o->dlr_max_ms = 1000;
+  o->rebind_wait_ms = 60000;
+  o->max_pending = 5000000;
+  o->window = 100;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    switch (ch) {
+    case 'p':
+      if (!(o->proto = proto_find(optarg))) {
+        fprintf(stderr, "emgsink: --protocol: unknown protocol '%s' (smpp or ucp)\n", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      break;
+    case 'l': o->listen = optarg; break;
+    case 'u': o->user = optarg; break;
+    case 'P': o->password = optarg; break;
+    case 'd':
+      if (tool_parse_range(optarg, &o->dlr_min_ms, &o->dlr_max_ms) == -1) {
+        fprintf(stderr, "emgsink: --dlr-delay: expected MIN-MAX in ms, got '%s'\n", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      break;
+    case 'f':
+    case 'U':
+      if (tool_parse_fraction(optarg, ch == 'f' ? &o->fail_rate : &o->undeliv_rate) == -1) {
+        fprintf(stderr, "emgsink: --%s: expected a fraction 0..1, got '%s'\n",
+                ch == 'f' ? "fail-rate" : "undeliv-rate", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      break;
+    case 'r': o->record_path = optarg; break;
+    case 's': o->summary_path = optarg; break;
+    case 'F': o->port_file = optarg; break;
+    case 'w':
+    case 'R':
+    case 'm':
+      if (tool_parse_count(optarg, &v) == -1) {
+        fprintf(stderr, "emgsink: bad number '%s'\n", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      if (ch == 'w')
+        o->window = (unsigned)v;
+      else if (ch == 'R')
+        o->rebind_wait_ms = v;
+      else
+        o->max_pending = v;
+      break;
+    case 'q': o->quiet = true; break;
+    case 'h': usage(stdout); return TOOL_EXIT_OK;
+    default: usage(stderr); return TOOL_EXIT_USAGE;
+    }
+  }
+  if (!o->proto || !o->listen || optind < argc) {
+    usage(stderr);
+    return TOOL_EXIT_USAGE;
+  }
+
+  char err[NETUTIL_ERR_LEN];
+  sk.listen_fd = net_listen(o->listen, err);
+  if (sk.listen_fd == -1) {
+    fprintf(stderr, "emgsink: %s\n", err);
+    return TOOL_EXIT_SETUP;
+  }
+  if (o->port_file) {
+    FILE *pf = fopen(o->port_file, "w");
+    if (!pf || fprintf(pf, "%d\n", net_local_port(sk.listen_fd)) < 0 || fclose(pf) != 0) {
+      perror(o->port_file);
+      return TOOL_EXIT_SETUP;
+    }
+  }
+  if (o->record_path) {
+    sk.record = fopen(o->record_path, "w");
+    if (!sk.record) {
+      perror(o->record_path);
+      return TOOL_EXIT_SETUP;
+    }
+    setvbuf(sk.record, NULL, _IOFBF, 1 << 20);
+  }
+  sk.loop = evloop_create(10);
+  if (!sk.loop || tool_signals(sk.loop, on_signal, &sk) == -1) {
+    fprintf(stderr, "emgsink: cannot set up the event loop\n");
+    return TOOL_EXIT_SETUP;
+  }
+  sk.session_cfg = (struct session_config){
+    .proto = o->proto,
+    .role = SESSION_SERVER,
+    .window = o->window,
+    .response_timeout_ms = 30000,
+    .keepalive_ms = 60000,
+    .bind_timeout_ms = 30000,
+  };
+  timerheap_init(&sk.pending, 0);
+  sk.rng = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+  /* Ids unique across restarts: the start time in the high digits. */
+  sk.next_id = (uint64_t)time(NULL) * 1000000ull;
+  if (strcmp(o->proto->name, "ucp") == 0 && !(sk.scts = ucp_scts_alloc_create(1 << 20))) {
+    fprintf(stderr, "emgsink: out of memory\n");
+    return TOOL_EXIT_SETUP;
+  }
+  evloop_add(sk.loop, sk.listen_fd, EVLOOP_READ, on_accept, &sk);
+  evloop_tick(sk.loop, on_tick, &sk);
+  sk.last_status_ms = evloop_now_ms(sk.loop);
+  if (!o->quiet)
+    fprintf(stderr, "emgsink: %s on %s\n", o->proto->name, o->listen);
+
+  evloop_run(sk.loop);
+
+  if (!o->quiet) {
+    print_status(&sk, evloop_now_ms(sk.loop) + 1);
+    if (tool_stderr_tty())
+      fputc('\n', stderr);
+  }
+  if (sk.record)
+    fclose(sk.record);
+  int rc = o->summary_path && write_summary(&sk) != 0 ? TOOL_EXIT_SETUP : TOOL_EXIT_OK;
+  return rc;
+}
