@@ -1,0 +1,134 @@
+/* config.h - emgd's configuration: etc/emgd.conf (libconfig syntax) read,
+ * checked and turned into plain structs the other modules take.
+ *
+ * Every error names the file, the line and the key ("etc/emgd.conf:12:
+ * connectors.[1].window: must be 1..1000"), and all errors of a file are
+ * reported at once, so an operator fixes them in one go. */
+#ifndef EMG_CONFIG_H
+#define EMG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "msg.h"
+#include "proto.h"
+
+#define CONFIG_NAME_LEN 64
+#define CONFIG_ADDR_LEN 128
+#define CONFIG_PATH_LEN 512
+
+enum config_log_level {
+  CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG, CONFIG_LOG_DEBUG2
+};
+
+struct config_user {
+  char name[MSG_USER_LEN];
+  char password[MSG_USER_LEN];
+};
+
+enum config_conn_mode {
+  CONFIG_CONN_SERVER,      /* we listen: clients bind to us */
+  CONFIG_CONN_CLIENT       /* we connect and bind to an SMSC */
+};
+
+/* How an SMSC writes its message ids (Kannel's msg-id-type): in the
+ * submit response and in the receipt. */
+enum config_msgid_type {
+  CONFIG_MSGID_STRING,     /* compared as text, case and leading zeros ignored */
+  CONFIG_MSGID_DECIMAL,
+  CONFIG_MSGID_HEX
+};
+
+struct config_connector {
+  char name[CONFIG_NAME_LEN];
+  const struct proto_ops *proto;
+  enum config_conn_mode mode;
+  char listen[CONFIG_ADDR_LEN];       /* server */
+  char connect[CONFIG_ADDR_LEN];      /* client */
+  unsigned instances;                 /* threads, each one session; default 1 */
+  unsigned window;                    /* outstanding requests per session; default 10 */
+  char system_id[MSG_USER_LEN];       /* client: our account at the SMSC */
+  char password[MSG_USER_LEN];
+  enum proto_bind_mode bind_mode;     /* client; default TRX */
+  struct config_user *users;          /* server: accounts allowed to bind */
+  unsigned n_users;
+  double max_rate;                    /* msgs/s for the whole connector; 0 = unlimited */
+  unsigned response_timeout_ms;       /* default 30000 */
+  unsigned keepalive_ms;              /* default 30000 */
+  unsigned reconnect_min_ms;          /* default 1000 */
+  unsigned reconnect_max_ms;          /* default 60000 */
+  unsigned max_queue;                 /* this connector's queue limit; 0 = only the totals */
+  enum config_msgid_type msgid_submit; /* client: ids in submit responses */
+  enum config_msgid_type msgid_receipt;/* client: ids in receipts */
+  int line;                           /* where it was defined, for later messages */
+};
+
+struct config_route {
+  char from[CONFIG_NAME_LEN];         /* source connector; "" = any */
+  char dst_prefix[MSG_ADDR_LEN];      /* "" = any */
+  char src_prefix[MSG_ADDR_LEN];      /* "" = any */
+  char to[CONFIG_NAME_LEN];           /* destination connector */
+  int line;
+};
+
+struct config_plugin {
+  char path[CONFIG_PATH_LEN];
+  int line;
+  /* The plugin's own settings are read by the plugin host later. */
+};
+
+struct config {
+  char path[CONFIG_PATH_LEN];
+
+  /* general */
+  unsigned node_id;                   /* 1..65535 */
+  bool persist;
+  char spool_dir[CONFIG_PATH_LEN];
+  unsigned id_window;                 /* default 100 */
+  enum config_log_level log_level;    /* default info */
+  char log_file[CONFIG_PATH_LEN];     /* "" = stderr */
+  size_t dlr_table_size;              /* default 1000000 */
+  unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
+  size_t max_total_queue;             /* default 110000 */
+  size_t max_total_queue_soft;        /* default 100000 */
+
+  /* admin */
+  bool has_admin;
+  char admin_listen[CONFIG_ADDR_LEN];
+  char admin_token[128];
+
+  /* database (optional) */
+  bool has_database;
+  char db_conninfo[512];
+  bool db_message_log;
+
+  struct config_connector *connectors;
+  unsigned n_connectors;
+  struct config_route *routes;
+  unsigned n_routes;
+  struct config_plugin *plugins;
+  unsigned n_plugins;
+};
+
+/* Where load errors go: one line each, "FILE:LINE: KEY: what is wrong". */
+struct config_errors {
+  char **lines;
+  unsigned count;
+};
+void config_errors_free(struct config_errors *e);
+
+/* Reads and checks path. Returns the config (free with config_free), or
+ * NULL with every problem in *errors (caller frees with config_errors_free). */
+struct config *config_load(const char *path, struct config_errors *errors);
+
+/* The same for text in memory; name stands for the file in messages. */
+struct config *config_load_string(const char *text, const char *name, struct config_errors *errors);
+
+void config_free(struct config *c);
+
+/* The connector named name, or NULL. */
+const struct config_connector *config_connector(const struct config *c, const char *name);
+
+const char *config_log_level_name(enum config_log_level level);
+
+#endif

@@ -1,0 +1,73 @@
+/* dlr.h - the DLR table: which message a receipt from an SMSC is about.
+ *
+ * When an out connector's submit is answered, it records (connector, SMSC
+ * message id) -> what the receipt needs to reach the message's origin.
+ * When the receipt comes, the entry is looked up (and removed once the state
+ * is final). The table holds dlr_table_size entries: when it is full the
+ * oldest is evicted (counted); entries past their TTL expire.
+ *
+ * Thread-safe: out connector instances insert and look up concurrently
+ * (the table is sharded, one lock per shard). */
+#ifndef EMG_DLR_H
+#define EMG_DLR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "msg.h"
+
+/* What a receipt needs to reach its origin. */
+struct dlr_info {
+  uint64_t msg_id;
+  uint16_t origin_connector;
+  uint8_t dlr_mask;                /* MSG_DLR_*: which receipts the origin wants */
+  int64_t submit_time;             /* Unix seconds */
+  char origin_user[MSG_USER_LEN];
+  char origin_ref[MSG_ID_LEN];     /* the id the origin knows the message by */
+  struct msg_addr src;             /* the original sender and recipient */
+  struct msg_addr dst;
+};
+
+struct dlr_stats {
+  size_t size;                     /* capacity */
+  size_t used;
+  uint64_t inserted, matched, unmatched, evicted, expired, replaced;
+};
+
+struct dlrtab;
+
+/* ttl_s: how long an entry waits for its final receipt. NULL when out of memory. */
+struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s);
+void dlrtab_destroy(struct dlrtab *t);
+
+/* Records smsc_id (already normalised, see dlr_id_normalize) on connector
+ * out_connector. An existing entry with the same key is replaced (counted).
+ * When the table is full the oldest entry goes (counted). now: Unix seconds.
+ * Returns 0, or -1 when smsc_id is empty or too long. */
+int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
+                  const struct dlr_info *info, int64_t now);
+
+/* Looks up the entry for a receipt; fills *info and returns 1 when found
+ * (removing the entry when remove is true: the receipt was final), 0 when
+ * not (counted as unmatched). */
+int dlrtab_lookup(struct dlrtab *t, uint16_t out_connector, const char *smsc_id, bool remove,
+                  struct dlr_info *info);
+
+/* Removes entries older than the TTL; returns how many. */
+size_t dlrtab_expire(struct dlrtab *t, int64_t now);
+
+void dlrtab_stats(struct dlrtab *t, struct dlr_stats *out);
+
+enum dlr_id_type {
+  DLR_ID_STRING,                   /* lower case, leading zeros dropped */
+  DLR_ID_DECIMAL,                  /* a decimal number: its canonical decimal */
+  DLR_ID_HEX                       /* a hex number: as the canonical decimal */
+};
+
+/* The canonical form of an SMSC message id written as type, so that the
+ * submit response's and the receipt's spelling of one id compare equal.
+ * Returns the length written (NUL-terminated), or -1 when the id is empty,
+ * does not fit, or is not a number of that type. */
+int dlr_id_normalize(char *out, size_t cap, const char *id, enum dlr_id_type type);
+
+#endif

@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_config(void);
+void suite_config(void) { }

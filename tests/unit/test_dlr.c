@@ -1,0 +1,3 @@
+#include "testutil.h"
+void suite_dlr(void);
+void suite_dlr(void) { }
