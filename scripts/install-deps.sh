@@ -12,8 +12,8 @@ packages=(
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark
-  # benchmarks and tests
-  procps psmisc jq
+  # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)
+  procps psmisc jq nodejs
 )
 
 missing=()
@@ -22,6 +22,9 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+# npm comes with some Node.js builds; Debian ships it apart.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"

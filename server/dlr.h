@@ -7,7 +7,11 @@
  * oldest is evicted (counted); entries past their TTL expire.
  *
  * Thread-safe: out connector instances insert and look up concurrently
- * (the table is sharded, one lock per shard). */
+ * (the table is sharded, one lock per shard). A large table is split into
+ * up to 64 shards by key hash; the table holds dlr_table_size entries
+ * however they fall, but a full table evicts the oldest entry of the new
+ * key's shard: "oldest" is exact within a shard and approximate over the
+ * table. Tables below 8192 entries have one shard. */
 #ifndef EMG_DLR_H
 #define EMG_DLR_H
 
@@ -15,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "msg.h"
+
+/* Longest normalised SMSC id, NUL included: an id of 64 hex digits is a
+ * decimal number of up to 78 digits. */
+#define DLR_ID_LEN 79
 
 /* What a receipt needs to reach its origin. */
 struct dlr_info {
@@ -36,38 +44,47 @@ struct dlr_stats {
 
 struct dlrtab;
 
-/* ttl_s: how long an entry waits for its final receipt. NULL when out of memory. */
+/* size: the capacity in entries. ttl_s: how long an entry waits for its
+ * final receipt; 0 keeps entries until matched or evicted. NULL when size is
+ * 0 or out of memory. */
 struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s);
 void dlrtab_destroy(struct dlrtab *t);
 
 /* Records smsc_id (already normalised, see dlr_id_normalize) on connector
  * out_connector. An existing entry with the same key is replaced (counted).
  * When the table is full the oldest entry goes (counted). now: Unix seconds.
- * Returns 0, or -1 when smsc_id is empty or too long. */
+ * The strings of info are copied (each up to its array's size - 1).
+ * Returns 0, or -1 when smsc_id is empty or longer than DLR_ID_LEN - 1, or
+ * when out of memory (then the entry, and one it replaced, is not kept). */
 int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
                   const struct dlr_info *info, int64_t now);
 
 /* Looks up the entry for a receipt; fills *info and returns 1 when found
  * (removing the entry when remove is true: the receipt was final), 0 when
- * not (counted as unmatched). */
+ * not (counted as unmatched; so is an empty or overlong smsc_id). Lookups
+ * that find the entry count as matched whether or not they remove it. */
 int dlrtab_lookup(struct dlrtab *t, uint16_t out_connector, const char *smsc_id, bool remove,
                   struct dlr_info *info);
 
-/* Removes entries older than the TTL; returns how many. */
+/* Removes entries recorded more than ttl_s seconds before now (oldest
+ * first: the age order is the insertion order); returns how many. */
 size_t dlrtab_expire(struct dlrtab *t, int64_t now);
 
 void dlrtab_stats(struct dlrtab *t, struct dlr_stats *out);
 
 enum dlr_id_type {
-  DLR_ID_STRING,                   /* lower case, leading zeros dropped */
+  DLR_ID_STRING,                   /* ASCII lower case, leading zeros dropped ("000": "0") */
   DLR_ID_DECIMAL,                  /* a decimal number: its canonical decimal */
   DLR_ID_HEX                       /* a hex number: as the canonical decimal */
 };
 
 /* The canonical form of an SMSC message id written as type, so that the
  * submit response's and the receipt's spelling of one id compare equal.
+ * The id is at most MSG_ID_LEN - 1 characters; DLR_ID_LEN always holds the
+ * result. Decimal and hex numbers of any length keep their exact value (no
+ * 64-bit limit), so a hex id and its decimal spelling always compare equal.
  * Returns the length written (NUL-terminated), or -1 when the id is empty,
- * does not fit, or is not a number of that type. */
+ * too long, does not fit in cap, or is not a number of that type. */
 int dlr_id_normalize(char *out, size_t cap, const char *id, enum dlr_id_type type);
 
 #endif

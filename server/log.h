@@ -3,14 +3,23 @@
  * Categories are dotted places: "emg.core", "emg.router", "emg.conn.ucp-in".
  * The level test is an inline compare against a cached threshold, so a
  * disabled debug line costs a branch, not a call; enabled lines are
- * formatted in the calling thread and written in batches, so debug levels
- * do not stall the message path. Passwords are never passed to a log call. */
+ * formatted in the calling thread and written in batches by one writer
+ * thread, so debug levels do not stall the message path.
+ *
+ * Lines read "2026-11-30 06:50:01.123 INFO  emg.conn.ucp-in: text". One call
+ * is one line: line breaks in the text become spaces, and text longer than
+ * LOG_LINE_MAX is cut at a character boundary and ends in "...".
+ *
+ * Nothing here prints more than the caller passes: callers never pass
+ * passwords (or tokens) to a log call. */
 #ifndef EMG_LOG_H
 #define EMG_LOG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 enum log_level {
+  LOG_OFF = -1,            /* a threshold only: nothing is written */
   LOG_ERROR = 0,
   LOG_WARN,
   LOG_INFO,
@@ -18,29 +27,41 @@ enum log_level {
   LOG_DEBUG2               /* every PDU and message */
 };
 
+/* Longest line written, time stamp and '\n' included. */
+#define LOG_LINE_MAX 2048
+
 struct log_category {
   const char *name;
-  enum log_level threshold;  /* lines above it are dropped */
-  void *impl;                /* log4c's category */
+  _Atomic(enum log_level) threshold;  /* lines above it are dropped; LOG_OFF when not running */
+  void *impl;                          /* log4c's category */
 };
 
 /* Starts logging at level, to file (NULL or "" = stderr). A log4crc found
- * by log4c's usual rules may refine categories and appenders. Returns 0 or -1. */
+ * by log4c's usual rules ($LOG4C_RCPATH/log4crc, $HOME/.log4crc, ./log4crc)
+ * may refine categories and appenders; it is read at the first log_init of
+ * the process (see etc/log4crc). Not while running: call again only after
+ * log_shutdown. Returns 0, or -1 when the file cannot be opened, the
+ * log4crc cannot be loaded or the writer cannot start (errno says why).
+ * The writer is a thread, which a fork() does not copy: daemonise first. */
 int log_init(enum log_level level, const char *file);
 
-/* Flushes what is buffered and stops the writer. */
+/* Writes everything buffered and stops the writer; categories stay valid
+ * but write nothing until the next log_init. No thread may be inside a log
+ * call meanwhile. */
 void log_shutdown(void);
 
-/* The category for name, created on first use; lives until log_shutdown.
- * Thread-safe. NULL only when out of memory. */
+/* The category for name, created on first use (before or after log_init);
+ * the same pointer for the same name for the rest of the process, so it is
+ * fetched once and kept. Thread-safe. NULL only when out of memory. */
 struct log_category *log_category(const char *name);
 
-/* Changes the level of every category (e.g. after a reload). */
+/* Sets the level of the root category, i.e. of every category a log4crc
+ * gives no priority of its own (e.g. after a reload); while running. */
 void log_set_level(enum log_level level);
 
 static inline bool log_enabled(const struct log_category *c, enum log_level level)
 {
-  return c && level <= c->threshold;
+  return c && level <= atomic_load_explicit(&c->threshold, memory_order_relaxed);
 }
 
 /* Writes one line (printf format, no trailing newline needed). */

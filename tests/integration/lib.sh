@@ -100,3 +100,53 @@ finish() {
   echo "$PASSES passed, $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }
+
+# A free TCP port on 127.0.0.1 (bound and released: a small race, fine on a test machine).
+free_port() {
+  perl -MIO::Socket::INET -e \
+    'my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; print $s->sockport, "\n"'
+}
+
+# Waits (bounded) until something accepts connections on 127.0.0.1:PORT.
+wait_port() {
+  local port=$1 tries=${2:-200}
+  while [ "$tries" -gt 0 ]; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  echo "nothing listens on port $port" >&2
+  return 1
+}
+
+# start_emgd NAME CONFIG: starts emgd in the foreground with its log in
+# $TMP/NAME.log; sets EMGD_PID_<NAME>.
+start_emgd() {
+  local name=$1 conf=$2
+  "$BIN/emgd" -c "$conf" --foreground 2>"$TMP/$name.log" &
+  local pid=$!
+  STARTED_PIDS+=("$pid")
+  printf -v "EMGD_PID_$name" '%s' "$pid"
+}
+
+# stop_pid PID SECONDS: SIGTERM and wait; returns the exit status, or 124
+# when it did not exit within SECONDS (it is then killed).
+stop_pid() {
+  local pid=$1 secs=${2:-20} tries
+  kill -TERM "$pid" 2>/dev/null || return 0
+  tries=$((secs * 20))
+  while kill -0 "$pid" 2>/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 124
+  fi
+  local rc=0
+  wait "$pid" || rc=$?
+  return $rc
+}

@@ -1,3 +1,583 @@
+/* test_config.c - the configuration: the shipped default, defaults, and one
+ * test per class of error, each naming its line and key. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
 #include "testutil.h"
+
+#define NAME "test.conf"
+
+/* A connector list that is valid on its own, for configs about other sections. */
+#define ONE_CLIENT \
+  "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n" \
+  "                 connect = \"127.0.0.1:2775\"; system_id = \"emg\"; } );\n"
+
+/* Loads text that must fail; the errors go to *e (the caller frees them). */
+static void load_bad(const char *text, struct config_errors *e)
+{
+  struct config *c = config_load_string(text, NAME, e);
+  CU_ASSERT_PTR_NULL(c);
+  config_free(c);
+}
+
+/* Is there an error "test.conf:LINE: KEY: ..." that also holds what? */
+static bool has_error(const struct config_errors *e, unsigned line, const char *key, const char *what)
+{
+  char prefix[256];
+  snprintf(prefix, sizeof prefix, NAME ":%u: %s: ", line, key);
+  for (unsigned i = 0; i < e->count; i++)
+    if (strncmp(e->lines[i], prefix, strlen(prefix)) == 0 && strstr(e->lines[i], what))
+      return true;
+  return false;
+}
+
+static void test_default_file(void)
+{
+  struct config_errors e;
+  struct config *c = config_load(EMG_TEST_DATA "/../../etc/emgd.conf", &e);
+  CU_ASSERT_EQUAL(e.count, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_PTR_NOT_NULL(strstr(c->path, "etc/emgd.conf"));
+  CU_ASSERT_EQUAL(c->node_id, 1);
+  CU_ASSERT_FALSE(c->persist);
+  CU_ASSERT_STRING_EQUAL(c->spool_dir, "var/spool");
+  CU_ASSERT_EQUAL(c->id_window, 100);
+  CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_INFO);
+  CU_ASSERT_STRING_EQUAL(c->log_file, "");
+  CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
+  CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
+  CU_ASSERT_EQUAL(c->max_total_queue, 110000);
+  CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
+  CU_ASSERT_TRUE(c->has_admin);
+  CU_ASSERT_STRING_EQUAL(c->admin_listen, "127.0.0.1:8480");
+  CU_ASSERT_STRING_EQUAL(c->admin_token, "change-me");
+  CU_ASSERT_FALSE(c->has_database);
+
+  CU_ASSERT_EQUAL_FATAL(c->n_connectors, 2);
+  const struct config_connector *in = config_connector(c, "ucp-in");
+  CU_ASSERT_PTR_EQUAL_FATAL(in, &c->connectors[0]);
+  CU_ASSERT_PTR_EQUAL(in->proto, &ucp_proto_ops);
+  CU_ASSERT_EQUAL(in->mode, CONFIG_CONN_SERVER);
+  CU_ASSERT_STRING_EQUAL(in->listen, "127.0.0.1:3000");
+  CU_ASSERT_STRING_EQUAL(in->connect, "");
+  CU_ASSERT_EQUAL(in->instances, 10);
+  CU_ASSERT_EQUAL(in->window, 10);
+  CU_ASSERT_EQUAL_FATAL(in->n_users, 1);
+  CU_ASSERT_STRING_EQUAL(in->users[0].name, "load");
+  CU_ASSERT_STRING_EQUAL(in->users[0].password, "secret");
+  CU_ASSERT(in->line > 0);
+
+  const struct config_connector *out = config_connector(c, "smpp-out");
+  CU_ASSERT_PTR_EQUAL_FATAL(out, &c->connectors[1]);
+  CU_ASSERT_PTR_EQUAL(out->proto, &smpp_proto_ops);
+  CU_ASSERT_EQUAL(out->mode, CONFIG_CONN_CLIENT);
+  CU_ASSERT_STRING_EQUAL(out->connect, "127.0.0.1:2775");
+  CU_ASSERT_EQUAL(out->instances, 10);
+  CU_ASSERT_STRING_EQUAL(out->system_id, "emg");
+  CU_ASSERT_STRING_EQUAL(out->password, "secret");
+  CU_ASSERT_EQUAL(out->window, 100);
+  CU_ASSERT_EQUAL(out->bind_mode, PROTO_BIND_TRX);
+  CU_ASSERT_EQUAL(out->n_users, 0);
+  CU_ASSERT(out->line > in->line);
+  CU_ASSERT_PTR_NULL(config_connector(c, "smpp-in"));
+
+  CU_ASSERT_EQUAL_FATAL(c->n_routes, 2);
+  CU_ASSERT_STRING_EQUAL(c->routes[0].from, "ucp-in");
+  CU_ASSERT_STRING_EQUAL(c->routes[0].dst_prefix, "49");
+  CU_ASSERT_STRING_EQUAL(c->routes[0].src_prefix, "");
+  CU_ASSERT_STRING_EQUAL(c->routes[0].to, "smpp-out");
+  CU_ASSERT_STRING_EQUAL(c->routes[1].from, "");
+  CU_ASSERT_STRING_EQUAL(c->routes[1].dst_prefix, "");
+  CU_ASSERT_STRING_EQUAL(c->routes[1].to, "smpp-out");
+  CU_ASSERT(c->routes[1].line > c->routes[0].line);
+  CU_ASSERT_EQUAL(c->n_plugins, 0);
+  config_free(c);
+}
+
+/* The examples next to the default load too. */
+static void test_examples(void)
+{
+  static const char *const files[] = { "smpp-in.conf", "database.conf" };
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, EMG_TEST_DATA "/../../etc/examples/%s", files[i]);
+    struct config_errors e;
+    struct config *c = config_load(path, &e);
+    for (unsigned j = 0; j < e.count; j++)
+      fprintf(stderr, "%s\n", e.lines[j]);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    CU_ASSERT_EQUAL(e.count, 0);
+    config_errors_free(&e);
+    config_free(c);
+  }
+}
+
+static void test_defaults(void)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(ONE_CLIENT, NAME, &e);
+  CU_ASSERT_EQUAL(e.count, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_STRING_EQUAL(c->path, NAME);
+  CU_ASSERT_EQUAL(c->node_id, 1);
+  CU_ASSERT_TRUE(c->persist);
+  CU_ASSERT_STRING_EQUAL(c->spool_dir, "var/spool");
+  CU_ASSERT_EQUAL(c->id_window, 100);
+  CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_INFO);
+  CU_ASSERT_STRING_EQUAL(c->log_file, "");
+  CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
+  CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
+  CU_ASSERT_EQUAL(c->max_total_queue, 110000);
+  CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
+  CU_ASSERT_FALSE(c->has_admin);
+  CU_ASSERT_FALSE(c->has_database);
+  CU_ASSERT_EQUAL(c->n_routes, 0);
+  CU_ASSERT_EQUAL(c->n_plugins, 0);
+  CU_ASSERT_EQUAL_FATAL(c->n_connectors, 1);
+  const struct config_connector *k = &c->connectors[0];
+  CU_ASSERT_EQUAL(k->line, 1);
+  CU_ASSERT_EQUAL(k->instances, 1);
+  CU_ASSERT_EQUAL(k->window, 10);
+  CU_ASSERT_STRING_EQUAL(k->password, "");
+  CU_ASSERT_EQUAL(k->bind_mode, PROTO_BIND_TRX);
+  CU_ASSERT_EQUAL(k->max_rate, 0);
+  CU_ASSERT_EQUAL(k->response_timeout_ms, 30000);
+  CU_ASSERT_EQUAL(k->keepalive_ms, 30000);
+  CU_ASSERT_EQUAL(k->reconnect_min_ms, 1000);
+  CU_ASSERT_EQUAL(k->reconnect_max_ms, 60000);
+  CU_ASSERT_EQUAL(k->max_queue, 0);
+  CU_ASSERT_EQUAL(k->msgid_submit, CONFIG_MSGID_STRING);
+  CU_ASSERT_EQUAL(k->msgid_receipt, CONFIG_MSGID_STRING);
+  config_free(c);
+}
+
+/* Every key set to something other than its default, and read back. */
+static void test_all_keys(void)
+{
+  static const char text[] =
+      "general: { node_id = 65535; persist = false; spool_dir = \"/var/spool/emg\"; id_window = 1000000;\n"
+      "  log_level = \"debug2\"; log_file = \"/var/log/emgd.log\"; dlr_table_size = 100000000;\n"
+      "  dlr_ttl = 3600; max_total_queue = 1000000000L; max_total_queue_soft = 900000000; };\n"
+      "database: { conninfo = \"postgresql:///emg\"; message_log = true; };\n"
+      "connectors = (\n"
+      "  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"[::1]:0\"; instances = 1000;\n"
+      "    window = 999; max_rate = 250.5; users = ( { name = \"a\"; password = \"p\"; },\n"
+      "                                              { name = \"b\"; password = \"q\"; } ); },\n"
+      "  { name = \"out\"; protocol = \"ucp\"; mode = \"client\"; connect = \"smsc.example.net:5000\";\n"
+      "    system_id = \"me\"; password = \"pw\"; window = 99; bind_mode = \"receiver\"; max_rate = 10;\n"
+      "    response_timeout = 5000; keepalive = 60000; reconnect_min = 10; reconnect_max = 20;\n"
+      "    max_queue = 500; msgid_type_submit = \"hex\"; msgid_type_receipt = \"decimal\"; }\n"
+      ");\n"
+      "routes = ( { from = \"in\"; src_prefix = \"4930\"; dst_prefix = \"\"; to = \"out\"; } );\n"
+      "plugins = ( { path = \"plugins/blacklist.so\"; file = \"etc/blacklist.txt\"; limit = 3; } );\n";
+  struct config_errors e;
+  struct config *c = config_load_string(text, NAME, &e);
+  for (unsigned i = 0; i < e.count; i++)
+    fprintf(stderr, "%s\n", e.lines[i]);
+  CU_ASSERT_EQUAL(e.count, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(c->node_id, 65535);
+  CU_ASSERT_FALSE(c->persist);
+  CU_ASSERT_STRING_EQUAL(c->spool_dir, "/var/spool/emg");
+  CU_ASSERT_EQUAL(c->id_window, 1000000);
+  CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_DEBUG2);
+  CU_ASSERT_STRING_EQUAL(c->log_file, "/var/log/emgd.log");
+  CU_ASSERT_EQUAL(c->dlr_table_size, 100000000);
+  CU_ASSERT_EQUAL(c->dlr_ttl_s, 3600);
+  CU_ASSERT_EQUAL(c->max_total_queue, 1000000000);
+  CU_ASSERT_EQUAL(c->max_total_queue_soft, 900000000);
+  CU_ASSERT_TRUE(c->has_database);
+  CU_ASSERT_STRING_EQUAL(c->db_conninfo, "postgresql:///emg");
+  CU_ASSERT_TRUE(c->db_message_log);
+  CU_ASSERT_EQUAL_FATAL(c->n_connectors, 2);
+  const struct config_connector *in = &c->connectors[0], *out = &c->connectors[1];
+  CU_ASSERT_STRING_EQUAL(in->listen, "[::1]:0");
+  CU_ASSERT_EQUAL(in->instances, 1000);
+  CU_ASSERT_EQUAL(in->window, 999);
+  CU_ASSERT_DOUBLE_EQUAL(in->max_rate, 250.5, 1e-9);
+  CU_ASSERT_EQUAL_FATAL(in->n_users, 2);
+  CU_ASSERT_STRING_EQUAL(in->users[1].name, "b");
+  CU_ASSERT_STRING_EQUAL(in->users[1].password, "q");
+  CU_ASSERT_STRING_EQUAL(out->connect, "smsc.example.net:5000");
+  CU_ASSERT_STRING_EQUAL(out->system_id, "me");
+  CU_ASSERT_STRING_EQUAL(out->password, "pw");
+  CU_ASSERT_EQUAL(out->window, 99);
+  CU_ASSERT_EQUAL(out->bind_mode, PROTO_BIND_RX);
+  CU_ASSERT_DOUBLE_EQUAL(out->max_rate, 10.0, 1e-9);
+  CU_ASSERT_EQUAL(out->response_timeout_ms, 5000);
+  CU_ASSERT_EQUAL(out->keepalive_ms, 60000);
+  CU_ASSERT_EQUAL(out->reconnect_min_ms, 10);
+  CU_ASSERT_EQUAL(out->reconnect_max_ms, 20);
+  CU_ASSERT_EQUAL(out->max_queue, 500);
+  CU_ASSERT_EQUAL(out->msgid_submit, CONFIG_MSGID_HEX);
+  CU_ASSERT_EQUAL(out->msgid_receipt, CONFIG_MSGID_DECIMAL);
+  CU_ASSERT_EQUAL_FATAL(c->n_routes, 1);
+  CU_ASSERT_STRING_EQUAL(c->routes[0].src_prefix, "4930");
+  CU_ASSERT_EQUAL(c->routes[0].line, 14);
+  CU_ASSERT_EQUAL_FATAL(c->n_plugins, 1);
+  CU_ASSERT_STRING_EQUAL(c->plugins[0].path, "plugins/blacklist.so");
+  CU_ASSERT_EQUAL(c->plugins[0].line, 15);
+  config_free(c);
+}
+
+/* A default never exceeds the key that bounds it. */
+static void test_bounded_defaults(void)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(
+      "general: { max_total_queue = 500; };\n"
+      "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+      "  connect = \"127.0.0.1:2775\"; system_id = \"emg\"; reconnect_max = 300; } );\n",
+      NAME, &e);
+  CU_ASSERT_EQUAL(e.count, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL(c->max_total_queue_soft, 500);
+  CU_ASSERT_EQUAL(c->connectors[0].reconnect_min_ms, 300);
+  config_free(c);
+}
+
+static void test_syntax_error(void)
+{
+  struct config_errors e;
+  load_bad("general: {\n  node_id = 1;\n  persist = true false;\n  id_window = 5;\n};\n" ONE_CLIENT, &e);
+  CU_ASSERT_EQUAL_FATAL(e.count, 1);
+  CU_ASSERT_STRING_EQUAL(e.lines[0], NAME ":3: syntax error");
+  config_errors_free(&e);
+  CU_ASSERT_PTR_NULL(e.lines);
+  CU_ASSERT_EQUAL(e.count, 0);
+
+  load_bad("a = 1;\na = 2;\n", &e);
+  CU_ASSERT_EQUAL_FATAL(e.count, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(e.lines[0], NAME ":2: duplicate setting"));
+  config_errors_free(&e);
+}
+
+static void test_missing_file(void)
+{
+  struct config_errors e;
+  struct config *c = config_load("/nonexistent/emgd.conf", &e);
+  CU_ASSERT_PTR_NULL(c);
+  CU_ASSERT_EQUAL_FATAL(e.count, 1);
+  CU_ASSERT_STRING_EQUAL(e.lines[0], "/nonexistent/emgd.conf: cannot read: No such file or directory");
+  config_errors_free(&e);
+}
+
+static void test_unknown_keys(void)
+{
+  struct config_errors e;
+  load_bad("genral: { };\n"
+           "general: { nodeid = 3; colour = \"red\"; };\n"
+           "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+           "  connect = \"127.0.0.1:2775\"; system_id = \"emg\";\n"
+           "  windw = 5; Keepalive = 1; } );\n"
+           "routes = ( { form = \"out\"; to = \"out\"; } );\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 6);
+  CU_ASSERT(has_error(&e, 1, "genral", "unknown key 'genral' (did you mean 'general'?)"));
+  CU_ASSERT(has_error(&e, 2, "general.nodeid", "unknown key 'nodeid' (did you mean 'node_id'?)"));
+  CU_ASSERT(has_error(&e, 2, "general.colour", "unknown key 'colour'"));
+  CU_ASSERT(!has_error(&e, 2, "general.colour", "did you mean"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].windw", "unknown key 'windw' (did you mean 'window'?)"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].Keepalive", "(did you mean 'keepalive'?)"));
+  CU_ASSERT(has_error(&e, 6, "routes.[0].form", "(did you mean 'from'?)"));
+  config_errors_free(&e);
+}
+
+static void test_wrong_types(void)
+{
+  struct config_errors e;
+  load_bad("general: { node_id = \"1\"; persist = 1; id_window = 1.5; spool_dir = 7; };\n"
+           "admin = ( );\n"
+           "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+           "  connect = \"127.0.0.1:2775\"; system_id = \"emg\"; max_rate = \"fast\"; },\n"
+           "  \"second\" );\n"
+           "routes = { to = \"out\"; };\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 8);
+  CU_ASSERT(has_error(&e, 1, "general.node_id", "must be an integer, not a string"));
+  CU_ASSERT(has_error(&e, 1, "general.persist", "must be true or false, not an integer"));
+  CU_ASSERT(has_error(&e, 1, "general.id_window", "must be an integer, not a float"));
+  CU_ASSERT(has_error(&e, 1, "general.spool_dir", "must be a string, not an integer"));
+  CU_ASSERT(has_error(&e, 2, "admin", "must be a group { ... }, not a list"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].max_rate", "must be a number, not a string"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[1]", "must be a group { ... }, not a string"));
+  CU_ASSERT(has_error(&e, 6, "routes", "must be a list ( ... ), not a group"));
+  config_errors_free(&e);
+}
+
+static void test_ranges(void)
+{
+  struct config_errors e;
+  load_bad("general: { node_id = 0; id_window = 1000001; dlr_table_size = 0; dlr_ttl = 0;\n"
+           "  max_total_queue = 100; max_total_queue_soft = 101; };\n"
+           "connectors = (\n"
+           "  { name = \"u\"; protocol = \"ucp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\";\n"
+           "    window = 100; instances = 0; max_rate = -1; },\n"
+           "  { name = \"s\"; protocol = \"smpp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\";\n"
+           "    window = 1000; instances = 1001; response_timeout = 0; keepalive = 0;\n"
+           "    reconnect_max = 100; reconnect_min = 101; max_queue = -1; }\n"
+           ");\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 14);
+  CU_ASSERT(has_error(&e, 1, "general.node_id", "must be 1..65535"));
+  CU_ASSERT(has_error(&e, 1, "general.id_window", "must be 1..1000000"));
+  CU_ASSERT(has_error(&e, 1, "general.dlr_table_size", "must be 1..100000000"));
+  CU_ASSERT(has_error(&e, 1, "general.dlr_ttl", "must be 1.."));
+  CU_ASSERT(has_error(&e, 2, "general.max_total_queue_soft", "must be 1..100 (not above max_total_queue)"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].window", "must be 1..99"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].instances", "must be 1..1000"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].max_rate", "must be 0.."));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].window", "must be 1..999"));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].instances", "must be 1..1000"));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].response_timeout", "must be 1.."));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].keepalive", "must be 1.."));
+  CU_ASSERT(has_error(&e, 8, "connectors.[1].reconnect_min", "must be 1..100 (not above reconnect_max)"));
+  CU_ASSERT(has_error(&e, 8, "connectors.[1].max_queue", "must be 0.."));
+  config_errors_free(&e);
+}
+
+static void test_strings(void)
+{
+  struct config_errors e;
+  load_bad("general: { log_level = \"verbose\"; spool_dir = \"\"; };\n"
+           "admin: { listen = \"8480\"; token = \"t\"; };\n"
+           "connectors = ( { name = \"my out\"; protocol = \"smtp\"; mode = \"client\";\n"
+           "  connect = \"127.0.0.1:99999\"; system_id = \"a-system-id-that-is-far-far-too-long\";\n"
+           "  bind_mode = \"trx\"; msgid_type_receipt = \"octal\"; } );\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 9);
+  CU_ASSERT(has_error(&e, 1, "general.log_level", "'verbose' is not one of error|warn|info|debug|debug2"));
+  CU_ASSERT(has_error(&e, 1, "general.spool_dir", "must not be empty"));
+  CU_ASSERT(has_error(&e, 2, "admin.listen", "must be HOST:PORT"));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].name", "may hold only letters, digits"));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].protocol", "unknown protocol 'smtp'"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].connect", "must be HOST:PORT with a port 1..65535"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].system_id", "longer than 32 characters"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].bind_mode", "'trx' is not one of transceiver|transmitter|receiver"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].msgid_type_receipt", "'octal' is not one of string|decimal|hex"));
+  config_errors_free(&e);
+}
+
+static void test_modes(void)
+{
+  struct config_errors e;
+  load_bad("connectors = (\n"
+           "  { name = \"in\"; protocol = \"ucp\"; mode = \"server\";\n"
+           "    connect = \"127.0.0.1:1\"; system_id = \"x\"; reconnect_min = 5; },\n"
+           "  { name = \"in2\"; protocol = \"ucp\"; mode = \"server\"; listen = \"0.0.0.0:3001\"; users = ( ); },\n"
+           "  { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+           "    listen = \"127.0.0.1:1\"; users = ( { name = \"a\"; password = \"b\"; } ); },\n"
+           "  { name = \"what\"; protocol = \"smpp\"; },\n"
+           "  { name = \"who\"; protocol = \"smpp\"; mode = \"both\"; }\n"
+           ");\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 12);
+  CU_ASSERT(has_error(&e, 2, "connectors.[0].listen", "missing (required when mode = \"server\")"));
+  CU_ASSERT(has_error(&e, 2, "connectors.[0].users", "missing (required when mode = \"server\")"));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].connect", "applies only when mode = \"client\""));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].system_id", "applies only when mode = \"client\""));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].reconnect_min", "applies only when mode = \"client\""));
+  CU_ASSERT(has_error(&e, 4, "connectors.[1].users", "needs at least 1 entry"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].connect", "missing (required when mode = \"client\")"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].system_id", "missing (required when mode = \"client\")"));
+  CU_ASSERT(has_error(&e, 6, "connectors.[2].listen", "applies only when mode = \"server\""));
+  CU_ASSERT(has_error(&e, 6, "connectors.[2].users", "applies only when mode = \"server\""));
+  /* Without a valid mode only the mode itself is wrong. */
+  CU_ASSERT(has_error(&e, 7, "connectors.[3].mode", "missing"));
+  CU_ASSERT(has_error(&e, 8, "connectors.[4].mode", "'both' is not one of server|client"));
+  config_errors_free(&e);
+
+  load_bad("connectors = ( );\n", &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 1, "connectors", "needs at least 1 entry"));
+  config_errors_free(&e);
+
+  /* No connectors at all: the key has no line, the message still names it. */
+  load_bad("general: { node_id = 2; };\n", &e);
+  CU_ASSERT_EQUAL_FATAL(e.count, 1);
+  CU_ASSERT_STRING_EQUAL(e.lines[0], NAME ": connectors: missing");
+  config_errors_free(&e);
+}
+
+static void test_duplicates(void)
+{
+  struct config_errors e;
+  load_bad("connectors = (\n"
+           "  { name = \"in\"; protocol = \"ucp\"; mode = \"server\"; listen = \"127.0.0.1:3000\";\n"
+           "    users = ( { name = \"a\"; password = \"x\"; },\n"
+           "              { name = \"b\"; password = \"x\"; },\n"
+           "              { name = \"a\"; password = \"y\"; } ); },\n"
+           "  { name = \"out\"; protocol = \"smpp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\"; },\n"
+           "  { name = \"in\"; protocol = \"smpp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\"; }\n"
+           ");\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 2);
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].users.[2].name",
+                      "'a' is already the name of connectors.[0].users.[0] (line 3)"));
+  CU_ASSERT(has_error(&e, 7, "connectors.[2].name", "'in' is already the name of connectors.[0] (line 2)"));
+  config_errors_free(&e);
+}
+
+static void test_routes(void)
+{
+  struct config_errors e;
+  load_bad(ONE_CLIENT
+           "routes = (\n"
+           "  { from = \"in\"; to = \"out\"; },\n"
+           "  { dst_prefix = \"+49\"; to = \"out\"; },\n"
+           "  { src_prefix = \"49x\"; to = \"elsewhere\"; },\n"
+           "  { to = \"out\"; },\n"
+           "  { dst_prefix = \"\"; to = \"out\"; },\n"
+           "  { from = \"out\"; }\n"
+           ");\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 6);
+  CU_ASSERT(has_error(&e, 4, "routes.[0].from", "no connector is named 'in'"));
+  CU_ASSERT(has_error(&e, 5, "routes.[1].dst_prefix", "may hold only digits"));
+  CU_ASSERT(has_error(&e, 6, "routes.[2].src_prefix", "may hold only digits"));
+  CU_ASSERT(has_error(&e, 6, "routes.[2].to", "no connector is named 'elsewhere'"));
+  CU_ASSERT(has_error(&e, 8, "routes.[4]", "a second default route"));
+  CU_ASSERT(has_error(&e, 8, "routes.[4]", "the first is at line 7"));
+  CU_ASSERT(has_error(&e, 9, "routes.[5].to", "missing"));
+  config_errors_free(&e);
+}
+
+static void test_admin_database_plugins(void)
+{
+  struct config_errors e;
+  load_bad(ONE_CLIENT
+           "admin: { listen = \"127.0.0.1:8480\"; };\n"
+           "database: { message_log = true; };\n"
+           "plugins = ( { file = \"list.txt\"; }, { path = \"\"; } );\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 4);
+  CU_ASSERT(has_error(&e, 3, "admin.token", "missing"));
+  CU_ASSERT(has_error(&e, 4, "database.conninfo", "missing"));
+  CU_ASSERT(has_error(&e, 5, "plugins.[0].path", "missing"));
+  CU_ASSERT(has_error(&e, 5, "plugins.[1].path", "must not be empty"));
+  config_errors_free(&e);
+
+  load_bad(ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token = \"\"; };\n", &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token", "must not be empty"));
+  config_errors_free(&e);
+}
+
+/* Errors of every section in one file all come back, in line order. */
+static void test_all_errors_sorted(void)
+{
+  struct config_errors e;
+  load_bad("routes = ( { to = \"nowhere\"; } );\n"
+           "general: { node_id = 70000; };\n"
+           "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+           "  connect = \"127.0.0.1:2775\"; system_id = \"emg\"; window = 0; } );\n"
+           "admin: { listen = \"127.0.0.1:8480\"; tokn = \"x\"; };\n",
+           &e);
+  CU_ASSERT_EQUAL_FATAL(e.count, 5);
+  CU_ASSERT(has_error(&e, 1, "routes.[0].to", "no connector is named 'nowhere'"));
+  CU_ASSERT(has_error(&e, 2, "general.node_id", "must be 1..65535"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].window", "must be 1..999"));
+  CU_ASSERT(has_error(&e, 5, "admin.token", "missing"));
+  CU_ASSERT(has_error(&e, 5, "admin.tokn", "(did you mean 'token'?)"));
+  for (unsigned i = 1; i < e.count; i++)
+    CU_ASSERT(strcmp(e.lines[i - 1], e.lines[i]) <= 0);   /* one digit lines: text order is line order */
+  config_errors_free(&e);
+}
+
+/* Whatever is wrong around a password, the password stays out of the message. */
+static void test_no_passwords(void)
+{
+  struct config_errors e;
+  load_bad("connectors = (\n"
+           "  { name = \"in\"; protocol = \"ucp\"; mode = \"server\"; listen = \"127.0.0.1:3000\";\n"
+           "    users = ( { name = \"a\"; password = \"Hunter2-in-a-password-far-too-long-to-fit\"; },\n"
+           "              { name = \"a\"; password = \"Hunter3\"; pasword = \"Hunter4\"; } );\n"
+           "    password = \"Hunter5\"; },\n"
+           "  { name = \"out\"; protocol = \"smpp\"; mode = \"client\"; connect = \"h:1\";\n"
+           "    system_id = \"s\"; password = \"Hunter6-in-a-password-far-too-long-to-fit\"; }\n"
+           ");\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 5);
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].users.[0].password", "longer than 32 characters"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].users.[1].name", "already the name"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[0].users.[1].pasword", "(did you mean 'password'?)"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].password", "applies only when mode = \"client\""));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].password", "longer than 32 characters"));
+  for (unsigned i = 0; i < e.count; i++)
+    CU_ASSERT_PTR_NULL(strstr(e.lines[i], "Hunter"));
+  config_errors_free(&e);
+}
+
+/* An @include'd file is found next to the including one, and its errors
+ * name it and its own lines. */
+static void test_included_file(void)
+{
+  char dir[] = "/tmp/emg-config-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char main_path[64], part_path[64];
+  snprintf(main_path, sizeof main_path, "%s/main.conf", dir);
+  snprintf(part_path, sizeof part_path, "%s/part.conf", dir);
+  FILE *f = fopen(part_path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("# connectors\n\n" ONE_CLIENT, f);
+  fputs("general: { id_window = 0; };\n", f);
+  fclose(f);
+  f = fopen(main_path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  /* Relative to the including file, not to the working directory. */
+  fputs("admin: { listen = \"127.0.0.1:8480\"; token = \"t\"; };\n@include \"part.conf\"\n", f);
+  fclose(f);
+
+  struct config_errors e;
+  struct config *c = config_load(main_path, &e);
+  CU_ASSERT_PTR_NULL(c);
+  CU_ASSERT_EQUAL_FATAL(e.count, 1);
+  char want[160];
+  snprintf(want, sizeof want, "%s:5: general.id_window: must be 1..1000000", part_path);
+  CU_ASSERT_STRING_EQUAL(e.lines[0], want);
+  config_errors_free(&e);
+  config_free(c);
+  unlink(part_path);
+  unlink(main_path);
+  rmdir(dir);
+}
+
+static void test_log_level_names(void)
+{
+  CU_ASSERT_STRING_EQUAL(config_log_level_name(CONFIG_LOG_ERROR), "error");
+  CU_ASSERT_STRING_EQUAL(config_log_level_name(CONFIG_LOG_WARN), "warn");
+  CU_ASSERT_STRING_EQUAL(config_log_level_name(CONFIG_LOG_INFO), "info");
+  CU_ASSERT_STRING_EQUAL(config_log_level_name(CONFIG_LOG_DEBUG), "debug");
+  CU_ASSERT_STRING_EQUAL(config_log_level_name(CONFIG_LOG_DEBUG2), "debug2");
+  CU_ASSERT_STRING_EQUAL(config_log_level_name((enum config_log_level)42), "unknown");
+}
+
 void suite_config(void);
-void suite_config(void) { }
+void suite_config(void)
+{
+  static const struct test_case cases[] = {
+    { "etc/emgd.conf", test_default_file },
+    { "etc/examples", test_examples },
+    { "defaults", test_defaults },
+    { "every key", test_all_keys },
+    { "defaults within bounds", test_bounded_defaults },
+    { "syntax error", test_syntax_error },
+    { "missing file", test_missing_file },
+    { "unknown keys and suggestions", test_unknown_keys },
+    { "wrong types", test_wrong_types },
+    { "ranges", test_ranges },
+    { "strings, enums, addresses", test_strings },
+    { "keys per mode", test_modes },
+    { "duplicate names", test_duplicates },
+    { "routes", test_routes },
+    { "admin, database, plugins", test_admin_database_plugins },
+    { "all errors, sorted", test_all_errors_sorted },
+    { "no passwords in messages", test_no_passwords },
+    { "included file", test_included_file },
+    { "log level names", test_log_level_names },
+    { NULL, NULL },
+  };
+  test_add_suite("config", cases);
+}

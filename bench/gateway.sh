@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# gateway.sh [COUNT] [DLR_DELAY] - the reference test through emgd:
+# emgload (UCP, 10 connections, receipts) -> emgd (ucp-in 10 instances,
+# smpp-out 10 instances) -> emgsink (SMPP, receipts after DLR_DELAY ms,
+# default 0-10000) and the receipts back. 145-character texts, 13-digit
+# addresses, persist off. Prints msgs/s, ack latency, and emgd's CPU and
+# peak RSS. All three processes share this machine's cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+count=${1:-1000000}
+dlr_delay=${2:-0-10000}
+window=${WINDOW:-100}
+scripts/install-deps.sh >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$(nproc)" --target emgd emgload emgsink >/dev/null
+
+tmp=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+free_port() {
+  perl -MIO::Socket::INET -e \
+    'my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; print $s->sockport'
+}
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+peak_rss_mb() { awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
+build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$tmp/sink.port" --dlr-delay "$dlr_delay" \
+  --user emg --password secret --quiet &
+pids+=($!)
+sink_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/sink.port" ] && break; sleep 0.05; done
+ucp=$(free_port)
+cat > "$tmp/emgd.conf" <<CONF
+general: { node_id = 1; persist = false; log_level = "${LOG_LEVEL:-info}"; log_file = "$tmp/emgd.log";
+           dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000; };
+connectors = (
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$(cat "$tmp/sink.port")";
+    instances = 10; system_id = "emg"; password = "secret"; window = 100; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+build/emgd -c "$tmp/emgd.conf" --foreground &
+emgd_pid=$!
+pids+=($emgd_pid)
+for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$ucp") 2>/dev/null && break; sleep 0.05; done
+sleep 0.5   # let the smpp-out binds come up
+
+build/emgload --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --connections 10 \
+  --window "$window" --count "$count" --length 145 --from 4917000:13 --to 4917100:13 --dlr --wait-dlr 60 \
+  --json --quiet > "$tmp/load.json" || true
+emgd_cpu=$(cpu_seconds "$emgd_pid")
+emgd_mb=$(peak_rss_mb "$emgd_pid")
+sink_cpu=$(cpu_seconds "$sink_pid")
+kill -TERM "$emgd_pid"; wait "$emgd_pid" || true
+kill -TERM "$sink_pid"; wait "$sink_pid" || true
+pids=()
+
+jq -r --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg sc "$sink_cpu" --arg dd "$dlr_delay" '
+  "messages      \(.acked) acked of \(.sent) sent, \(.refused) refused, \(.receipts) receipts (\(.receipts_missing) missing)",
+  "throughput    \(.msgs_per_s | floor) msgs/s (UCP in, SMPP out, receipts after \($dd) ms)",
+  "ack latency   p50 \(.ack_latency_ms.p50) ms, p99 \(.ack_latency_ms.p99) ms, max \(.ack_latency_ms.max) ms",
+  "emgd          \($ec) s CPU, peak RSS \($em) MB",
+  "emgsink       \($sc) s CPU"' "$tmp/load.json"

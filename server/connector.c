@@ -1,0 +1,942 @@
+/* connector.c - connector instances: threads, sessions and the message path
+ * through them. See connector.h for the shape; the protocol is the
+ * session's business (connectors/session.h), never this file's. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "clock.h"
+#include "connector.h"
+#include "netutil.h"
+#include "session.h"
+#include "ucp_proto.h"
+
+/* Items taken from a queue at once: bounded so one instance cannot hog a
+ * queue that others share. */
+#define PUMP_BATCH 256
+/* How long an ack is held above max_total_queue_soft. */
+#define SLOW_ACK_MS 100
+/* Distinct target queues one instance stages to in one loop iteration. */
+#define MAX_STAGES 16
+
+enum instance_phase {
+  PHASE_RUN,
+  PHASE_STOP_SESSION,              /* finish in-flight work, unbind, close */
+  PHASE_EXIT                       /* leave the loop */
+};
+
+/* An ack held back by the soft limit. */
+struct held_ack {
+  struct held_ack *next;
+  uint64_t due_ms;
+  uint32_t ref;
+  uint32_t raw_status;
+  char msgid[MSG_ID_LEN];
+};
+
+struct stage {
+  struct queue *queue;
+  struct qlist list;
+};
+
+/* A receipt whose DLR entry is not there (yet): an SMSC may send the
+ * receipt on another bind before the submit response reaches us. */
+struct early_receipt {
+  struct early_receipt *next;
+  uint64_t due_ms;
+  unsigned tries;
+  char key[MSG_ID_LEN];
+  struct msg_receipt receipt;
+};
+
+/* When an unmatched receipt is looked up again, after it first came. */
+static const unsigned early_retry_ms[] = { 50, 250, 1000, 3000 };
+#define EARLY_MAX 100000
+
+struct instance {
+  struct connector *conn;
+  unsigned index;
+  pthread_t thread;
+  bool started;
+  struct evloop *loop;
+  struct session *session;
+  struct log_category *log;
+  struct id_block ids;
+  _Atomic int phase;
+  /* server: a connection handed over by the listener */
+  pthread_mutex_t handoff_lock;
+  int handoff_fd;
+  char handoff_peer[64];
+  _Atomic bool busy;               /* has (or is being handed) a connection */
+  int user;                        /* index of the bound account, -1 */
+  struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
+  _Atomic bool bound;
+  /* pushes gathered in this iteration, flushed once at its end */
+  struct stage stages[MAX_STAGES];
+  unsigned n_stages;
+  bool flush_pending;
+  struct held_ack *held_head, *held_tail;
+  uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
+  struct early_receipt *early_head, *early_tail;
+  unsigned early_count;
+  uint64_t backoff_ms;
+};
+
+struct connector {
+  struct core *core;
+  const struct config_connector *cfg;
+  unsigned index;
+  struct log_category *log;
+  struct session_config session_cfg;
+  struct queue out;
+  struct queue *user_queues;       /* server: one per configured account */
+  struct instance *instances;
+  unsigned n_instances;
+  /* server */
+  int listen_fd;
+  struct evloop *accept_loop;
+  pthread_t accept_thread;
+  bool accept_started;
+  _Atomic bool accepting;
+  /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
+  pthread_mutex_t scts_lock;
+  struct ucp_scts_alloc *scts;
+  _Atomic uint32_t next_serial;
+};
+
+static bool is_server(const struct connector *c)
+{
+  return c->cfg->mode == CONFIG_CONN_SERVER;
+}
+
+/* ---- staging: one push per target queue per loop iteration ---- */
+
+static void flush_stages(struct evloop *loop, void *arg)
+{
+  struct instance *in = arg;
+  for (unsigned i = 0; i < in->n_stages; i++)
+    queue_push(in->stages[i].queue, &in->stages[i].list, 0);
+  in->n_stages = 0;
+  in->flush_pending = false;
+}
+
+static void stage(struct instance *in, struct queue *q, struct qitem *it)
+{
+  unsigned i = 0;
+  while (i < in->n_stages && in->stages[i].queue != q)
+    i++;
+  if (i == in->n_stages) {
+    if (i == MAX_STAGES) {
+      flush_stages(in->loop, in);
+      i = 0;
+    }
+    in->stages[i].queue = q;
+    memset(&in->stages[i].list, 0, sizeof in->stages[i].list);
+    in->n_stages = i + 1;
+  }
+  qlist_append(&in->stages[i].list, it);
+  if (!in->flush_pending) {
+    in->flush_pending = true;
+    evloop_defer(in->loop, flush_stages, in);
+  }
+}
+
+static void requeue_front(struct queue *q, struct qitem *it)
+{
+  struct qlist l = { 0 };
+  qlist_append(&l, it);
+  queue_push(q, &l, 1);
+}
+
+/* ---- receipts towards origins ---- */
+
+/* Queues a receipt for the origin of a message, if the origin wants it. */
+static void receipt_to_origin(struct instance *in, const struct dlr_info *info,
+                              const struct msg_receipt *r)
+{
+  struct core *core = in->conn->core;
+  if (!msg_receipt_wanted(info->dlr_mask, r->state))
+    return;
+  if (info->origin_connector >= core->n_connectors)
+    return;
+  struct connector *origin = core_connector(core, info->origin_connector);
+  struct queue *q = connector_user_queue(origin, info->origin_user);
+  struct qitem *it = q ? qitem_new(QITEM_RECEIPT) : NULL;
+  if (!it) {
+    LOGW(in->log, "receipt for message %" PRIu64 " dropped: account %s of %s is unknown or memory is short",
+         info->msg_id, info->origin_user, origin->cfg->name);
+    return;
+  }
+  it->receipt = *r;
+  snprintf(it->receipt.id, sizeof it->receipt.id, "%s", info->origin_ref);
+  it->receipt.src = info->src;
+  it->receipt.dst = info->dst;
+  if (!it->receipt.submit_time)
+    it->receipt.submit_time = info->submit_time;
+  stage(in, q, it);
+}
+
+static void dlr_info_of(const struct msg *m, struct dlr_info *info)
+{
+  memset(info, 0, sizeof *info);
+  info->msg_id = m->id;
+  info->origin_connector = m->origin.connector;
+  info->dlr_mask = m->dlr_mask;
+  info->submit_time = m->received_ms / 1000;
+  memcpy(info->origin_user, m->origin.user, sizeof info->origin_user);
+  memcpy(info->origin_ref, m->origin.ref, sizeof info->origin_ref);
+  info->src = m->src;
+  info->dst = m->dst;
+}
+
+/* A message the SMSC refused for good: its origin hears of it as a receipt. */
+static void fail_message(struct instance *in, struct qitem *it, uint32_t code)
+{
+  struct core *core = in->conn->core;
+  atomic_fetch_add(&core->stats.failed, 1);
+  atomic_fetch_sub(&core->in_flight, 1);
+  struct dlr_info info;
+  dlr_info_of(it->msg, &info);
+  struct msg_receipt r = { 0 };
+  r.state = MSG_STATE_REJECTED;
+  r.err = (uint16_t)(code > 999 ? 999 : code);
+  r.done_time = time(NULL);
+  receipt_to_origin(in, &info, &r);
+  qitem_free(it);
+}
+
+/* ---- sending from the queues ---- */
+
+static void pump(struct instance *in)
+{
+  struct connector *c = in->conn;
+  struct session *s = in->session;
+  if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN)
+    return;
+  if (!is_server(c) && in->paused_until_ms > evloop_now_ms(in->loop))
+    return;
+  struct queue *q = is_server(c) ? (in->user >= 0 ? &c->user_queues[in->user] : NULL) : &c->out;
+  if (!q)
+    return;
+  unsigned room;
+  while ((room = session_can_send(s)) > 0) {
+    struct qlist l = { 0 };
+    if (!queue_take(q, room < PUMP_BATCH ? room : PUMP_BATCH, &l))
+      return;
+    struct qitem *it = l.head;
+    while (it) {
+      struct qitem *next = it->next;
+      struct proto_pdu pdu;
+      memset(&pdu, 0, sizeof pdu);
+      if (it->kind == QITEM_MSG) {
+        pdu.op = PROTO_OP_SUBMIT;
+        pdu.msg = *it->msg;
+      } else {
+        pdu.op = PROTO_OP_DELIVER;
+        pdu.is_receipt = true;
+        pdu.receipt = it->receipt;
+      }
+      if (session_request(s, &pdu, it) == -1) {
+        /* Not sendable now (or not expressible): back to the front, in order. */
+        struct qlist rest = { it, l.tail, 0 };
+        for (struct qitem *x = it; x; x = x->next)
+          rest.count++;
+        queue_push(q, &rest, 1);
+        return;
+      }
+      LOGD2(in->log, "sent %s %" PRIu64 " to %s", it->kind == QITEM_MSG ? "message" : "receipt",
+            it->kind == QITEM_MSG ? it->msg->id : 0,
+            it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr);
+      it = next;
+    }
+  }
+}
+
+/* ---- server side: submits in ---- */
+
+static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
+                    enum proto_status status, const char *msgid)
+{
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.op = op;
+  resp.ref = ref;
+  resp.raw_status = raw_status;
+  resp.status = status;
+  if (msgid)
+    snprintf(resp.msgid, sizeof resp.msgid, "%s", msgid);
+  session_respond(in->session, &resp);
+}
+
+/* The id the client will know the message by: UCP "AdC:SCTS" (unique per
+ * recipient), SMPP our message id in decimal. */
+static void origin_ref(struct instance *in, struct msg *m)
+{
+  struct connector *c = in->conn;
+  if (c->scts) {
+    char scts[13];
+    pthread_mutex_lock(&c->scts_lock);
+    ucp_scts_next(c->scts, m->dst.addr, m->received_ms / 1000, scts);
+    pthread_mutex_unlock(&c->scts_lock);
+    snprintf(m->origin.ref, sizeof m->origin.ref, "%.32s:%s", m->dst.addr, scts);
+  } else {
+    snprintf(m->origin.ref, sizeof m->origin.ref, "%" PRIu64, m->id);
+  }
+}
+
+static void hold_ack(struct instance *in, const struct proto_pdu *req, const char *msgid)
+{
+  struct held_ack *h = malloc(sizeof *h);
+  if (!h) {
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, msgid);
+    return;
+  }
+  h->next = NULL;
+  h->due_ms = evloop_now_ms(in->loop) + SLOW_ACK_MS;
+  h->ref = req->ref;
+  h->raw_status = req->raw_status;
+  snprintf(h->msgid, sizeof h->msgid, "%s", msgid);
+  if (in->held_tail)
+    in->held_tail->next = h;
+  else
+    in->held_head = h;
+  in->held_tail = h;
+}
+
+static void release_held_acks(struct instance *in, bool all)
+{
+  uint64_t now = evloop_now_ms(in->loop);
+  while (in->held_head && (all || in->held_head->due_ms <= now)) {
+    struct held_ack *h = in->held_head;
+    in->held_head = h->next;
+    if (!in->held_head)
+      in->held_tail = NULL;
+    if (in->session)
+      respond(in, h->ref, h->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, h->msgid);
+    free(h);
+  }
+}
+
+static void accept_submit(struct instance *in, const struct proto_pdu *req)
+{
+  struct connector *c = in->conn;
+  struct core *core = c->core;
+  enum core_admit admit = core_admit(core);
+  if (admit == CORE_ADMIT_FULL || atomic_load(&in->phase) != PHASE_RUN) {
+    atomic_fetch_add(&core->stats.refused_full, 1);
+    LOGD(in->log, "submit to %s refused: queue full", req->msg.dst.addr);
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
+    return;
+  }
+  int target = router_route(core->router, (int)c->index, &req->msg);
+  if (target < 0 || is_server(core_connector(core, (unsigned)target))) {
+    atomic_fetch_add(&core->stats.refused_route, 1);
+    LOGI(in->log, "submit from %s to %s refused: no route", session_user(in->session),
+         req->msg.dst.addr);
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_ADDRESS, NULL);
+    return;
+  }
+  struct qitem *it = qitem_new(QITEM_MSG);
+  struct msg *m = it ? msg_clone(&req->msg) : NULL;
+  if (!m) {
+    free(it);
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_TEMPORARY, NULL);
+    return;
+  }
+  it->msg = m;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  m->id = ids_next(&core->ids, &in->ids);
+  m->received_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  msg_resolve_times(m, now.tv_sec);
+  m->origin.connector = (uint16_t)c->index;
+  m->origin.instance = (uint16_t)in->index;
+  snprintf(m->origin.user, sizeof m->origin.user, "%s", session_user(in->session));
+  origin_ref(in, m);
+  /* Persistence goes here: with persist on, the ack waits until the spool
+   * record of m is durable. */
+  atomic_fetch_add(&core->in_flight, 1);
+  atomic_fetch_add(&core->stats.received, 1);
+  LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets, receipt mask %u, route %s",
+        m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, m->dlr_mask,
+        connector_config(core_connector(core, (unsigned)target))->name);
+  stage(in, connector_out_queue(core_connector(core, (unsigned)target)), it);
+  if (admit == CORE_ADMIT_SLOW) {
+    atomic_fetch_add(&core->stats.slowed, 1);
+    hold_ack(in, req, m->origin.ref);
+  } else {
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, m->origin.ref);
+  }
+}
+
+/* ---- client side: what the SMSC sends us ---- */
+
+/* Looks the receipt up in the DLR table and passes it on to the origin;
+ * 0 when its entry is not (or no longer) there. */
+static int match_receipt(struct instance *in, const char *key, const struct msg_receipt *r)
+{
+  struct dlr_info info;
+  if (!dlrtab_lookup(in->conn->core->dlr, (uint16_t)in->conn->index, key,
+                     msg_state_final(r->state), &info))
+    return 0;
+  LOGD2(in->log, "receipt for %" PRIu64 " (SMSC id %s): state %u err %u", info.msg_id, r->id,
+        r->state, r->err);
+  receipt_to_origin(in, &info, r);
+  return 1;
+}
+
+static void unmatched(struct instance *in, const struct msg_receipt *r)
+{
+  atomic_fetch_add(&in->conn->core->stats.receipts_unmatched, 1);
+  LOGI(in->log, "receipt for unknown message id '%s' (state %u)", r->id, r->state);
+}
+
+static void receipt_in(struct instance *in, const struct proto_pdu *req)
+{
+  struct connector *c = in->conn;
+  respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
+  atomic_fetch_add(&c->core->stats.receipts_in, 1);
+  char key[MSG_ID_LEN];
+  if (dlr_id_normalize(key, sizeof key, req->receipt.id,
+                       (enum dlr_id_type)c->cfg->msgid_receipt) < 0) {
+    unmatched(in, &req->receipt);
+    return;
+  }
+  if (match_receipt(in, key, &req->receipt))
+    return;
+  struct early_receipt *e = in->early_count < EARLY_MAX ? malloc(sizeof *e) : NULL;
+  if (!e) {
+    unmatched(in, &req->receipt);
+    return;
+  }
+  e->next = NULL;
+  e->tries = 0;
+  e->due_ms = evloop_now_ms(in->loop) + early_retry_ms[0];
+  memcpy(e->key, key, sizeof e->key);
+  e->receipt = req->receipt;
+  if (in->early_tail)
+    in->early_tail->next = e;
+  else
+    in->early_head = e;
+  in->early_tail = e;
+  in->early_count++;
+}
+
+/* Retries the receipts that came before their DLR entry. Retries keep
+ * their order: each try's delay is the same for all, so the list stays
+ * sorted by due time. */
+static void retry_early_receipts(struct instance *in, bool give_up)
+{
+  uint64_t now = evloop_now_ms(in->loop);
+  struct early_receipt *e;
+  while ((e = in->early_head) && (give_up || e->due_ms <= now)) {
+    in->early_head = e->next;
+    if (!in->early_head)
+      in->early_tail = NULL;
+    in->early_count--;
+    if (match_receipt(in, e->key, &e->receipt)) {
+      free(e);
+      continue;
+    }
+    if (give_up || ++e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0]) {
+      unmatched(in, &e->receipt);
+      free(e);
+      continue;
+    }
+    /* Re-queue at the back: later tries have longer delays, and the list
+     * must stay ordered, so it waits until at least the last one's time. */
+    e->due_ms = now + early_retry_ms[e->tries];
+    if (in->early_tail && in->early_tail->due_ms > e->due_ms)
+      e->due_ms = in->early_tail->due_ms;
+    e->next = NULL;
+    if (in->early_tail)
+      in->early_tail->next = e;
+    else
+      in->early_head = e;
+    in->early_tail = e;
+    in->early_count++;
+  }
+}
+
+/* ---- session callbacks ---- */
+
+static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
+{
+  struct instance *in = session_app(s);
+  const struct config_connector *cfg = in->conn->cfg;
+  for (unsigned i = 0; i < cfg->n_users; i++)
+    if (strcmp(cfg->users[i].name, bind->user) == 0 &&
+        strcmp(cfg->users[i].password, bind->password) == 0) {
+      in->user = (int)i;
+      return PROTO_OK;
+    }
+  LOGW(in->log, "bind from %s as '%s' refused: unknown account or wrong password",
+       session_peer(s), bind->user);
+  return PROTO_E_AUTH;
+}
+
+static void on_bound(struct session *s)
+{
+  struct instance *in = session_app(s);
+  struct connector *c = in->conn;
+  atomic_store(&in->bound, true);
+  in->backoff_ms = 0;
+  if (is_server(c) && in->user >= 0) {
+    in->waiting_on = &c->user_queues[in->user];
+    queue_add_waiter(in->waiting_on, in->loop);
+  }
+  LOGI(in->log, "instance %u bound%s%s (%s)", in->index, is_server(c) ? " as " : "",
+       is_server(c) ? session_user(s) : "", session_peer(s));
+  pump(in);
+}
+
+static void on_request(struct session *s, const struct proto_pdu *req)
+{
+  struct instance *in = session_app(s);
+  struct connector *c = in->conn;
+  if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
+    accept_submit(in, req);
+  } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
+    receipt_in(in, req);
+  } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
+    /* MO routing comes with the server-side delivery of messages; until
+     * then the SMSC is asked to try again later rather than have it lost. */
+    atomic_fetch_add(&c->core->stats.mo_refused, 1);
+    respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
+  } else {
+    respond(in, req->ref, req->raw_status,
+            req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
+            PROTO_E_BIND_STATE, NULL);
+  }
+}
+
+static void submit_answered(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+{
+  struct connector *c = in->conn;
+  struct core *core = c->core;
+  if (resp->status == PROTO_OK) {
+    atomic_fetch_add(&core->stats.sent, 1);
+    atomic_fetch_sub(&core->in_flight, 1);
+    char key[MSG_ID_LEN];
+    if (it->msg->dlr_mask) {
+      struct dlr_info info;
+      dlr_info_of(it->msg, &info);
+      if (dlr_id_normalize(key, sizeof key, resp->msgid, (enum dlr_id_type)c->cfg->msgid_submit) < 0 ||
+          dlrtab_insert(core->dlr, (uint16_t)c->index, key, &info, time(NULL)) == -1)
+        LOGW(in->log, "message %" PRIu64 ": SMSC id '%s' unusable, its receipt cannot be matched",
+             it->msg->id, resp->msgid);
+    }
+    LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
+    qitem_free(it);
+  } else if (proto_status_temporary(resp->status)) {
+    /* Throttled or full: keep the queue's order and back off this instance. */
+    atomic_fetch_add(&core->stats.retried, 1);
+    it->attempts++;
+    in->backoff_ms = in->backoff_ms ? in->backoff_ms * 2 : 100;
+    if (in->backoff_ms > 10000)
+      in->backoff_ms = 10000;
+    in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
+    LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id,
+         proto_status_name(resp->status), in->backoff_ms);
+    requeue_front(&c->out, it);
+  } else {
+    LOGI(in->log, "message %" PRIu64 " to %s refused by the SMSC: %s (%u)", it->msg->id,
+         it->msg->dst.addr, proto_status_name(resp->status), resp->raw_status);
+    fail_message(in, it, resp->raw_status);
+  }
+}
+
+static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  struct instance *in = session_app(s);
+  struct qitem *it = cookie;
+  if (it->kind == QITEM_MSG) {
+    submit_answered(in, it, resp);
+    if (resp->status == PROTO_OK)
+      in->backoff_ms = 0;
+    return;
+  }
+  if (resp->status == PROTO_OK) {
+    atomic_fetch_add(&in->conn->core->stats.receipts_out, 1);
+    qitem_free(it);
+    return;
+  }
+  /* The client could not take it now: it stays first for this account. */
+  it->attempts++;
+  requeue_front(&in->conn->user_queues[in->user], it);
+}
+
+static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
+{
+  struct instance *in = session_app(s);
+  struct qitem *it = cookie;
+  struct connector *c = in->conn;
+  if (it->kind == QITEM_MSG) {
+    atomic_fetch_add(&c->core->stats.retried, 1);
+    requeue_front(&c->out, it);
+  } else if (in->user >= 0) {
+    requeue_front(&c->user_queues[in->user], it);
+  } else {
+    qitem_free(it);
+  }
+}
+
+static void on_ready(struct session *s)
+{
+  pump(session_app(s));
+}
+
+static void on_disconnect(struct session *s, const char *reason)
+{
+  struct instance *in = session_app(s);
+  atomic_store(&in->bound, false);
+  if (in->waiting_on) {
+    queue_remove_waiter(in->waiting_on, in->loop);
+    in->waiting_on = NULL;
+  }
+  if (is_server(in->conn)) {
+    LOGI(in->log, "instance %u: session from %s ended: %s", in->index, session_peer(s), reason);
+    release_held_acks(in, true);
+    /* Destroying reports the receipts still unanswered, which go back to
+     * the account's queue: the account must still be known then. */
+    session_destroy(s);
+    in->session = NULL;
+    in->user = -1;
+    atomic_store(&in->busy, false);
+  } else {
+    LOGW(in->log, "instance %u: connection to %s lost: %s", in->index, in->conn->cfg->connect,
+         reason);
+  }
+}
+
+static const struct session_handler instance_handler = {
+  .on_bind = on_bind,
+  .on_bound = on_bound,
+  .on_request = on_request,
+  .on_response = on_response,
+  .on_unanswered = on_unanswered,
+  .on_ready = on_ready,
+  .on_disconnect = on_disconnect,
+};
+
+/* ---- instance threads ---- */
+
+static void take_handoff(struct instance *in)
+{
+  pthread_mutex_lock(&in->handoff_lock);
+  int fd = in->handoff_fd;
+  char peer[64];
+  memcpy(peer, in->handoff_peer, sizeof peer);
+  in->handoff_fd = -1;
+  pthread_mutex_unlock(&in->handoff_lock);
+  if (fd < 0)
+    return;
+  in->user = -1;
+  in->session = session_server_create(in->loop, fd, peer, &in->conn->session_cfg,
+                                      &instance_handler, in);
+  if (!in->session) {
+    LOGE(in->log, "instance %u: no session for %s (out of memory)", in->index, peer);
+    atomic_store(&in->busy, false);
+  }
+}
+
+static void on_wake(struct evloop *loop, void *arg)
+{
+  struct instance *in = arg;
+  int phase = atomic_load(&in->phase);
+  if (phase == PHASE_EXIT) {
+    evloop_stop(loop);
+    return;
+  }
+  if (phase == PHASE_STOP_SESSION) {
+    if (in->session && session_state(in->session) != SESSION_CLOSED)
+      session_stop(in->session);
+    return;
+  }
+  if (is_server(in->conn) && !in->session)
+    take_handoff(in);
+  pump(in);
+}
+
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct instance *in = arg;
+  release_held_acks(in, false);
+  retry_early_receipts(in, false);
+  pump(in);
+}
+
+static void *instance_main(void *arg)
+{
+  struct instance *in = arg;
+  struct connector *c = in->conn;
+  if (!is_server(c)) {
+    in->session = session_client_create(in->loop, &c->session_cfg, &instance_handler, in);
+    if (!in->session)
+      LOGE(in->log, "instance %u: cannot create its session", in->index);
+    queue_add_waiter(&c->out, in->loop);
+    in->waiting_on = NULL;
+  }
+  evloop_run(in->loop);
+  if (!is_server(c))
+    queue_remove_waiter(&c->out, in->loop);
+  if (in->waiting_on)
+    queue_remove_waiter(in->waiting_on, in->loop);
+  if (in->session) {
+    session_destroy(in->session);
+    in->session = NULL;
+  }
+  retry_early_receipts(in, true);
+  flush_stages(in->loop, in);
+  release_held_acks(in, true);
+  return NULL;
+}
+
+/* ---- listener (server connectors) ---- */
+
+static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct connector *c = arg;
+  char peer[64];
+  int cfd;
+  while ((cfd = net_accept(fd, peer, sizeof peer)) != -1) {
+    struct instance *free_in = NULL;
+    for (unsigned i = 0; i < c->n_instances && !free_in; i++) {
+      bool expected = false;
+      if (atomic_compare_exchange_strong(&c->instances[i].busy, &expected, true))
+        free_in = &c->instances[i];
+    }
+    if (!free_in || !atomic_load(&c->accepting)) {
+      if (free_in)
+        atomic_store(&free_in->busy, false);
+      LOGW(c->log, "connection from %s refused: all %u instances busy", peer, c->n_instances);
+      close(cfd);
+      continue;
+    }
+    pthread_mutex_lock(&free_in->handoff_lock);
+    free_in->handoff_fd = cfd;
+    snprintf(free_in->handoff_peer, sizeof free_in->handoff_peer, "%s", peer);
+    pthread_mutex_unlock(&free_in->handoff_lock);
+    evloop_wake(free_in->loop);
+  }
+}
+
+static void on_accept_wake(struct evloop *loop, void *arg)
+{
+  struct connector *c = arg;
+  if (!atomic_load(&c->accepting))
+    evloop_stop(loop);
+}
+
+static void *accept_main(void *arg)
+{
+  struct connector *c = arg;
+  evloop_run(c->accept_loop);
+  evloop_remove(c->accept_loop, c->listen_fd);
+  close(c->listen_fd);
+  c->listen_fd = -1;
+  return NULL;
+}
+
+/* ---- life cycle ---- */
+
+struct connector *connector_create(struct core *core, unsigned index, char *err)
+{
+  const struct config_connector *cfg = &core->cfg->connectors[index];
+  struct connector *c = calloc(1, sizeof *c);
+  char category[CONFIG_NAME_LEN + 16];
+  if (!c) {
+    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    return NULL;
+  }
+  c->core = core;
+  c->cfg = cfg;
+  c->index = index;
+  c->listen_fd = -1;
+  snprintf(category, sizeof category, "emg.conn.%s", cfg->name);
+  c->log = log_category(category);
+  queue_init(&c->out);
+  pthread_mutex_init(&c->scts_lock, NULL);
+  c->session_cfg = (struct session_config){
+    .proto = cfg->proto,
+    .role = cfg->mode == CONFIG_CONN_SERVER ? SESSION_SERVER : SESSION_CLIENT,
+    .connect = cfg->connect,
+    .bind_mode = cfg->bind_mode,
+    .user = cfg->system_id,
+    .password = cfg->password,
+    .window = cfg->window,
+    .response_timeout_ms = cfg->response_timeout_ms,
+    .keepalive_ms = cfg->keepalive_ms,
+    .reconnect_min_ms = cfg->reconnect_min_ms,
+    .reconnect_max_ms = cfg->reconnect_max_ms,
+    /* The connector's limit is shared by its instances. */
+    .max_rate = cfg->max_rate > 0 ? cfg->max_rate / cfg->instances : 0,
+  };
+  if (is_server(c)) {
+    c->user_queues = calloc(cfg->n_users ? cfg->n_users : 1, sizeof *c->user_queues);
+    for (unsigned i = 0; c->user_queues && i < cfg->n_users; i++)
+      queue_init(&c->user_queues[i]);
+    if (strcmp(cfg->proto->name, "ucp") == 0)
+      c->scts = ucp_scts_alloc_create(1 << 16);
+  }
+  c->n_instances = cfg->instances;
+  c->instances = calloc(c->n_instances, sizeof *c->instances);
+  if (!c->instances || (is_server(c) && !c->user_queues) ||
+      (is_server(c) && strcmp(cfg->proto->name, "ucp") == 0 && !c->scts)) {
+    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    connector_destroy(c);
+    return NULL;
+  }
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    struct instance *in = &c->instances[i];
+    in->conn = c;
+    in->index = i;
+    in->log = c->log;
+    in->user = -1;
+    in->handoff_fd = -1;
+    pthread_mutex_init(&in->handoff_lock, NULL);
+    in->loop = evloop_create(10);
+    if (!in->loop || evloop_tick(in->loop, on_tick, in) == -1) {
+      snprintf(err, NETUTIL_ERR_LEN, "cannot create the event loop of instance %u", i);
+      connector_destroy(c);
+      return NULL;
+    }
+    evloop_on_wake(in->loop, on_wake, in);
+  }
+  core->connectors[index] = c;
+  return c;
+}
+
+int connector_start(struct connector *c, char *err)
+{
+  if (is_server(c)) {
+    c->listen_fd = net_listen(c->cfg->listen, err);
+    if (c->listen_fd == -1)
+      return -1;
+    c->accept_loop = evloop_create(100);
+    if (!c->accept_loop ||
+        evloop_add(c->accept_loop, c->listen_fd, EVLOOP_READ, on_accept, c) == -1) {
+      snprintf(err, NETUTIL_ERR_LEN, "cannot watch the listener of %s", c->cfg->name);
+      return -1;
+    }
+    evloop_on_wake(c->accept_loop, on_accept_wake, c);
+    atomic_store(&c->accepting, true);
+  }
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    if (pthread_create(&c->instances[i].thread, NULL, instance_main, &c->instances[i]) != 0) {
+      snprintf(err, NETUTIL_ERR_LEN, "cannot start instance %u: %s", i, strerror(errno));
+      return -1;
+    }
+    c->instances[i].started = true;
+  }
+  if (is_server(c)) {
+    if (pthread_create(&c->accept_thread, NULL, accept_main, c) != 0) {
+      snprintf(err, NETUTIL_ERR_LEN, "cannot start the listener: %s", strerror(errno));
+      return -1;
+    }
+    c->accept_started = true;
+    LOGI(c->log, "listening on %s (%s, %u instances)", c->cfg->listen, c->cfg->proto->name,
+         c->n_instances);
+  } else {
+    LOGI(c->log, "connecting to %s (%s, %u instances, window %u)", c->cfg->connect,
+         c->cfg->proto->name, c->n_instances, c->cfg->window);
+  }
+  return 0;
+}
+
+static void set_phase(struct connector *c, int phase)
+{
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    atomic_store(&c->instances[i].phase, phase);
+    if (c->instances[i].started)
+      evloop_wake(c->instances[i].loop);
+  }
+}
+
+void connector_stop_accepting(struct connector *c)
+{
+  if (!is_server(c))
+    return;
+  if (c->accept_started) {
+    atomic_store(&c->accepting, false);
+    evloop_wake(c->accept_loop);
+    pthread_join(c->accept_thread, NULL);
+    c->accept_started = false;
+  }
+  set_phase(c, PHASE_STOP_SESSION);
+}
+
+void connector_stop(struct connector *c, unsigned timeout_ms)
+{
+  connector_stop_accepting(c);
+  set_phase(c, PHASE_STOP_SESSION);
+  uint64_t deadline = clock_now_ms() + timeout_ms;
+  while (connector_bound(c) > 0 && clock_now_ms() < deadline) {
+    struct timespec ts = { 0, 10000000 };
+    nanosleep(&ts, NULL);
+  }
+  set_phase(c, PHASE_EXIT);
+  for (unsigned i = 0; i < c->n_instances; i++)
+    if (c->instances[i].started) {
+      pthread_join(c->instances[i].thread, NULL);
+      c->instances[i].started = false;
+    }
+}
+
+void connector_destroy(struct connector *c)
+{
+  if (!c)
+    return;
+  for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
+    if (c->instances[i].loop)
+      evloop_destroy(c->instances[i].loop);
+    pthread_mutex_destroy(&c->instances[i].handoff_lock);
+  }
+  free(c->instances);
+  if (c->accept_loop)
+    evloop_destroy(c->accept_loop);
+  if (c->listen_fd != -1)
+    close(c->listen_fd);
+  for (unsigned i = 0; c->user_queues && i < c->cfg->n_users; i++)
+    queue_destroy(&c->user_queues[i]);
+  free(c->user_queues);
+  queue_destroy(&c->out);
+  if (c->scts)
+    ucp_scts_alloc_destroy(c->scts);
+  pthread_mutex_destroy(&c->scts_lock);
+  if (c->core->connectors[c->index] == c)
+    c->core->connectors[c->index] = NULL;
+  free(c);
+}
+
+struct queue *connector_out_queue(struct connector *c)
+{
+  return &c->out;
+}
+
+struct queue *connector_user_queue(struct connector *c, const char *user)
+{
+  if (!c->user_queues)
+    return NULL;
+  for (unsigned i = 0; i < c->cfg->n_users; i++)
+    if (strcmp(c->cfg->users[i].name, user) == 0)
+      return &c->user_queues[i];
+  return NULL;
+}
+
+const struct config_connector *connector_config(const struct connector *c)
+{
+  return c->cfg;
+}
+
+unsigned connector_bound(const struct connector *c)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < c->n_instances; i++)
+    n += atomic_load(&c->instances[i].bound);
+  return n;
+}

@@ -1,0 +1,51 @@
+/* connector.h - a configured connector: its instances (one thread and one
+ * session each), its queues, and for server connectors the listener.
+ *
+ * Client connectors (we bind to an SMSC) take messages from their queue
+ * and send them, record the SMSC's ids in the DLR table, and turn the
+ * receipts that come back into receipts for the messages' origins. Server
+ * connectors (clients bind to us) accept submits into the core and deliver
+ * receipts to whichever of their sessions has the origin account bound.
+ *
+ * Everything a session touches happens in its instance's thread; other
+ * threads reach an instance only through queues and evloop_wake. */
+#ifndef EMG_CONNECTOR_H
+#define EMG_CONNECTOR_H
+
+#include "config.h"
+#include "core.h"
+#include "queue.h"
+
+struct connector;
+
+/* Creates connector number index of core->cfg (threads not started yet).
+ * NULL with a reason in err (NETUTIL_ERR_LEN bytes) on failure. */
+struct connector *connector_create(struct core *core, unsigned index, char *err);
+
+/* Starts the instance threads (and the listener of a server connector).
+ * Returns 0, or -1 with err filled. */
+int connector_start(struct connector *c, char *err);
+
+/* Server connectors: stop taking connections and submits; the sessions
+ * finish what is in flight and close. Returns at once. */
+void connector_stop_accepting(struct connector *c);
+
+/* Stops every session (unbind where the protocol has it) and, once they are
+ * closed or after timeout_ms, ends the threads and joins them. */
+void connector_stop(struct connector *c, unsigned timeout_ms);
+
+void connector_destroy(struct connector *c);
+
+/* The queue of messages waiting to go out through a client connector. */
+struct queue *connector_out_queue(struct connector *c);
+
+/* The queue of receipts for account user of a server connector, or NULL
+ * when the connector has no such user. */
+struct queue *connector_user_queue(struct connector *c, const char *user);
+
+const struct config_connector *connector_config(const struct connector *c);
+
+/* Sessions now bound, over all instances. */
+unsigned connector_bound(const struct connector *c);
+
+#endif

@@ -1,0 +1,69 @@
+/* core.h - the gateway's shared state and the message path between
+ * connectors: admission against the queue limits, ids, routing, the DLR
+ * table, and the counters the status shows.
+ *
+ * One struct core per process, passed to every module (no globals). Every
+ * field is set up before the connector threads start and is immutable or
+ * atomic afterwards. */
+#ifndef EMG_CORE_H
+#define EMG_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "config.h"
+#include "dlr.h"
+#include "ids.h"
+#include "log.h"
+#include "router.h"
+
+struct connector;
+
+struct core_stats {
+  _Atomic uint64_t received;          /* submits accepted from clients */
+  _Atomic uint64_t refused_full;      /* refused: max_total_queue reached */
+  _Atomic uint64_t refused_route;     /* refused: no route */
+  _Atomic uint64_t slowed;            /* acks held back by the soft limit */
+  _Atomic uint64_t sent;              /* accepted by an SMSC */
+  _Atomic uint64_t failed;            /* refused for good by an SMSC */
+  _Atomic uint64_t retried;           /* sent again after a temporary failure or a lost connection */
+  _Atomic uint64_t receipts_in;       /* receipts from SMSCs */
+  _Atomic uint64_t receipts_unmatched;
+  _Atomic uint64_t receipts_out;      /* receipts delivered to clients */
+  _Atomic uint64_t mo_refused;        /* MO messages answered "try later": no MO routing yet */
+};
+
+struct core {
+  const struct config *cfg;
+  struct router *router;
+  struct dlrtab *dlr;
+  struct ids ids;
+  struct connector **connectors;
+  unsigned n_connectors;
+  _Atomic uint64_t in_flight;         /* accepted, not yet sent or failed */
+  _Atomic bool stopping;
+  struct core_stats stats;
+  struct log_category *log;
+};
+
+enum core_admit {
+  CORE_ADMIT_OK,
+  CORE_ADMIT_SLOW,                    /* above max_total_queue_soft: hold the ack 100 ms */
+  CORE_ADMIT_FULL                     /* at max_total_queue: refuse */
+};
+
+/* Sets up the core for cfg (router, DLR table, ids); connectors are added
+ * by connector_create. Returns 0 or -1 (out of memory). */
+int core_init(struct core *c, const struct config *cfg);
+void core_destroy(struct core *c);
+
+/* Whether one more message may come in now. */
+enum core_admit core_admit(struct core *c);
+
+/* The connector of index i. */
+static inline struct connector *core_connector(struct core *c, unsigned i)
+{
+  return c->connectors[i];
+}
+
+#endif

@@ -1,0 +1,245 @@
+/* main.c - emgd: read the configuration, start the connectors, run until
+ * SIGTERM, then stop in order: no new submits, drain what is in flight,
+ * unbind from the SMSCs.
+ *
+ * Usage: emgd -c FILE [--foreground] [--check-config] */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "clock.h"
+#include "config.h"
+#include "connector.h"
+#include "core.h"
+#include "log.h"
+#include "netutil.h"
+
+#define EMGD_VERSION "0.1.0"
+/* How long a graceful stop waits for in-flight messages, then for unbinds. */
+#define DRAIN_TIMEOUT_MS 10000
+#define UNBIND_TIMEOUT_MS 5000
+
+struct daemon {
+  struct core core;
+  struct config *cfg;
+  struct evloop *loop;
+  int signal_fd;
+  uint64_t last_status_ms;
+  struct log_category *log;
+};
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: emgd -c FILE [--foreground] [--check-config]\n"
+               "  -c, --config FILE   the configuration (libconfig syntax, see doc/configuration.md)\n"
+               "  --check-config      check the configuration, print every error, and exit\n"
+               "  --foreground        stay in the foreground (emgd never daemonises itself)\n");
+}
+
+static void log_status(struct daemon *d)
+{
+  struct core_stats *s = &d->core.stats;
+  struct dlr_stats ds;
+  dlrtab_stats(d->core.dlr, &ds);
+  LOGI(d->log,
+       "status: received %" PRIu64 ", sent %" PRIu64 ", failed %" PRIu64 ", in flight %" PRIu64
+       ", refused %" PRIu64 " (queue full) %" PRIu64 " (no route), receipts in %" PRIu64
+       " out %" PRIu64 " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 ")",
+       atomic_load(&s->received), atomic_load(&s->sent), atomic_load(&s->failed),
+       atomic_load(&d->core.in_flight), atomic_load(&s->refused_full),
+       atomic_load(&s->refused_route), atomic_load(&s->receipts_in), atomic_load(&s->receipts_out),
+       atomic_load(&s->receipts_unmatched), ds.used, ds.size, ds.evicted);
+}
+
+/* Housekeeping: DLR entries past their TTL, a status line every 10 s. */
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct daemon *d = arg;
+  uint64_t now = evloop_now_ms(loop);
+  if (now - d->last_status_ms >= 10000) {
+    d->last_status_ms = now;
+    size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
+    if (expired)
+      LOGI(d->log, "%zu DLR entries expired without a final receipt", expired);
+    log_status(d);
+  }
+}
+
+static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct daemon *d = arg;
+  struct signalfd_siginfo info;
+  while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) {
+    if (info.ssi_signo == SIGHUP) {
+      LOGI(d->log, "SIGHUP: reloading routes is not supported yet; nothing changed");
+      continue;
+    }
+    LOGI(d->log, "%s: stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    evloop_stop(loop);
+  }
+}
+
+static int setup_signals(struct daemon *d)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  /* Blocked before any thread starts, so every thread inherits the mask and
+   * the signals reach the signalfd only. */
+  if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+    return -1;
+  signal(SIGPIPE, SIG_IGN);
+  d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (d->signal_fd == -1)
+    return -1;
+  return evloop_add(d->loop, d->signal_fd, EVLOOP_READ, on_signal, d);
+}
+
+/* Graceful stop: no new submits, wait (bounded) until every accepted
+ * message has left through its out connector, then unbind everything. */
+static void stop_all(struct daemon *d)
+{
+  struct core *core = &d->core;
+  atomic_store(&core->stopping, true);
+  for (unsigned i = 0; i < core->n_connectors; i++)
+    if (core->connectors[i])
+      connector_stop_accepting(core->connectors[i]);
+  uint64_t deadline = clock_now_ms() + DRAIN_TIMEOUT_MS;
+  while (atomic_load(&core->in_flight) > 0 && clock_now_ms() < deadline) {
+    struct timespec ts = { 0, 10000000 };
+    nanosleep(&ts, NULL);
+  }
+  uint64_t left = atomic_load(&core->in_flight);
+  if (left)
+    LOGW(d->log, "%" PRIu64 " messages still in flight after %u s; stopping anyway", left,
+         DRAIN_TIMEOUT_MS / 1000);
+  for (unsigned i = 0; i < core->n_connectors; i++)
+    if (core->connectors[i])
+      connector_stop(core->connectors[i], UNBIND_TIMEOUT_MS);
+  log_status(d);
+}
+
+static enum log_level log_level_of(enum config_log_level level)
+{
+  switch (level) {
+  case CONFIG_LOG_ERROR: return LOG_ERROR;
+  case CONFIG_LOG_WARN: return LOG_WARN;
+  case CONFIG_LOG_INFO: return LOG_INFO;
+  case CONFIG_LOG_DEBUG: return LOG_DEBUG;
+  case CONFIG_LOG_DEBUG2: return LOG_DEBUG2;
+  }
+  return LOG_INFO;
+}
+
+static int check_config_only(const char *path)
+{
+  struct config_errors errors = { 0 };
+  struct config *cfg = config_load(path, &errors);
+  if (!cfg) {
+    for (unsigned i = 0; i < errors.count; i++)
+      fprintf(stderr, "%s\n", errors.lines[i]);
+    fprintf(stderr, "%s: %u error%s\n", path, errors.count, errors.count == 1 ? "" : "s");
+    config_errors_free(&errors);
+    return 1;
+  }
+  printf("%s: configuration OK (%u connectors, %u routes)\n", path, cfg->n_connectors,
+         cfg->n_routes);
+  config_free(cfg);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "config", required_argument, 0, 'c' },   { "check-config", no_argument, 0, 'k' },
+    { "foreground", no_argument, 0, 'f' },     { "version", no_argument, 0, 'V' },
+    { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+  };
+  const char *path = NULL;
+  bool check_only = false;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+    switch (ch) {
+    case 'c': path = optarg; break;
+    case 'k': check_only = true; break;
+    case 'f': break;
+    case 'V': printf("emgd %s\n", EMGD_VERSION); return 0;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 5;
+    }
+  }
+  if (!path || optind < argc) {
+    usage(stderr);
+    return 5;
+  }
+  if (check_only)
+    return check_config_only(path);
+
+  static struct daemon d;
+  struct config_errors errors = { 0 };
+  d.cfg = config_load(path, &errors);
+  if (!d.cfg) {
+    for (unsigned i = 0; i < errors.count; i++)
+      fprintf(stderr, "%s\n", errors.lines[i]);
+    config_errors_free(&errors);
+    return 1;
+  }
+  if (d.cfg->persist) {
+    /* Acking a message as stored when it is not would break the promise
+     * persist makes; refuse rather than run without it. */
+    fprintf(stderr, "%s: general.persist = true needs the spool, which this version of emgd "
+                    "does not have yet; set persist = false to run in memory\n", path);
+    config_free(d.cfg);
+    return 1;
+  }
+  if (log_init(log_level_of(d.cfg->log_level), d.cfg->log_file) == -1) {
+    fprintf(stderr, "emgd: cannot open the log %s\n", d.cfg->log_file);
+    return 1;
+  }
+  d.log = log_category("emg.main");
+  d.loop = evloop_create(100);
+  if (!d.loop || setup_signals(&d) == -1 || evloop_tick(d.loop, on_tick, &d) == -1) {
+    LOGE(d.log, "cannot set up the main loop");
+    return 1;
+  }
+  if (core_init(&d.core, d.cfg) == -1) {
+    LOGE(d.log, "out of memory setting up the core (dlr_table_size %zu)", d.cfg->dlr_table_size);
+    return 1;
+  }
+  d.core.n_connectors = d.cfg->n_connectors;
+  char err[NETUTIL_ERR_LEN];
+  for (unsigned i = 0; i < d.cfg->n_connectors; i++)
+    if (!connector_create(&d.core, i, err)) {
+      LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
+      return 1;
+    }
+  for (unsigned i = 0; i < d.cfg->n_connectors; i++)
+    if (connector_start(d.core.connectors[i], err) == -1) {
+      LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
+      stop_all(&d);
+      return 1;
+    }
+  LOGI(d.log, "emgd %s started: node %u, %u connectors, persist %s", EMGD_VERSION,
+       d.cfg->node_id, d.cfg->n_connectors, d.cfg->persist ? "on" : "off");
+  d.last_status_ms = clock_now_ms();
+
+  evloop_run(d.loop);
+
+  stop_all(&d);
+  for (unsigned i = 0; i < d.cfg->n_connectors; i++)
+    connector_destroy(d.core.connectors[i]);
+  core_destroy(&d.core);
+  LOGI(d.log, "emgd stopped");
+  log_shutdown();
+  evloop_destroy(d.loop);
+  close(d.signal_fd);
+  config_free(d.cfg);
+  return 0;
+}

@@ -1,0 +1,79 @@
+/* queue.h - the queues between threads: messages waiting for an out
+ * connector, receipts (and later MO) waiting for a client's session.
+ *
+ * Items move in batches: a producer links what it gathered in one loop
+ * iteration and pushes the list under one lock; a consumer takes up to what
+ * its window can send. Pushing wakes the consumers' event loops. */
+#ifndef EMG_QUEUE_H
+#define EMG_QUEUE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "evloop.h"
+#include "msg.h"
+
+enum qitem_kind {
+  QITEM_MSG,                      /* a message to send (owned: msg_clone) */
+  QITEM_RECEIPT                   /* a receipt for the origin's session */
+};
+
+struct qitem {
+  struct qitem *next;
+  enum qitem_kind kind;
+  uint16_t attempts;              /* sends that failed temporarily */
+  struct msg *msg;                /* QITEM_MSG */
+  struct msg_receipt receipt;     /* QITEM_RECEIPT: id = what the origin knows the message by */
+};
+
+/* A list being built before one push. */
+struct qlist {
+  struct qitem *head, *tail;
+  size_t count;
+};
+
+static inline void qlist_append(struct qlist *l, struct qitem *it)
+{
+  it->next = NULL;
+  if (l->tail)
+    l->tail->next = it;
+  else
+    l->head = it;
+  l->tail = it;
+  l->count++;
+}
+
+#define QUEUE_MAX_WAITERS 1024
+
+struct queue {
+  pthread_mutex_t lock;
+  struct qitem *head, *tail;
+  size_t count;
+  struct evloop *waiters[QUEUE_MAX_WAITERS];
+  unsigned n_waiters;
+};
+
+void queue_init(struct queue *q);
+/* Frees the items still queued. */
+void queue_destroy(struct queue *q);
+
+/* Consumers: their loop is woken when items arrive. */
+void queue_add_waiter(struct queue *q, struct evloop *loop);
+void queue_remove_waiter(struct queue *q, struct evloop *loop);
+
+/* Moves the whole list into the queue (at the back, or at the front for
+ * items that must keep their place, e.g. after a lost connection), leaving
+ * l empty, and wakes the waiters. */
+void queue_push(struct queue *q, struct qlist *l, int front);
+
+/* Takes up to max items from the front into l (which must be empty).
+ * Returns how many. */
+size_t queue_take(struct queue *q, size_t max, struct qlist *l);
+
+size_t queue_count(struct queue *q);
+
+/* A new item of kind; NULL when out of memory. Free with qitem_free. */
+struct qitem *qitem_new(enum qitem_kind kind);
+void qitem_free(struct qitem *it);
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# gateway.sh BUILD - the reference path at small scale: emgload (UCP, 10
+# connections, receipts) -> emgd (ucp-in, 10 instances; smpp-out, 10
+# instances) -> emgsink (SMPP, receipts after 0-1000 ms) and the op 53
+# receipts back. Then the queue limits and the DLR table's counters.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+
+# write_conf FILE UCP_PORT SMPP_PORT [general settings...]
+write_conf() {
+  local file=$1 ucp=$2 smpp=$3
+  shift 3
+  cat > "$file" <<CONF
+general: {
+  node_id = 7;
+  persist = false;
+  log_level = "info";
+  $*
+};
+connectors = (
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smpp"; instances = 10;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
+);
+routes = (
+  { from = "ucp-in"; dst_prefix = "49"; to = "smpp-out"; },
+  { to = "smpp-out"; }
+);
+CONF
+}
+
+N=5000
+
+# 1. The reference path.
+start_sink s smpp --dlr-delay 0-1000 --user emg --password secret
+ucp=$(free_port)
+write_conf "$TMP/a.conf" "$ucp" "$SINK_PORT_s" "dlr_table_size = 100000;"
+check "emgd --check-config accepts it" "$BIN/emgd" -c "$TMP/a.conf" --check-config
+start_emgd a "$TMP/a.conf"
+wait_port "$ucp"
+rc=0
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 10 --window 20 --count $N --dlr --wait-dlr 20 --json --quiet --give-up 30 \
+  > "$TMP/a.json" || rc=$?
+check "emgload exit status 0" [ $rc = 0 ]
+check "all $N acked by emgd" [ "$(jget "$TMP/a.json" .acked)" = $N ]
+check "all $N op 53 receipts back at emgload" [ "$(jget "$TMP/a.json" '.receipts_delivered')" = $N ]
+check "no unknown or duplicate receipts" [ "$(jget "$TMP/a.json" '.receipts_unknown + .receipts_duplicate')" = 0 ]
+stop_pid "$EMGD_PID_a" 20; rc=$?
+check "emgd stops on SIGTERM with status 0" [ $rc = 0 ]
+stop_sink s
+check "the sink recorded each message once" record_has_each_seq_once "$TMP/s.record" $N
+check "the sink recorded the full texts" [ "$(awk -F'\t' 'length($3) != 145' "$TMP/s.record" | wc -l)" = 0 ]
+check "the sink saw 10 binds from emgd" [ "$(jget "$TMP/s.summary.json" .binds)" = 10 ]
+check "the sink sent $N receipts and all were acked" \
+  [ "$(jget "$TMP/s.summary.json" '.receipts_sent, .receipts_acked' | tr '\n' ' ')" = "$N $N " ]
+check "emgd logged no errors" bash -c "! grep -q ' ERROR ' '$TMP/a.log'"
+
+# 2. Hard limit: with the SMSC stopped, submits beyond max_total_queue are refused and counted.
+start_sink h smpp
+ucp=$(free_port)
+write_conf "$TMP/h.conf" "$ucp" "$SINK_PORT_h" "max_total_queue = 200; max_total_queue_soft = 150;"
+start_emgd h "$TMP/h.conf"
+wait_port "$ucp"
+kill -STOP "$SINK_PID_h"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 2 --window 50 --count 400 --json --quiet --give-up 5 --timeout 60000 \
+  > "$TMP/h.json" || true
+kill -CONT "$SINK_PID_h"
+check "hard limit: emgd accepted 200" [ "$(jget "$TMP/h.json" .acked)" = 200 ]
+check "hard limit: the other 200 were refused" [ "$(jget "$TMP/h.json" .refused)" = 200 ]
+check "soft limit: the acks above 150 were held back about 100 ms" \
+  between "$(jget "$TMP/h.json" '.ack_latency_ms.max | floor')" 90 2000
+stop_pid "$EMGD_PID_h" 20 || true
+stop_sink h
+check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
+
+# 3. A small DLR table: the oldest entries are evicted and their receipts count as unmatched.
+start_sink e smpp --dlr-delay 1500-1500
+ucp=$(free_port)
+write_conf "$TMP/e.conf" "$ucp" "$SINK_PORT_e" "dlr_table_size = 100;"
+start_emgd e "$TMP/e.conf"
+wait_port "$ucp"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 1 --window 50 --count 300 --dlr --wait-dlr 4 --json --quiet --give-up 20 \
+  > "$TMP/e.json" || true
+stop_pid "$EMGD_PID_e" 20 || true
+stop_sink e
+check "small DLR table: 300 acked" [ "$(jget "$TMP/e.json" .acked)" = 300 ]
+check "small DLR table: 100 receipts matched" [ "$(jget "$TMP/e.json" .receipts)" = 100 ]
+check "small DLR table: 200 evicted and 200 unmatched, counted" \
+  grep -q "unmatched 200, DLR table [0-9]*/100 (evicted 200)" "$TMP/e.log"
+
+finish
