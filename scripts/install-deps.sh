@@ -11,9 +11,9 @@ packages=(
   libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev
   # independent implementations the tests cross-check against
-  libsmpp34-dev libnet-smpp-perl tshark
+  libsmpp34-dev libnet-smpp-perl tshark kannel
   # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)
-  procps psmisc jq nodejs
+  procps psmisc jq curl nodejs
 )
 
 missing=()
