@@ -59,6 +59,8 @@ kill -TERM "$emgd_pid"; wait "$emgd_pid" || true
 kill -TERM "$sink_pid"; wait "$sink_pid" || true
 pids=()
 
+lines=$(wc -l < "$tmp/emgd.log")
+echo "emgd log      $lines lines at log level ${LOG_LEVEL:-info}"
 jq -r --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg sc "$sink_cpu" --arg dd "$dlr_delay" '
   "messages      \(.acked) acked of \(.sent) sent, \(.refused) refused, \(.receipts) receipts (\(.receipts_missing) missing)",
   "throughput    \(.msgs_per_s | floor) msgs/s (UCP in, SMPP out, receipts after \($dd) ms)",
