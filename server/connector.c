@@ -395,6 +395,17 @@ static void unmatched(struct instance *in, const struct msg_receipt *r)
   LOGI(in->log, "receipt for unknown message id '%s' (state %u)", r->id, r->state);
 }
 
+static void early_append(struct instance *in, struct early_receipt *e)
+{
+  e->next = NULL;
+  if (in->early_tail)
+    in->early_tail->next = e;
+  else
+    in->early_head = e;
+  in->early_tail = e;
+  in->early_count++;
+}
+
 static void receipt_in(struct instance *in, const struct proto_pdu *req)
 {
   struct connector *c = in->conn;
@@ -413,17 +424,11 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
     unmatched(in, &req->receipt);
     return;
   }
-  e->next = NULL;
   e->tries = 0;
   e->due_ms = evloop_now_ms(in->loop) + early_retry_ms[0];
   memcpy(e->key, key, sizeof e->key);
   e->receipt = req->receipt;
-  if (in->early_tail)
-    in->early_tail->next = e;
-  else
-    in->early_head = e;
-  in->early_tail = e;
-  in->early_count++;
+  early_append(in, e);
 }
 
 /* Retries the receipts that came before their DLR entry. Retries keep
@@ -452,13 +457,7 @@ static void retry_early_receipts(struct instance *in, bool give_up)
     e->due_ms = now + early_retry_ms[e->tries];
     if (in->early_tail && in->early_tail->due_ms > e->due_ms)
       e->due_ms = in->early_tail->due_ms;
-    e->next = NULL;
-    if (in->early_tail)
-      in->early_tail->next = e;
-    else
-      in->early_head = e;
-    in->early_tail = e;
-    in->early_count++;
+    early_append(in, e);
   }
 }
 
