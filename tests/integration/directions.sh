@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# directions.sh BUILD - the reference test in the other directions:
+# SMPP in -> UCP out, SMPP in -> SMPP out, UCP in -> UCP out, each with
+# receipts back to emgload, every message recorded once by the sink.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+
+N=3000
+
+# run IN OUT: emgload over IN -> emgd (IN server, OUT client) -> emgsink over OUT.
+run() {
+  local in=$1 out=$2 name="$1_$2"
+  start_sink "$name" "$out" --dlr-delay 0-500 --user emg --password secret
+  local port_var="SINK_PORT_$name" pid_var
+  local listen
+  listen=$(free_port)
+  cat > "$TMP/$name.conf" <<CONF
+general: { node_id = 9; persist = false; };
+connectors = (
+  { name = "in"; protocol = "$in"; mode = "server"; listen = "127.0.0.1:$listen"; instances = 4;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "out"; protocol = "$out"; mode = "client"; connect = "127.0.0.1:${!port_var}"; instances = 4;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
+);
+routes = ( { to = "out"; } );
+CONF
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --connections 4 --window 20 --count $N --dlr --wait-dlr 15 --json --quiet --give-up 30 \
+    > "$TMP/$name.json" || true
+  pid_var="EMGD_PID_$name"
+  stop_pid "${!pid_var}" 20 || true
+  stop_sink "$name"
+  check "$in in, $out out: all $N acked" [ "$(jget "$TMP/$name.json" .acked)" = $N ]
+  check "$in in, $out out: all $N receipts back" [ "$(jget "$TMP/$name.json" .receipts_delivered)" = $N ]
+  check "$in in, $out out: the sink recorded each message once" record_has_each_seq_once "$TMP/$name.record" $N
+  check "$in in, $out out: texts intact" [ "$(awk -F'\t' 'length($3) != 145' "$TMP/$name.record" | wc -l)" = 0 ]
+  # UCS2 text crosses the protocols too.
+  start_sink "${name}_u" "$out" --user emg --password secret
+  port_var="SINK_PORT_${name}_u"
+  local uconf="$TMP/${name}_u.conf"
+  sed -e "s/connect = \"127.0.0.1:[0-9]*\"/connect = \"127.0.0.1:${!port_var}\"/" "$TMP/$name.conf" > "$uconf"
+  start_emgd "${name}_u" "$uconf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --count 100 --encoding ucs2 --length 60 --json --quiet --give-up 30 > "$TMP/${name}_u.json" || true
+  pid_var="EMGD_PID_${name}_u"
+  stop_pid "${!pid_var}" 20 || true
+  stop_sink "${name}_u"
+  check "$in in, $out out: 100 UCS2 messages acked" [ "$(jget "$TMP/${name}_u.json" .acked)" = 100 ]
+  check "$in in, $out out: UCS2 text intact at the sink" \
+    [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${name}_u.record")" = 100 ]
+}
+
+run smpp ucp
+run smpp smpp
+run ucp ucp
+finish
