@@ -102,6 +102,8 @@ struct connector {
   pthread_t accept_thread;
   bool accept_started;
   _Atomic bool accepting;
+  /* sessions answering a refusal, in the listener's loop */
+  struct session *refusing[16];
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;
@@ -209,6 +211,24 @@ static void fail_message(struct instance *in, struct qitem *it, uint32_t code)
   qitem_free(it);
 }
 
+/* A message whose validity passed while it waited: its origin gets an
+ * EXPIRED receipt instead. */
+static void expire_message(struct instance *in, struct qitem *it)
+{
+  struct core *core = in->conn->core;
+  atomic_fetch_add(&core->stats.expired, 1);
+  atomic_fetch_sub(&core->in_flight, 1);
+  LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
+       it->msg->dst.addr);
+  struct dlr_info info;
+  dlr_info_of(it->msg, &info);
+  struct msg_receipt r = { 0 };
+  r.state = MSG_STATE_EXPIRED;
+  r.done_time = time(NULL);
+  receipt_to_origin(in, &info, &r);
+  qitem_free(it);
+}
+
 /* ---- sending from the queues ---- */
 
 static void pump(struct instance *in)
@@ -230,6 +250,11 @@ static void pump(struct instance *in)
     struct qitem *it = l.head;
     while (it) {
       struct qitem *next = it->next;
+      if (it->kind == QITEM_MSG && it->msg->validity && it->msg->validity < time(NULL)) {
+        expire_message(in, it);
+        it = next;
+        continue;
+      }
       struct proto_pdu pdu;
       memset(&pdu, 0, sizeof pdu);
       if (it->kind == QITEM_MSG) {
@@ -332,12 +357,21 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
     respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
-  int target = router_route(core->router, (int)c->index, &req->msg);
+  int target = router_route(atomic_load_explicit(&core->router, memory_order_acquire),
+                            (int)c->index, &req->msg);
   if (target < 0 || is_server(core_connector(core, (unsigned)target))) {
     atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "submit from %s to %s refused: no route", session_user(in->session),
          req->msg.dst.addr);
     respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_ADDRESS, NULL);
+    return;
+  }
+  struct connector *out = core_connector(core, (unsigned)target);
+  if (out->cfg->max_queue && queue_count(&out->out) >= out->cfg->max_queue) {
+    atomic_fetch_add(&core->stats.refused_connector_full, 1);
+    LOGD(in->log, "submit to %s refused: queue of %s full (%u)", req->msg.dst.addr,
+         out->cfg->name, out->cfg->max_queue);
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
   struct qitem *it = qitem_new(QITEM_MSG);
@@ -364,7 +398,7 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets, receipt mask %u, route %s",
         m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, m->dlr_mask,
         connector_config(core_connector(core, (unsigned)target))->name);
-  stage(in, connector_out_queue(core_connector(core, (unsigned)target)), it);
+  stage(in, &out->out, it);
   if (admit == CORE_ADMIT_SLOW) {
     atomic_fetch_add(&core->stats.slowed, 1);
     hold_ack(in, req, m->origin.ref);
@@ -697,6 +731,60 @@ static void *instance_main(void *arg)
 
 /* ---- listener (server connectors) ---- */
 
+/* A connection beyond the connector's instances gets a session of its own
+ * in the listener's loop, only to answer its bind with a refusal (SMPP
+ * ESME_RBINDFAIL, UCP NACK 07) and close: the client learns why, instead of
+ * seeing its connection drop. */
+static enum proto_status refuse_bind(struct session *s, const struct proto_pdu *bind)
+{
+  struct connector *c = session_app(s);
+  atomic_fetch_add(&c->core->stats.sessions_refused, 1);
+  LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use", session_peer(s),
+       bind->user, c->n_instances);
+  return PROTO_E_AUTH;
+}
+
+static void refused_gone(struct session *s, const char *reason)
+{
+  struct connector *c = session_app(s);
+  for (unsigned i = 0; i < sizeof c->refusing / sizeof c->refusing[0]; i++)
+    if (c->refusing[i] == s)
+      c->refusing[i] = NULL;
+  session_destroy(s);
+}
+
+static void refuse_request(struct session *s, const struct proto_pdu *req)
+{
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.op = req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP;
+  resp.ref = req->ref;
+  resp.raw_status = req->raw_status;
+  resp.status = PROTO_E_BIND_STATE;
+  session_respond(s, &resp);
+}
+
+static const struct session_handler refuse_handler = {
+  .on_bind = refuse_bind,
+  .on_request = refuse_request,
+  .on_disconnect = refused_gone,
+};
+
+static void refuse_session(struct connector *c, int fd, const char *peer)
+{
+  /* A bounded number at a time: a flood of extra connections is closed. */
+  unsigned slot = 0;
+  while (slot < sizeof c->refusing / sizeof c->refusing[0] && c->refusing[slot])
+    slot++;
+  if (slot == sizeof c->refusing / sizeof c->refusing[0] || !atomic_load(&c->accepting) ||
+      !(c->refusing[slot] = session_server_create(c->accept_loop, fd, peer, &c->session_cfg,
+                                                  &refuse_handler, c))) {
+    atomic_fetch_add(&c->core->stats.sessions_refused, 1);
+    LOGW(c->log, "connection from %s closed: all %u instances are in use", peer, c->n_instances);
+    close(fd);
+  }
+}
+
 static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct connector *c = arg;
@@ -712,8 +800,7 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
     if (!free_in || !atomic_load(&c->accepting)) {
       if (free_in)
         atomic_store(&free_in->busy, false);
-      LOGW(c->log, "connection from %s refused: all %u instances busy", peer, c->n_instances);
-      close(cfd);
+      refuse_session(c, cfd, peer);
       continue;
     }
     pthread_mutex_lock(&free_in->handoff_lock);
@@ -735,6 +822,11 @@ static void *accept_main(void *arg)
 {
   struct connector *c = arg;
   evloop_run(c->accept_loop);
+  for (unsigned i = 0; i < sizeof c->refusing / sizeof c->refusing[0]; i++)
+    if (c->refusing[i]) {
+      session_destroy(c->refusing[i]);
+      c->refusing[i] = NULL;
+    }
   evloop_remove(c->accept_loop, c->listen_fd);
   close(c->listen_fd);
   c->listen_fd = -1;

@@ -31,11 +31,17 @@ struct core_stats {
   _Atomic uint64_t receipts_unmatched;
   _Atomic uint64_t receipts_out;      /* receipts delivered to clients */
   _Atomic uint64_t mo_refused;        /* MO messages answered "try later": no MO routing yet */
+  _Atomic uint64_t refused_connector_full; /* refused: the target connector's max_queue reached */
+  _Atomic uint64_t expired;           /* validity passed before it could be sent */
+  _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
+  _Atomic uint64_t reloads, reloads_refused;
 };
 
 struct core {
   const struct config *cfg;
-  struct router *router;
+  _Atomic(struct router *) router;    /* swapped whole on reload */
+  struct router *retired_routers[64]; /* freed at exit: a thread may still be routing with one */
+  unsigned n_retired;
   struct dlrtab *dlr;
   struct ids ids;
   struct connector **connectors;
@@ -59,6 +65,9 @@ void core_destroy(struct core *c);
 
 /* Whether one more message may come in now. */
 enum core_admit core_admit(struct core *c);
+
+/* Replaces the router (a reload); the old one stays valid until core_destroy. */
+void core_swap_router(struct core *c, struct router *r);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

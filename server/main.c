@@ -27,6 +27,7 @@
 struct daemon {
   struct core core;
   struct config *cfg;
+  const char *path;
   struct evloop *loop;
   int signal_fd;
   uint64_t last_status_ms;
@@ -47,13 +48,18 @@ static void log_status(struct daemon *d)
   struct dlr_stats ds;
   dlrtab_stats(d->core.dlr, &ds);
   LOGI(d->log,
-       "status: received %" PRIu64 ", sent %" PRIu64 ", failed %" PRIu64 ", in flight %" PRIu64
-       ", refused %" PRIu64 " (queue full) %" PRIu64 " (no route), receipts in %" PRIu64
-       " out %" PRIu64 " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 ")",
+       "status: received %" PRIu64 ", sent %" PRIu64 ", failed %" PRIu64 ", expired %" PRIu64
+       ", in flight %" PRIu64 ", refused %" PRIu64 " (queue full) %" PRIu64
+       " (connector queue full) %" PRIu64 " (no route), receipts in %" PRIu64 " out %" PRIu64
+       " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 "), sessions refused %" PRIu64
+       ", reloads %" PRIu64 " (refused %" PRIu64 ")",
        atomic_load(&s->received), atomic_load(&s->sent), atomic_load(&s->failed),
-       atomic_load(&d->core.in_flight), atomic_load(&s->refused_full),
-       atomic_load(&s->refused_route), atomic_load(&s->receipts_in), atomic_load(&s->receipts_out),
-       atomic_load(&s->receipts_unmatched), ds.used, ds.size, ds.evicted);
+       atomic_load(&s->expired), atomic_load(&d->core.in_flight), atomic_load(&s->refused_full),
+       atomic_load(&s->refused_connector_full), atomic_load(&s->refused_route),
+       atomic_load(&s->receipts_in), atomic_load(&s->receipts_out),
+       atomic_load(&s->receipts_unmatched), ds.used, ds.size, ds.evicted,
+       atomic_load(&s->sessions_refused), atomic_load(&s->reloads),
+       atomic_load(&s->reloads_refused));
 }
 
 /* Housekeeping: DLR entries past their TTL, a status line every 10 s. */
@@ -70,13 +76,50 @@ static void on_tick(struct evloop *loop, void *arg)
   }
 }
 
+/* SIGHUP: read the file again and put its routes in place. Anything else
+ * that changed needs a restart, and a file with errors changes nothing:
+ * both are refused with the reason, and the running routes stay. */
+static void reload(struct daemon *d)
+{
+  struct config_errors errors = { 0 };
+  struct config *next = config_load(d->path, &errors);
+  if (!next) {
+    atomic_fetch_add(&d->core.stats.reloads_refused, 1);
+    LOGE(d->log, "reload refused, routes unchanged: %u error%s in %s", errors.count,
+         errors.count == 1 ? "" : "s", d->path);
+    for (unsigned i = 0; i < errors.count; i++)
+      LOGE(d->log, "reload: %s", errors.lines[i]);
+    config_errors_free(&errors);
+    return;
+  }
+  const char *why = NULL;
+  if (next->n_connectors != d->cfg->n_connectors)
+    why = "the connectors changed (a restart applies that)";
+  for (unsigned i = 0; !why && i < next->n_connectors; i++)
+    if (strcmp(next->connectors[i].name, d->cfg->connectors[i].name) != 0)
+      why = "the connectors changed (a restart applies that)";
+  struct router *r = why ? NULL : router_create(next);
+  if (!why && !r)
+    why = "out of memory";
+  if (why) {
+    atomic_fetch_add(&d->core.stats.reloads_refused, 1);
+    LOGE(d->log, "reload refused, routes unchanged: %s", why);
+    config_free(next);
+    return;
+  }
+  core_swap_router(&d->core, r);
+  atomic_fetch_add(&d->core.stats.reloads, 1);
+  LOGI(d->log, "reloaded %s: %u routes in place", d->path, next->n_routes);
+  config_free(next);
+}
+
 static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct daemon *d = arg;
   struct signalfd_siginfo info;
   while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) {
     if (info.ssi_signo == SIGHUP) {
-      LOGI(d->log, "SIGHUP: reloading routes is not supported yet; nothing changed");
+      reload(d);
       continue;
     }
     LOGI(d->log, "%s: stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -183,6 +226,7 @@ int main(int argc, char **argv)
     return check_config_only(path);
 
   static struct daemon d;
+  d.path = path;
   struct config_errors errors = { 0 };
   d.cfg = config_load(path, &errors);
   if (!d.cfg) {

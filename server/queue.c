@@ -6,7 +6,7 @@ void queue_init(struct queue *q)
 {
   pthread_mutex_init(&q->lock, NULL);
   q->head = q->tail = NULL;
-  q->count = 0;
+  atomic_init(&q->count, 0);
   q->n_waiters = 0;
 }
 
@@ -91,14 +91,6 @@ size_t queue_take(struct queue *q, size_t max, struct qlist *l)
       q->tail = NULL;
     q->count -= n;
   }
-  pthread_mutex_unlock(&q->lock);
-  return n;
-}
-
-size_t queue_count(struct queue *q)
-{
-  pthread_mutex_lock(&q->lock);
-  size_t n = q->count;
   pthread_mutex_unlock(&q->lock);
   return n;
 }

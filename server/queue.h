@@ -8,6 +8,7 @@
 #define EMG_QUEUE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "evloop.h"
@@ -48,7 +49,7 @@ static inline void qlist_append(struct qlist *l, struct qitem *it)
 struct queue {
   pthread_mutex_t lock;
   struct qitem *head, *tail;
-  size_t count;
+  _Atomic size_t count;           /* written under lock; read without it */
   struct evloop *waiters[QUEUE_MAX_WAITERS];
   unsigned n_waiters;
 };
@@ -70,7 +71,11 @@ void queue_push(struct queue *q, struct qlist *l, int front);
  * Returns how many. */
 size_t queue_take(struct queue *q, size_t max, struct qlist *l);
 
-size_t queue_count(struct queue *q);
+/* Items queued now (a snapshot: no lock taken). */
+static inline size_t queue_count(struct queue *q)
+{
+  return atomic_load_explicit(&q->count, memory_order_relaxed);
+}
 
 /* A new item of kind; NULL when out of memory. Free with qitem_free. */
 struct qitem *qitem_new(enum qitem_kind kind);

@@ -42,6 +42,7 @@ struct load_options {
   bool quiet;
   unsigned timeout_ms;            /* response time-out before a resubmit */
   double give_up_s;               /* end the run after this long without any progress */
+  unsigned validity_s;            /* validity period asked for; 0 = none */
 };
 
 /* Per message, indexed by sequence number. */
@@ -241,6 +242,7 @@ static int send_one(struct loader *ld, struct load_conn *c)
   m->coding = (uint8_t)ld->opt.coding;
   m->dcs = (uint8_t)ld->opt.coding;
   m->dlr_mask = ld->opt.dlr ? MSG_DLR_DELIVERED | MSG_DLR_FAILED : 0;
+  m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
   m->data_len = (uint32_t)build_text(ld, seq, text, sizeof text);
   m->data = text;
   if (session_request(c->session, &pdu, (void *)(uintptr_t)seq) == -1)
@@ -517,7 +519,7 @@ static int report(struct loader *ld)
   uint64_t unsent = ld->opt.count > ld->next_seq ? ld->opt.count - ld->next_seq : 0;
   if (ld->opt.json) {
     json_t *j = json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
       " s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}}",
       "protocol", ld->opt.proto->name, "connections", (json_int_t)ld->opt.connections,
       "window", (json_int_t)ld->opt.window, "sent", (json_int_t)ld->sent,
@@ -527,6 +529,7 @@ static int report(struct loader *ld)
       "duplicate_acks", (json_int_t)ld->duplicate_acks, "receipts", (json_int_t)ld->receipts,
       "receipts_delivered", (json_int_t)ld->receipts_delivered,
       "receipts_undeliverable", (json_int_t)ld->receipts_undeliv,
+      "receipts_other", (json_int_t)ld->receipts_other,
       "receipts_unknown", (json_int_t)ld->receipts_unknown,
       "receipts_duplicate", (json_int_t)ld->receipts_duplicate,
       "receipts_missing", (json_int_t)missing, "elapsed_s", elapsed, "msgs_per_s", rate,
@@ -586,6 +589,7 @@ static void usage(FILE *out)
           "  --to PREFIX:LEN         destination addresses (default 4917100:13)\n"
           "  --timeout MS            response time-out before a resubmit (default 30000)\n"
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
+          "  --validity S            ask for the message to expire S seconds after submission\n"
           "  --json                  print the summary as one JSON object\n"
           "  --quiet                 no progress line\n");
 }
@@ -603,7 +607,7 @@ int main(int argc, char **argv)
     { "encoding", required_argument, 0, 'e' }, { "from", required_argument, 0, 'f' },
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
-    { "give-up", required_argument, 0, 'G' },
+    { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -633,6 +637,7 @@ int main(int argc, char **argv)
     case 'w':
     case 'N':
     case 'L':
+    case 'V':
     case 'T':
       if (tool_parse_count(optarg, &v) == -1 || v > 100000000ull) {
         bad = "number";
@@ -642,6 +647,7 @@ int main(int argc, char **argv)
       else if (ch == 'w') o->window = (unsigned)v;
       else if (ch == 'N') { o->count = v; o->duration_s = 0; }
       else if (ch == 'L') o->length = (unsigned)v;
+      else if (ch == 'V') o->validity_s = (unsigned)v;
       else o->timeout_ms = (unsigned)v;
       break;
     case 'D':

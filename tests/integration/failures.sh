@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# failures.sh BUILD - the paths operators complain about in other gateways:
+# an SMPP server connector's errors (submit before bind, wrong password,
+# unknown command, the session beyond its instances), route reloads on
+# SIGHUP (good and bad) without dropping traffic, a connector's own queue
+# limit, validity expiry, and SMSC throttling with retries that lose nothing.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+probe() { perl "$here/smpp_probe.pl" "$@" 2>>"$TMP/probe.stderr"; }
+
+start_sink a smpp --user emg --password secret --dlr-delay 0-100
+start_sink b smpp --user emg --password secret --dlr-delay 0-100
+smpp_in=$(free_port)
+# write_conf FILE TARGET [general settings] [out connector settings]
+write_conf() {
+  cat > "$1" <<CONF
+general: { node_id = 5; persist = false; ${3:-} };
+connectors = (
+  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp_in"; instances = 10;
+    users = ( { name = "esme"; password = "pw1"; } ); },
+  { name = "to-a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_a"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 20; reconnect_min = 100; ${4:-} },
+  { name = "to-b"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_b"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 20; reconnect_min = 100; }
+);
+routes = ( { to = "$2"; } );
+CONF
+}
+write_conf "$TMP/g.conf" to-a
+start_emgd g "$TMP/g.conf"
+wait_port "$smpp_in"
+
+# 1. The SMPP server connector's error paths, seen by Net::SMPP.
+probe "$smpp_in" before-bind > "$TMP/p1"
+check "submit before bind: ESME_RINVBNDSTS" grep -qx "submit_status=0x04" "$TMP/p1"
+probe "$smpp_in" bad-password esme > "$TMP/p2"
+check "wrong password: ESME_RBINDFAIL" grep -qx "bind_status=0x0d" "$TMP/p2"
+check "wrong password: then the connection is closed" grep -qx "closed=1" "$TMP/p2"
+probe "$smpp_in" unknown-command esme pw1 > "$TMP/p3"
+check "unknown command: generic_nack ESME_RINVCMDID with its sequence number" \
+  [ "$(tr '\n' ' ' < "$TMP/p3")" = "bind_status=0x00 response_cmd=0x80000000 response_status=0x03 response_seq_matches=1 " ]
+probe "$smpp_in" binds 11 esme pw1 > "$TMP/p4"
+check "ten binds of a 10-instance connector succeed" [ "$(grep -c '=0x00$' "$TMP/p4")" = 10 ]
+check "the eleventh is refused with ESME_RBINDFAIL" grep -qx "bind_11=0x0d" "$TMP/p4"
+
+# 2. Routes reload on SIGHUP while traffic flows: nothing refused or lost.
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
+  --connections 2 --window 10 --count 3000 --rate 1000 --json --quiet --give-up 20 > "$TMP/r.json" &
+load_pid=$!
+STARTED_PIDS+=("$load_pid")
+sleep 1
+write_conf "$TMP/g.conf" to-b
+kill -HUP "$EMGD_PID_g"
+sleep 1
+echo 'routes = ( { to = "nowhere"; } ' >> "$TMP/g.conf"   # a broken file: refused, routes stay
+kill -HUP "$EMGD_PID_g"
+wait "$load_pid" || true
+check "reload under traffic: all 3000 acked, none refused" \
+  [ "$(jget "$TMP/r.json" '.acked, .refused' | tr '\n' ' ')" = "3000 0 " ]
+check "reload: the new route took traffic" [ "$(wc -l < "$TMP/b.record")" -gt 500 ]
+check "reload: the old route had taken traffic before" [ "$(wc -l < "$TMP/a.record")" -gt 500 ]
+check "reload: the broken file was refused with its reason" grep -q "reload refused, routes unchanged" "$TMP/g.log"
+check "reload: the reason names the file and line" grep -q "reload: .*g.conf:[0-9]*:" "$TMP/g.log"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
+  --count 100 --json --quiet --give-up 20 > "$TMP/r2.json" || true
+check "after the refused reload the routes in place still work" [ "$(jget "$TMP/r2.json" .acked)" = 100 ]
+stop_pid "$EMGD_PID_g" 20 || true
+
+# 3. A connector's own queue limit, and validity expiry while the SMSC is stalled.
+write_conf "$TMP/q.conf" to-a "" "max_queue = 50;"
+start_emgd q "$TMP/q.conf"
+wait_port "$smpp_in"
+kill -STOP "$SINK_PID_a"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
+  --connections 1 --window 100 --count 200 --validity 1 --dlr --wait-dlr 8 --json --quiet \
+  --give-up 15 > "$TMP/q.json" &
+load_pid=$!
+STARTED_PIDS+=("$load_pid")
+sleep 2.5
+kill -CONT "$SINK_PID_a"
+wait "$load_pid" || true
+stop_pid "$EMGD_PID_q" 20 || true
+queued=$(jget "$TMP/q.json" .acked)
+check "connector queue limit: some refused as queue full" [ "$(jget "$TMP/q.json" .refused)" -gt 0 ]
+check "connector queue limit: counted in the status" grep -q "[1-9][0-9]* (connector queue full)" "$TMP/q.log"
+check "validity: messages stuck past their validity come back as EXPIRED receipts" \
+  [ "$(jget "$TMP/q.json" .receipts_other)" -gt 0 ]
+check "validity: counted in the status" grep -q "expired [1-9]" "$TMP/q.log"
+
+# 4. SMSC throttling: ESME_RTHROTTLED answers are retried until accepted; nothing lost or doubled.
+start_sink t smpp --user emg --password secret --fail-rate 0.2
+cat > "$TMP/t.conf" <<CONF
+general: { node_id = 6; persist = false; };
+connectors = (
+  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp_in"; instances = 2;
+    users = ( { name = "esme"; password = "pw1"; } ); },
+  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_t"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 20; reconnect_min = 100; }
+);
+routes = ( { to = "out"; } );
+CONF
+start_emgd t "$TMP/t.conf"
+wait_port "$smpp_in"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
+  --connections 2 --window 20 --count 2000 --json --quiet --give-up 30 > "$TMP/t.json" || true
+for _ in $(seq 200); do grep -q "in flight 0," "$TMP/t.log" && break; sleep 0.1; done
+stop_pid "$EMGD_PID_t" 30 || true
+stop_sink t
+check "throttling: all 2000 acked by emgd" [ "$(jget "$TMP/t.json" .acked)" = 2000 ]
+check "throttling: the SMSC throttled some submits" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
+check "throttling: every message reached the SMSC exactly once" record_has_each_seq_once "$TMP/t.record" 2000
+finish

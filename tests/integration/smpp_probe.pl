@@ -1,0 +1,59 @@
+#!/usr/bin/perl
+# smpp_probe.pl - an ESME on Perl's Net::SMPP (independent of our codec)
+# that probes an SMPP server's error paths and prints what it answered,
+# one "name=value" line per result (statuses in hex).
+#
+# usage: smpp_probe.pl PORT before-bind
+#        smpp_probe.pl PORT bad-password USER
+#        smpp_probe.pl PORT unknown-command USER PASSWORD
+#        smpp_probe.pl PORT binds N USER PASSWORD   (N binds held open together)
+use strict;
+use warnings;
+use Net::SMPP;
+
+my ($port, $mode, @args) = @ARGV;
+die "usage: $0 PORT MODE ...\n" unless $port && $mode;
+$SIG{ALRM} = sub { print "timeout=1\n"; exit 1 };
+alarm 20;
+
+sub connect_only {
+    my $smpp = Net::SMPP->new_connect('127.0.0.1', port => $port, timeout => 5);
+    die "connect: $!\n" unless $smpp;
+    return $smpp;
+}
+
+sub bind_as {
+    my ($user, $password) = @_;
+    my $smpp = connect_only();
+    my $resp = $smpp->bind_transceiver(system_id => $user, password => $password);
+    return ($smpp, $resp);
+}
+
+if ($mode eq 'before-bind') {
+    my $smpp = connect_only();
+    my $resp = $smpp->submit_sm(destination_addr => '4912345', short_message => 'too early');
+    printf "submit_status=0x%02x\n", $resp->{status};
+} elsif ($mode eq 'bad-password') {
+    my ($smpp, $resp) = bind_as($args[0], 'wrong');
+    printf "bind_status=0x%02x\n", $resp->{status};
+    # The server closes after refusing: a read ends with nothing.
+    my $next = $smpp->read_pdu();
+    printf "closed=%d\n", defined $next ? 0 : 1;
+} elsif ($mode eq 'unknown-command') {
+    my ($smpp, $resp) = bind_as(@args);
+    printf "bind_status=0x%02x\n", $resp->{status};
+    my $seq = $smpp->req_backend(0x00000099, '', $smpp, async => 1);
+    my $pdu = $smpp->read_pdu();
+    printf "response_cmd=0x%08x\nresponse_status=0x%02x\nresponse_seq_matches=%d\n",
+        $pdu->{cmd}, $pdu->{status}, $pdu->{seq} == $seq ? 1 : 0;
+} elsif ($mode eq 'binds') {
+    my ($n, $user, $password) = @args;
+    my @held;
+    for my $i (1 .. $n) {
+        my ($smpp, $resp) = bind_as($user, $password);
+        printf "bind_%d=0x%02x\n", $i, $resp->{status};
+        push @held, $smpp;
+    }
+} else {
+    die "unknown mode $mode\n";
+}
