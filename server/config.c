@@ -28,6 +28,7 @@ _Static_assert(sizeof(enum config_log_level) == sizeof(int), "enum stored as int
 _Static_assert(sizeof(enum config_conn_mode) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(enum config_msgid_type) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(enum proto_bind_mode) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(enum config_route_mode) == sizeof(int), "enum stored as int");
 
 struct name_value {
   const char *name;
@@ -53,6 +54,10 @@ static const struct name_value msgid_types[] = {
   { "hex", CONFIG_MSGID_HEX }, { NULL, 0 },
 };
 
+static const struct name_value route_modes[] = {
+  { "failover", CONFIG_ROUTE_FAILOVER }, { "weighted", CONFIG_ROUTE_WEIGHTED }, { NULL, 0 },
+};
+
 /* Connector modes as bits, for the keys that belong to one mode only.
  * Sections without a mode are read as MODE_ANY. */
 #define MODE_SERVER (1u << CONFIG_CONN_SERVER)
@@ -69,7 +74,10 @@ enum key_type {
   KEY_ENUM,        /* an enum spelled by names */
   KEY_PROTO,       /* const struct proto_ops *, by proto_find */
   KEY_GROUP,       /* { ... } whose keys (sub) fill the same struct */
-  KEY_LIST         /* ( { ... }, ... ): an array of structs of size bytes, min..max of them */
+  KEY_LIST,        /* ( { ... }, ... ): an array of structs of size bytes, min..max of them */
+  KEY_ARRAY        /* [ v, ... ]: 1..capacity values of type elem, each size bytes, into a fixed
+                    * array; min, max, def and the string checks apply to each. One bare value
+                    * is an array of one. */
 };
 
 struct load;
@@ -91,7 +99,9 @@ struct key {
   bool connector_ref;              /* KEY_STRING: names a connector ("" = none) */
   const struct name_value *names;  /* KEY_ENUM */
   const struct section *sub;       /* KEY_GROUP, KEY_LIST */
-  size_t count_offset;             /* KEY_LIST: where the unsigned count goes */
+  size_t count_offset;             /* KEY_LIST, KEY_ARRAY: where the unsigned count goes */
+  enum key_type elem;              /* KEY_ARRAY */
+  unsigned capacity;               /* KEY_ARRAY */
   const char *unique;              /* KEY_LIST: a string key no two elements share */
   unsigned only;                   /* the modes it belongs to; 0 = all */
   unsigned required;               /* the modes it must appear in; 0 = none */
@@ -366,7 +376,15 @@ static const struct {
   [KEY_PROTO] = { TYPE_BIT(CONFIG_TYPE_STRING), "a string" },
   [KEY_GROUP] = { TYPE_BIT(CONFIG_TYPE_GROUP), "a group { ... }" },
   [KEY_LIST] = { TYPE_BIT(CONFIG_TYPE_LIST), "a list ( ... )" },
+  [KEY_ARRAY] = { TYPE_BIT(CONFIG_TYPE_ARRAY), "an array [ ... ]" },
 };
+
+/* An array key takes a bare value of its element type as an array of one. */
+static unsigned accepted_types(const struct key *k)
+{
+  unsigned types = key_types[k->type].accepts;
+  return k->type == KEY_ARRAY ? types | key_types[k->elem].accepts : types;
+}
 
 static long long upper_bound(const struct key *k, const void *base)
 {
@@ -433,6 +451,9 @@ static void set_default(struct load *ld, const struct key *k, void *base, const 
     break;
   case KEY_LIST:
     break;         /* no elements: the struct starts zeroed */
+  case KEY_ARRAY:
+    *(unsigned *)((char *)base + k->count_offset) = 0;
+    break;
   }
 }
 
@@ -460,6 +481,8 @@ static void read_string(struct load *ld, const config_setting_t *s, const struct
 
 static void read_list(struct load *ld, const config_setting_t *list, const struct key *k, void *base,
                       const char *path);
+static void read_array(struct load *ld, const config_setting_t *s, const struct key *k, void *base,
+                       const char *path);
 
 /* Reads one present key into base. A value of the wrong type, a number out
  * of range or an unknown name gives way to the default, so that bounds read
@@ -468,8 +491,12 @@ static void read_value(struct load *ld, const config_setting_t *s, const struct 
                        const char *path)
 {
   int type = config_setting_type(s);
-  if (!(key_types[k->type].accepts & TYPE_BIT(type))) {
-    report(ld, s, path, "must be %s, not %s", key_types[k->type].expected, type_name(type));
+  if (!(accepted_types(k) & TYPE_BIT(type))) {
+    if (k->type == KEY_ARRAY)
+      report(ld, s, path, "must be %s or an array [ ... ] of them, not %s",
+             key_types[k->elem].expected, type_name(type));
+    else
+      report(ld, s, path, "must be %s, not %s", key_types[k->type].expected, type_name(type));
     set_default(ld, k, base, path);
     return;
   }
@@ -533,6 +560,9 @@ static void read_value(struct load *ld, const config_setting_t *s, const struct 
   case KEY_LIST:
     read_list(ld, s, k, base, path);
     break;
+  case KEY_ARRAY:
+    read_array(ld, s, k, base, path);
+    break;
   }
 }
 
@@ -588,6 +618,34 @@ static void read_list(struct load *ld, const config_setting_t *list, const struc
   }
   if (k->unique)
     check_unique(ld, list, k, elems, n, path);
+}
+
+/* Each value is read as a key of its own type at its place in the array,
+ * so that it gets every check a single value gets. */
+static void read_array(struct load *ld, const config_setting_t *s, const struct key *k, void *base,
+                       const char *path)
+{
+  bool bare = config_setting_type(s) != CONFIG_TYPE_ARRAY;
+  unsigned n = bare ? 1 : (unsigned)config_setting_length(s);
+  if (n == 0) {
+    report(ld, s, path, "needs at least 1 entry");
+  } else if (n > k->capacity) {
+    report(ld, s, path, "holds more than %u entries", k->capacity);
+    n = k->capacity;
+  }
+  struct key element = *k;
+  element.type = k->elem;
+  for (unsigned i = 0; i < n; i++) {
+    char p[KEY_PATH_LEN];
+    element.offset = k->offset + i * k->size;
+    if (bare) {
+      read_value(ld, s, &element, base, path);
+    } else {
+      elem_path(p, path, i);
+      read_value(ld, config_setting_get_elem(s, i), &element, base, p);
+    }
+  }
+  *(unsigned *)((char *)base + k->count_offset) = n;
 }
 
 /* Reads the keys of sec from grp into base; grp NULL (the group is absent)
@@ -662,6 +720,12 @@ static void read_group(struct load *ld, const config_setting_t *grp, const struc
   .names = table, .def = d
 #define PROTO_KEY(k, f) .name = k, .type = KEY_PROTO, .offset = AT(const struct proto_ops *, f)
 #define GROUP_KEY(k, s) .name = k, .type = KEY_GROUP, .sub = &s
+#define ARRAY_OF(k, f, n) .name = k, .type = KEY_ARRAY, .size = sizeof ((TARGET *)0)->f[0], \
+  .capacity = COUNT(((TARGET *)0)->f), .count_offset = AT(unsigned, n)
+#define STRINGS_KEY(k, f, n, min_len) ARRAY_OF(k, f, n), .elem = KEY_STRING, \
+  .offset = AT(char (*)[sizeof ((TARGET *)0)->f[0]], f), .min = min_len
+#define UINTS_KEY(k, f, n, lo, hi, d) ARRAY_OF(k, f, n), .elem = KEY_UINT, .offset = AT(unsigned *, f), \
+  .min = lo, .max = hi, .def = d
 #define LIST_KEY(k, f, n, s, lo, hi) .name = k, .type = KEY_LIST, .offset = offsetof(TARGET, f), \
   .count_offset = AT(unsigned, n), .size = sizeof *((TARGET *)0)->f, .sub = &s, .min = lo, .max = hi
 #define ALWAYS MODE_ANY
@@ -730,9 +794,9 @@ static bool route_is_default(const struct config_route *r)
 }
 
 /* One default route at most: a second could never be taken. */
-static void check_route(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+static void check_default_route(struct load *ld, const config_setting_t *grp,
+                                const struct config_route *r, const char *path)
 {
-  const struct config_route *r = base;
   if (!route_is_default(r))
     return;
   for (const struct config_route *earlier = ld->cfg->routes; earlier < r; earlier++)
@@ -743,12 +807,60 @@ static void check_route(struct load *ld, const config_setting_t *grp, void *base
     }
 }
 
+/* The target's keys taken together, so that nothing written is silently
+ * ignored: a mode needs a group, weights a weighted one, one weight for
+ * each of its connectors. A connector twice in a group is an error too: it
+ * is a typo more often than a way to weigh or to retry. Then the weights
+ * not given are 1, so that a loaded route holds one for each connector. */
+static void check_target(struct load *ld, const config_setting_t *grp, struct config_route *r,
+                         const char *path)
+{
+  const config_setting_t *to = config_setting_get_member(grp, "to");
+  const config_setting_t *mode = config_setting_get_member(grp, "mode");
+  const config_setting_t *weights = config_setting_get_member(grp, "weights");
+  bool group = to && config_setting_type(to) == CONFIG_TYPE_ARRAY;
+  char p[KEY_PATH_LEN];
+  if (mode && !group) {
+    join_path(p, path, "mode");
+    report(ld, mode, p, "applies only when to is an array [ ... ] of connectors");
+  }
+  if (weights) {
+    join_path(p, path, "weights");
+    if (r->mode != CONFIG_ROUTE_WEIGHTED)
+      report(ld, weights, p, "applies only when mode = \"weighted\"");
+    else if (r->n_to && r->n_weights != r->n_to)
+      report(ld, weights, p, "%u weights for %u connectors in to", r->n_weights, r->n_to);
+  } else {
+    for (unsigned i = 0; i < r->n_to; i++)
+      r->weights[i] = 1;
+    r->n_weights = r->n_to;
+  }
+  for (unsigned i = 1; group && i < r->n_to; i++)
+    for (unsigned j = 0; j < i && r->to[i][0]; j++)
+      if (strcmp(r->to[i], r->to[j]) == 0) {
+        char to_path[KEY_PATH_LEN];
+        join_path(to_path, path, "to");
+        elem_path(p, to_path, i);
+        report(ld, config_setting_get_elem(to, i), p, "'%s' is already to.[%u]", r->to[i], j);
+        break;
+      }
+}
+
+static void check_route(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+{
+  check_default_route(ld, grp, base, path);
+  check_target(ld, grp, base, path);
+}
+
 #define TARGET struct config_route
 static const struct key route_keys[] = {
   { STRING_KEY("from", from, 0), .connector_ref = true },
   { STRING_KEY("dst_prefix", dst_prefix, 0), .chars = DIGITS, .chars_why = "digits" },
   { STRING_KEY("src_prefix", src_prefix, 0), .chars = DIGITS, .chars_why = "digits" },
-  { STRING_KEY("to", to, 1), .connector_ref = true, .required = ALWAYS },
+  { STRINGS_KEY("to", to, n_to, 1), .connector_ref = true, .required = ALWAYS },
+  { ENUM_KEY("mode", mode, route_modes, CONFIG_ROUTE_FAILOVER) },
+  /* Capped so that a weighted route's sequence (router.c) stays a few kilobytes. */
+  { UINTS_KEY("weights", weights, n_weights, 1, 1000, 1) },
 };
 #undef TARGET
 static const struct section route_section = {

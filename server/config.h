@@ -63,11 +63,24 @@ struct config_connector {
   int line;                           /* where it was defined, for later messages */
 };
 
+/* Connectors in one route's target group at most. */
+#define CONFIG_ROUTE_TARGETS_MAX 16
+
+/* How a route picks among the connectors of its group. */
+enum config_route_mode {
+  CONFIG_ROUTE_FAILOVER,   /* the first usable one, in the order given */
+  CONFIG_ROUTE_WEIGHTED    /* spread over the usable ones by weight */
+};
+
 struct config_route {
   char from[CONFIG_NAME_LEN];         /* source connector; "" = any */
   char dst_prefix[MSG_ADDR_LEN];      /* "" = any */
   char src_prefix[MSG_ADDR_LEN];      /* "" = any */
-  char to[CONFIG_NAME_LEN];           /* destination connector */
+  char to[CONFIG_ROUTE_TARGETS_MAX][CONFIG_NAME_LEN]; /* destination connectors: one, or a group */
+  unsigned n_to;
+  enum config_route_mode mode;        /* default failover */
+  unsigned weights[CONFIG_ROUTE_TARGETS_MAX]; /* of to[i]; 1 each unless given */
+  unsigned n_weights;                 /* n_to once loaded */
   int line;
 };
 

@@ -13,6 +13,7 @@
 #include "connector.h"
 #include "netutil.h"
 #include "session.h"
+#include "sms_text.h"
 #include "ucp_proto.h"
 
 /* Items taken from a queue at once: bounded so one instance cannot hog a
@@ -81,6 +82,7 @@ struct instance {
   bool flush_pending;
   struct held_ack *held_head, *held_tail;
   uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
+  uint8_t concat_ref;              /* reference of the next message this instance splits */
   struct early_receipt *early_head, *early_tail;
   unsigned early_count;
   uint64_t backoff_ms;
@@ -266,7 +268,21 @@ static void pump(struct instance *in)
         pdu.receipt = it->receipt;
       }
       if (session_request(s, &pdu, it) == -1) {
-        /* Not sendable now (or not expressible): back to the front, in order. */
+        if (session_can_send(s) > 0) {
+          /* Room to send, yet refused: the protocol cannot express it.
+           * Retrying would loop forever; it fails for good. */
+          LOGW(in->log, "%s to %s cannot be sent over %s: dropped with a failure receipt",
+               it->kind == QITEM_MSG ? "message" : "receipt",
+               it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr,
+               c->cfg->proto->name);
+          if (it->kind == QITEM_MSG)
+            fail_message(in, it, 0);
+          else
+            qitem_free(it);
+          it = next;
+          continue;
+        }
+        /* Not sendable now: back to the front, in order. */
         struct qlist rest = { it, l.tail, 0 };
         for (struct qitem *x = it; x; x = x->next)
           rest.count++;
@@ -293,7 +309,7 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
   resp.raw_status = raw_status;
   resp.status = status;
   if (msgid)
-    snprintf(resp.msgid, sizeof resp.msgid, "%s", msgid);
+    snprintf(resp.msgid, sizeof resp.msgid, "%.64s", msgid);
   session_respond(in->session, &resp);
 }
 
@@ -324,7 +340,7 @@ static void hold_ack(struct instance *in, const struct proto_pdu *req, const cha
   h->due_ms = evloop_now_ms(in->loop) + SLOW_ACK_MS;
   h->ref = req->ref;
   h->raw_status = req->raw_status;
-  snprintf(h->msgid, sizeof h->msgid, "%s", msgid);
+  snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid);
   if (in->held_tail)
     in->held_tail->next = h;
   else
@@ -346,6 +362,69 @@ static void release_held_acks(struct instance *in, bool all)
   }
 }
 
+/* For the router's groups: a connector that can take a message now has a
+ * bound session and room in its queue. */
+static bool connector_usable(void *ctx, int index)
+{
+  struct connector *c = core_connector(ctx, (unsigned)index);
+  return connector_bound(c) > 0 && (!c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
+}
+
+/* A message longer than one SMS (and not already a part of one) is split
+ * into concatenated parts here, after routing, so that every part takes the
+ * route the whole message took and no out protocol has to carry more than
+ * one SMS. Only the last part asks for a receipt: the origin submitted one
+ * message and hears about it once, when its last part is delivered. Parts
+ * get ids of their own; all carry the origin's reference. Returns the list
+ * of parts (the message itself when it fits), empty when out of memory. */
+static struct qlist split_message(struct instance *in, struct msg *m)
+{
+  struct qlist parts = { 0 };
+  struct sms_text_payload p = { .coding = (enum sms_text_coding)m->coding, .data = m->data,
+                                .len = m->data_len, .udh = m->udh, .udh_len = m->udh_len };
+  struct sms_text_concat concat = { 0 };
+  int n = 1;
+  if (m->coding == SMS_TEXT_GSM7 || m->coding == SMS_TEXT_8BIT || m->coding == SMS_TEXT_UCS2) {
+    bool has_concat = m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 &&
+                      concat.total > 0;
+    if (!has_concat)
+      n = sms_text_segment_count(&p, SMS_TEXT_REF8);
+  }
+  struct qitem *it;
+  if (n <= 1) {
+    /* Fits, or cannot be split (unknown coding, bad UDH): it goes as it is. */
+    if ((it = qitem_new(QITEM_MSG)) && (it->msg = msg_clone(m)))
+      qlist_append(&parts, it);
+    else
+      free(it);
+    return parts;
+  }
+  static _Thread_local struct sms_text_segment segs[SMS_TEXT_SEGMENTS_MAX];
+  n = sms_text_split(segs, SMS_TEXT_SEGMENTS_MAX, &p, SMS_TEXT_REF8, in->concat_ref++);
+  for (int i = 0; i < n; i++) {
+    struct msg part = *m;
+    part.udh = segs[i].udh;
+    part.udh_len = (uint16_t)segs[i].udh_len;
+    part.data = segs[i].data;
+    part.data_len = (uint32_t)segs[i].len;
+    if (i > 0)
+      part.id = ids_next(&in->conn->core->ids, &in->ids);
+    if (i < n - 1)
+      part.dlr_mask = 0;
+    if (!(it = qitem_new(QITEM_MSG)) || !(it->msg = msg_clone(&part))) {
+      free(it);
+      while (parts.head) {
+        struct qitem *next = parts.head->next;
+        qitem_free(parts.head);
+        parts.head = next;
+      }
+      return (struct qlist){ 0 };
+    }
+    qlist_append(&parts, it);
+  }
+  return parts;
+}
+
 static void accept_submit(struct instance *in, const struct proto_pdu *req)
 {
   struct connector *c = in->conn;
@@ -358,7 +437,7 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
     return;
   }
   int target = router_route(atomic_load_explicit(&core->router, memory_order_acquire),
-                            (int)c->index, &req->msg);
+                            (int)c->index, &req->msg, connector_usable, core);
   if (target < 0 || is_server(core_connector(core, (unsigned)target))) {
     atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "submit from %s to %s refused: no route", session_user(in->session),
@@ -374,14 +453,8 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
     respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
-  struct qitem *it = qitem_new(QITEM_MSG);
-  struct msg *m = it ? msg_clone(&req->msg) : NULL;
-  if (!m) {
-    free(it);
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_TEMPORARY, NULL);
-    return;
-  }
-  it->msg = m;
+  struct msg head = req->msg;
+  struct msg *m = &head;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   m->id = ids_next(&core->ids, &in->ids);
@@ -391,14 +464,22 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
   m->origin.instance = (uint16_t)in->index;
   snprintf(m->origin.user, sizeof m->origin.user, "%s", session_user(in->session));
   origin_ref(in, m);
+  struct qlist parts = split_message(in, m);
+  if (!parts.count) {
+    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_TEMPORARY, NULL);
+    return;
+  }
   /* Persistence goes here: with persist on, the ack waits until the spool
-   * record of m is durable. */
-  atomic_fetch_add(&core->in_flight, 1);
+   * records of the parts are durable. */
+  atomic_fetch_add(&core->in_flight, parts.count);
   atomic_fetch_add(&core->stats.received, 1);
-  LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets, receipt mask %u, route %s",
-        m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, m->dlr_mask,
-        connector_config(core_connector(core, (unsigned)target))->name);
-  stage(in, &out->out, it);
+  LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
+        m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
+        parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
+  for (struct qitem *it = parts.head, *next; it; it = next) {
+    next = it->next;
+    stage(in, &out->out, it);
+  }
   if (admit == CORE_ADMIT_SLOW) {
     atomic_fetch_add(&core->stats.slowed, 1);
     hold_ack(in, req, m->origin.ref);

@@ -28,6 +28,7 @@ struct sink_options {
   const char *password;
   uint64_t dlr_min_ms, dlr_max_ms;
   double fail_rate;
+  double reject_rate;
   double undeliv_rate;
   const char *record_path;
   const char *summary_path;
@@ -39,7 +40,7 @@ struct sink_options {
 };
 
 struct sink_counts {
-  uint64_t submits, accepted, refused;
+  uint64_t submits, accepted, refused, rejected;
   uint64_t receipts_scheduled, receipts_sent, receipts_acked, receipts_nacked;
   uint64_t receipts_rerouted, receipts_waited, receipts_dropped, receipts_unwanted;
   uint64_t receipts_undeliv;
@@ -162,6 +163,12 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   if (sk->opt.fail_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.fail_rate) {
     resp.status = PROTO_E_THROTTLED;
     sk->n.refused++;
+    session_respond(s, &resp);
+    return;
+  }
+  if (sk->opt.reject_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.reject_rate) {
+    resp.status = PROTO_E_PERMANENT;
+    sk->n.rejected++;
     session_respond(s, &resp);
     return;
   }
@@ -373,11 +380,12 @@ static void on_tick(struct evloop *loop, void *arg)
 
 static int write_summary(struct sink *sk)
 {
-  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                         "protocol", sk->opt.proto->name,
                         "submits", (json_int_t)sk->n.submits,
                         "accepted", (json_int_t)sk->n.accepted,
                         "refused", (json_int_t)sk->n.refused,
+                        "rejected", (json_int_t)sk->n.rejected,
                         "receipts_scheduled", (json_int_t)sk->n.receipts_scheduled,
                         "receipts_undeliverable", (json_int_t)sk->n.receipts_undeliv,
                         "receipts_sent", (json_int_t)sk->n.receipts_sent,
@@ -415,6 +423,7 @@ static void usage(FILE *out)
           "  --user U --password P   accept only binds/logins with these credentials\n"
           "  --dlr-delay MIN-MAX     receipt delay in ms (default 0-1000)\n"
           "  --fail-rate F           answer this fraction of submits with a temporary error\n"
+          "  --reject-rate F         answer this fraction of submits with a permanent error\n"
           "  --undeliv-rate F        make this fraction of receipts UNDELIV\n"
           "  --record FILE           one line per accepted message: source, destination, text, time\n"
           "  --summary FILE          JSON counts written on SIGTERM/SIGINT\n"
@@ -436,7 +445,7 @@ int main(int argc, char **argv)
     { "summary", required_argument, 0, 's' },  { "window", required_argument, 0, 'w' },
     { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
     { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
-    { "port-file", required_argument, 0, 'F' },
+    { "port-file", required_argument, 0, 'F' }, { "reject-rate", required_argument, 0, 'j' },
     { 0, 0, 0, 0 }
   };
   struct sink_options *o = &sk.opt;
@@ -464,10 +473,12 @@ int main(int argc, char **argv)
       }
       break;
     case 'f':
+    case 'j':
     case 'U':
-      if (tool_parse_fraction(optarg, ch == 'f' ? &o->fail_rate : &o->undeliv_rate) == -1) {
+      if (tool_parse_fraction(optarg, ch == 'f' ? &o->fail_rate
+                                      : ch == 'j' ? &o->reject_rate : &o->undeliv_rate) == -1) {
         fprintf(stderr, "emgsink: --%s: expected a fraction 0..1, got '%s'\n",
-                ch == 'f' ? "fail-rate" : "undeliv-rate", optarg);
+                ch == 'f' ? "fail-rate" : ch == 'j' ? "reject-rate" : "undeliv-rate", optarg);
         return TOOL_EXIT_USAGE;
       }
       break;

@@ -7,6 +7,20 @@ source "$(dirname "$0")/lib.sh"
 
 N=3000
 
+# write_conf FILE IN OUT LISTEN_PORT SMSC_PORT
+write_conf() {
+  cat > "$1" <<CONF
+general: { node_id = 9; persist = false; };
+connectors = (
+  { name = "in"; protocol = "$2"; mode = "server"; listen = "127.0.0.1:$4"; instances = 4;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "out"; protocol = "$3"; mode = "client"; connect = "127.0.0.1:$5"; instances = 4;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
+);
+routes = ( { to = "out"; } );
+CONF
+}
+
 # run IN OUT: emgload over IN -> emgd (IN server, OUT client) -> emgsink over OUT.
 run() {
   local in=$1 out=$2 name="$1_$2"
@@ -14,16 +28,7 @@ run() {
   local port_var="SINK_PORT_$name" pid_var
   local listen
   listen=$(free_port)
-  cat > "$TMP/$name.conf" <<CONF
-general: { node_id = 9; persist = false; };
-connectors = (
-  { name = "in"; protocol = "$in"; mode = "server"; listen = "127.0.0.1:$listen"; instances = 4;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "out"; protocol = "$out"; mode = "client"; connect = "127.0.0.1:${!port_var}"; instances = 4;
-    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
-);
-routes = ( { to = "out"; } );
-CONF
+  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
   start_emgd "$name" "$TMP/$name.conf"
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
@@ -40,7 +45,7 @@ CONF
   start_sink "${name}_u" "$out" --user emg --password secret
   port_var="SINK_PORT_${name}_u"
   local uconf="$TMP/${name}_u.conf"
-  sed -e "s/connect = \"127.0.0.1:[0-9]*\"/connect = \"127.0.0.1:${!port_var}\"/" "$TMP/$name.conf" > "$uconf"
+  write_conf "$uconf" "$in" "$out" "$listen" "${!port_var}"
   start_emgd "${name}_u" "$uconf"
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
@@ -53,7 +58,31 @@ CONF
     [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${name}_u.record")" = 100 ]
 }
 
+# run_long IN OUT: 300-character texts (SMPP in: message_payload) are split
+# into two concatenated parts for the SMSC; the origin gets one receipt each.
+run_long() {
+  local in=$1 out=$2 name="long_$1_$2" n=200
+  start_sink "$name" "$out" --dlr-delay 0-200 --user emg --password secret
+  local port_var="SINK_PORT_$name" listen pid_var
+  listen=$(free_port)
+  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --count $n --length 300 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
+  pid_var="EMGD_PID_$name"
+  stop_pid "${!pid_var}" 20 || true
+  stop_sink "$name"
+  check "$in in, $out out, 300 characters: all $n acked, one receipt each" \
+    [ "$(jget "$TMP/$name.json" '.acked, .receipts_delivered' | tr '\n' ' ')" = "$n $n " ]
+  check "$in in, $out out, 300 characters: two parts each at the SMSC (153 + 147)" \
+    [ "$(awk -F'\t' '{ print length($3) }' "$TMP/$name.record" | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = "147:$n 153:$n " ]
+  check "$in in, $out out, 300 characters: each message's first part once" record_has_each_seq_once "$TMP/$name.record" $n
+}
+
 run smpp ucp
 run smpp smpp
 run ucp ucp
+run_long smpp ucp
+run_long ucp smpp
 finish

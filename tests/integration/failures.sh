@@ -110,4 +110,20 @@ stop_sink t
 check "throttling: all 2000 acked by emgd" [ "$(jget "$TMP/t.json" .acked)" = 2000 ]
 check "throttling: the SMSC throttled some submits" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
 check "throttling: every message reached the SMSC exactly once" record_has_each_seq_once "$TMP/t.record" 2000
+# 5. Permanent refusals by the SMSC fail the message with a REJECTED receipt to its origin.
+start_sink x smpp --user emg --password secret --reject-rate 0.1
+sed -e "s/127.0.0.1:$SINK_PORT_t/127.0.0.1:$SINK_PORT_x/" "$TMP/t.conf" > "$TMP/x.conf"
+start_emgd x "$TMP/x.conf"
+wait_port "$smpp_in"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
+  --connections 2 --window 20 --count 1000 --dlr --wait-dlr 10 --json --quiet --give-up 30 \
+  > "$TMP/x.json" || true
+stop_pid "$EMGD_PID_x" 20 || true
+stop_sink x
+rejected=$(jget "$TMP/x.summary.json" .rejected)
+check "permanent errors: the SMSC rejected some ($rejected)" [ "$rejected" -gt 0 ]
+check "permanent errors: each came back to the origin as a failure receipt" \
+  [ "$(jget "$TMP/x.json" .receipts_other)" = "$rejected" ]
+check "permanent errors: every message got its receipt" [ "$(jget "$TMP/x.json" .receipts)" = 1000 ]
+check "permanent errors: counted as failed in the status" grep -q "failed $rejected," "$TMP/x.log"
 finish

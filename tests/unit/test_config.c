@@ -87,7 +87,7 @@ static void test_default_file(void)
   CU_ASSERT_STRING_EQUAL(c->routes[0].from, "ucp-in");
   CU_ASSERT_STRING_EQUAL(c->routes[0].dst_prefix, "49");
   CU_ASSERT_STRING_EQUAL(c->routes[0].src_prefix, "");
-  CU_ASSERT_STRING_EQUAL(c->routes[0].to, "smpp-out");
+  CU_ASSERT_STRING_EQUAL(c->routes[0].to[0], "smpp-out");
   CU_ASSERT_STRING_EQUAL(c->routes[1].from, "");
   CU_ASSERT_STRING_EQUAL(c->routes[1].dst_prefix, "");
   CU_ASSERT_STRING_EQUAL(c->routes[1].to, "smpp-out");

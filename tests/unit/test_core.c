@@ -1,74 +1,10 @@
-/* test_core.c - the core's small modules: routes, queues, message ids. */
+/* test_core.c - the core's small modules: queues, message ids. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "config.h"
 #include "ids.h"
 #include "queue.h"
-#include "router.h"
 #include "testutil.h"
-
-static const char routes_conf[] =
-  "connectors = (\n"
-  "  { name = \"in\"; protocol = \"ucp\"; mode = \"server\"; listen = \"127.0.0.1:1\";\n"
-  "    users = ( { name = \"u\"; password = \"p\"; } ); },\n"
-  "  { name = \"in2\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:2\";\n"
-  "    users = ( { name = \"u\"; password = \"p\"; } ); },\n"
-  "  { name = \"a\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:3\"; system_id = \"x\"; },\n"
-  "  { name = \"b\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:4\"; system_id = \"x\"; },\n"
-  "  { name = \"c\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:5\"; system_id = \"x\"; },\n"
-  "  { name = \"d\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:6\"; system_id = \"x\"; }\n"
-  ");\n"
-  "routes = (\n"
-  "  { dst_prefix = \"49\"; to = \"a\"; },\n"
-  "  { dst_prefix = \"4917\"; to = \"b\"; },\n"
-  "  { from = \"in2\"; dst_prefix = \"4917\"; to = \"c\"; },\n"
-  "  { dst_prefix = \"4917\"; src_prefix = \"31\"; to = \"d\"; },\n"
-  "  { to = \"a\"; }\n"
-  ");\n";
-
-static int route_of(const struct router *r, int from, const char *src, const char *dst)
-{
-  struct msg m;
-  memset(&m, 0, sizeof m);
-  snprintf(m.src.addr, sizeof m.src.addr, "%s", src);
-  snprintf(m.dst.addr, sizeof m.dst.addr, "%s", dst);
-  return router_route(r, from, &m);
-}
-
-static void test_router_precedence(void)
-{
-  struct config_errors errors = { 0 };
-  struct config *cfg = config_load_string(routes_conf, "routes.conf", &errors);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
-  struct router *r = router_create(cfg);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-  /* indexes: in 0, in2 1, a 2, b 3, c 4, d 5 */
-  CU_ASSERT_EQUAL(route_of(r, 0, "111", "4930123"), 2);     /* 49 */
-  CU_ASSERT_EQUAL(route_of(r, 0, "111", "4917123"), 3);     /* the longer prefix wins */
-  CU_ASSERT_EQUAL(route_of(r, 1, "111", "4917123"), 4);     /* a route of its source connector wins */
-  CU_ASSERT_EQUAL(route_of(r, 0, "3161", "4917123"), 5);    /* then the source prefix */
-  CU_ASSERT_EQUAL(route_of(r, 1, "3161", "4917123"), 4);    /* from beats src_prefix */
-  CU_ASSERT_EQUAL(route_of(r, 0, "111", "3312345"), 2);     /* the default */
-  router_destroy(r);
-  config_free(cfg);
-}
-
-static void test_router_no_default(void)
-{
-  static const char conf[] =
-    "connectors = ( { name = \"a\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:3\";"
-    " system_id = \"x\"; } );\n"
-    "routes = ( { dst_prefix = \"49\"; to = \"a\"; } );\n";
-  struct config_errors errors = { 0 };
-  struct config *cfg = config_load_string(conf, "nodefault.conf", &errors);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
-  struct router *r = router_create(cfg);
-  CU_ASSERT_EQUAL(route_of(r, 0, "1", "4930"), 0);
-  CU_ASSERT_EQUAL(route_of(r, 0, "1", "3130"), -1);
-  router_destroy(r);
-  config_free(cfg);
-}
 
 static struct qitem *numbered(uint16_t n)
 {
@@ -166,8 +102,6 @@ void suite_core(void);
 void suite_core(void)
 {
   static const struct test_case cases[] = {
-    { "router precedence", test_router_precedence },
-    { "router without a default", test_router_no_default },
     { "queue order and front pushes", test_queue_order },
     { "ids unique across threads", test_ids_unique },
     { NULL, NULL },
