@@ -861,6 +861,7 @@ static const struct key route_keys[] = {
   { ENUM_KEY("mode", mode, route_modes, CONFIG_ROUTE_FAILOVER) },
   /* Capped so that a weighted route's sequence (router.c) stays a few kilobytes. */
   { UINTS_KEY("weights", weights, n_weights, 1, 1000, 1) },
+  { STRING_KEY("user", user, 0) },
 };
 #undef TARGET
 static const struct section route_section = {

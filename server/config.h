@@ -81,6 +81,8 @@ struct config_route {
   enum config_route_mode mode;        /* default failover */
   unsigned weights[CONFIG_ROUTE_TARGETS_MAX]; /* of to[i]; 1 each unless given */
   unsigned n_weights;                 /* n_to once loaded */
+  char user[MSG_USER_LEN];            /* target is a server connector: the account that gets
+                                         the message (MO, or client to client); "" = its only one */
   int line;
 };
 

@@ -36,6 +36,7 @@ struct held_ack {
   uint64_t due_ms;
   uint32_t ref;
   uint32_t raw_status;
+  enum proto_op op;
   char msgid[MSG_ID_LEN];
 };
 
@@ -260,7 +261,8 @@ static void pump(struct instance *in)
       struct proto_pdu pdu;
       memset(&pdu, 0, sizeof pdu);
       if (it->kind == QITEM_MSG) {
-        pdu.op = PROTO_OP_SUBMIT;
+        /* To an SMSC a message is a submit; to a client of ours, a delivery. */
+        pdu.op = is_server(c) ? PROTO_OP_DELIVER : PROTO_OP_SUBMIT;
         pdu.msg = *it->msg;
       } else {
         pdu.op = PROTO_OP_DELIVER;
@@ -329,13 +331,15 @@ static void origin_ref(struct instance *in, struct msg *m)
   }
 }
 
-static void hold_ack(struct instance *in, const struct proto_pdu *req, const char *msgid)
+static void hold_ack(struct instance *in, const struct proto_pdu *req, enum proto_op op,
+                     const char *msgid)
 {
   struct held_ack *h = malloc(sizeof *h);
   if (!h) {
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, msgid);
+    respond(in, req->ref, req->raw_status, op, PROTO_OK, msgid);
     return;
   }
+  h->op = op;
   h->next = NULL;
   h->due_ms = evloop_now_ms(in->loop) + SLOW_ACK_MS;
   h->ref = req->ref;
@@ -357,9 +361,21 @@ static void release_held_acks(struct instance *in, bool all)
     if (!in->held_head)
       in->held_tail = NULL;
     if (in->session)
-      respond(in, h->ref, h->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, h->msgid);
+      respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid);
     free(h);
   }
+}
+
+/* Where a routed message waits: a client connector's queue, or for a
+ * server connector the queue of the account the route names (or of its
+ * only account). NULL when the account is not there. */
+static struct queue *target_queue(struct connector *out, const char *user)
+{
+  if (!is_server(out))
+    return &out->out;
+  if (user[0])
+    return connector_user_queue(out, user);
+  return out->cfg->n_users == 1 ? &out->user_queues[0] : NULL;
 }
 
 /* For the router's groups: a connector that can take a message now has a
@@ -367,7 +383,8 @@ static void release_held_acks(struct instance *in, bool all)
 static bool connector_usable(void *ctx, int index)
 {
   struct connector *c = core_connector(ctx, (unsigned)index);
-  return connector_bound(c) > 0 && (!c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
+  return connector_bound(c) > 0 &&
+         (is_server(c) || !c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
 }
 
 /* A message longer than one SMS (and not already a part of one) is split
@@ -425,7 +442,10 @@ static struct qlist split_message(struct instance *in, struct msg *m)
   return parts;
 }
 
-static void accept_submit(struct instance *in, const struct proto_pdu *req)
+/* Takes a message into the core: a client's submit (server connectors) or
+ * an MO from an SMSC (client connectors, answered with resp_op
+ * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
+static void accept_message(struct instance *in, const struct proto_pdu *req, enum proto_op resp_op)
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
@@ -433,24 +453,26 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
   if (admit == CORE_ADMIT_FULL || atomic_load(&in->phase) != PHASE_RUN) {
     atomic_fetch_add(&core->stats.refused_full, 1);
     LOGD(in->log, "submit to %s refused: queue full", req->msg.dst.addr);
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
+    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
-  int target = router_route(atomic_load_explicit(&core->router, memory_order_acquire),
-                            (int)c->index, &req->msg, connector_usable, core);
-  if (target < 0 || is_server(core_connector(core, (unsigned)target))) {
+  const char *user = "";
+  int target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
+                                 (int)c->index, &req->msg, connector_usable, core, &user);
+  struct connector *out = target >= 0 ? core_connector(core, (unsigned)target) : NULL;
+  struct queue *q = out ? target_queue(out, user) : NULL;
+  if (!q) {
     atomic_fetch_add(&core->stats.refused_route, 1);
-    LOGI(in->log, "submit from %s to %s refused: no route", session_user(in->session),
+    LOGI(in->log, "message from %s to %s refused: no route", session_user(in->session),
          req->msg.dst.addr);
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_ADDRESS, NULL);
+    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_ADDRESS, NULL);
     return;
   }
-  struct connector *out = core_connector(core, (unsigned)target);
-  if (out->cfg->max_queue && queue_count(&out->out) >= out->cfg->max_queue) {
+  if (out->cfg->max_queue && queue_count(q) >= out->cfg->max_queue) {
     atomic_fetch_add(&core->stats.refused_connector_full, 1);
     LOGD(in->log, "submit to %s refused: queue of %s full (%u)", req->msg.dst.addr,
          out->cfg->name, out->cfg->max_queue);
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_QUEUE_FULL, NULL);
+    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
   struct msg head = req->msg;
@@ -466,7 +488,7 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
   origin_ref(in, m);
   struct qlist parts = split_message(in, m);
   if (!parts.count) {
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_E_TEMPORARY, NULL);
+    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
     return;
   }
   /* Persistence goes here: with persist on, the ack waits until the spool
@@ -478,13 +500,13 @@ static void accept_submit(struct instance *in, const struct proto_pdu *req)
         parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
   for (struct qitem *it = parts.head, *next; it; it = next) {
     next = it->next;
-    stage(in, &out->out, it);
+    stage(in, q, it);
   }
   if (admit == CORE_ADMIT_SLOW) {
     atomic_fetch_add(&core->stats.slowed, 1);
-    hold_ack(in, req, m->origin.ref);
+    hold_ack(in, req, resp_op, m->origin.ref);
   } else {
-    respond(in, req->ref, req->raw_status, PROTO_OP_SUBMIT_RESP, PROTO_OK, m->origin.ref);
+    respond(in, req->ref, req->raw_status, resp_op, PROTO_OK, m->origin.ref);
   }
 }
 
@@ -613,14 +635,13 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   struct instance *in = session_app(s);
   struct connector *c = in->conn;
   if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
-    accept_submit(in, req);
+    accept_message(in, req, PROTO_OP_SUBMIT_RESP);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
     receipt_in(in, req);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
-    /* MO routing comes with the server-side delivery of messages; until
-     * then the SMSC is asked to try again later rather than have it lost. */
-    atomic_fetch_add(&c->core->stats.mo_refused, 1);
-    respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
+    /* An MO: routed like any other message. */
+    atomic_fetch_add(&c->core->stats.mo_in, 1);
+    accept_message(in, req, PROTO_OP_DELIVER_RESP);
   } else {
     respond(in, req->ref, req->raw_status,
             req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
@@ -664,10 +685,44 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
   }
 }
 
+/* A message delivered to a client of ours (an MO, or from another client)
+ * was answered. Taken: it is done, and an origin that asked for a receipt
+ * hears it was delivered, as an SMSC would tell it. */
+static void delivery_answered(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+{
+  struct core *core = in->conn->core;
+  if (proto_status_temporary(resp->status)) {
+    it->attempts++;
+    requeue_front(&in->conn->user_queues[in->user], it);
+    return;
+  }
+  if (resp->status != PROTO_OK) {
+    LOGI(in->log, "message %" PRIu64 " refused by %s: %s", it->msg->id, session_user(in->session),
+         proto_status_name(resp->status));
+    fail_message(in, it, resp->raw_status);
+    return;
+  }
+  atomic_fetch_add(&core->stats.sent, 1);
+  atomic_fetch_sub(&core->in_flight, 1);
+  if (it->msg->dlr_mask) {
+    struct dlr_info info;
+    dlr_info_of(it->msg, &info);
+    struct msg_receipt r = { 0 };
+    r.state = MSG_STATE_DELIVERED;
+    r.done_time = time(NULL);
+    receipt_to_origin(in, &info, &r);
+  }
+  qitem_free(it);
+}
+
 static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
 {
   struct instance *in = session_app(s);
   struct qitem *it = cookie;
+  if (it->kind == QITEM_MSG && is_server(in->conn)) {
+    delivery_answered(in, it, resp);
+    return;
+  }
   if (it->kind == QITEM_MSG) {
     submit_answered(in, it, resp);
     if (resp->status == PROTO_OK)
@@ -689,7 +744,7 @@ static void on_unanswered(struct session *s, void *cookie, enum session_loss why
   struct instance *in = session_app(s);
   struct qitem *it = cookie;
   struct connector *c = in->conn;
-  if (it->kind == QITEM_MSG) {
+  if (it->kind == QITEM_MSG && !is_server(c)) {
     atomic_fetch_add(&c->core->stats.retried, 1);
     requeue_front(&c->out, it);
   } else if (in->user >= 0) {

@@ -30,7 +30,7 @@ struct core_stats {
   _Atomic uint64_t receipts_in;       /* receipts from SMSCs */
   _Atomic uint64_t receipts_unmatched;
   _Atomic uint64_t receipts_out;      /* receipts delivered to clients */
-  _Atomic uint64_t mo_refused;        /* MO messages answered "try later": no MO routing yet */
+  _Atomic uint64_t mo_in;             /* MO messages from SMSCs */
   _Atomic uint64_t refused_connector_full; /* refused: the target connector's max_queue reached */
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */

@@ -34,6 +34,7 @@ struct route {
   unsigned n_members;
   int members[CONFIG_ROUTE_TARGETS_MAX];  /* connector indexes, in the order of the file */
   struct rotation *rotation;      /* weighted groups of two or more; NULL: failover */
+  char user[MSG_USER_LEN];        /* account at a server connector target; "" = none named */
 };
 
 struct router {
@@ -100,6 +101,7 @@ static int route_init(struct route *rt, const struct config *cfg, const struct c
   rt->from = c->from[0] ? connector_index(cfg, c->from) : -1;
   if (c->from[0] && rt->from < 0)
     return 0;
+  memcpy(rt->user, c->user, sizeof rt->user);
   for (unsigned i = 0; i < c->n_to; i++) {
     rt->members[i] = connector_index(cfg, c->to[i]);
     if (rt->members[i] < 0)
@@ -243,8 +245,8 @@ static int weighted(const struct route *rt, const struct msg *m, router_usable_f
   return spill(rt, picked, mix64(ticket), usable, ctx);
 }
 
-int router_route(const struct router *r, int from, const struct msg *m, router_usable_fn usable,
-                 void *ctx)
+int router_route_user(const struct router *r, int from, const struct msg *m,
+                      router_usable_fn usable, void *ctx, const char **user)
 {
   const struct route *best = NULL;
   for (unsigned i = 0; i < r->count; i++) {
@@ -260,5 +262,13 @@ int router_route(const struct router *r, int from, const struct msg *m, router_u
   }
   if (!best)
     return -1;
+  if (user)
+    *user = best->user;
   return best->rotation ? weighted(best, m, usable, ctx) : failover(best, usable, ctx);
+}
+
+int router_route(const struct router *r, int from, const struct msg *m, router_usable_fn usable,
+                 void *ctx)
+{
+  return router_route_user(r, from, m, usable, ctx, NULL);
 }

@@ -57,4 +57,10 @@ typedef bool (*router_usable_fn)(void *ctx, int connector);
 int router_route(const struct router *r, int from, const struct msg *m, router_usable_fn usable,
                  void *ctx);
 
+/* The same, also giving the route's account (*user, "" when the route names
+ * none) for a target that is a server connector: MO messages and messages
+ * between clients go to that account's sessions. */
+int router_route_user(const struct router *r, int from, const struct msg *m,
+                      router_usable_fn usable, void *ctx, const char **user);
+
 #endif

@@ -519,7 +519,7 @@ static int report(struct loader *ld)
   uint64_t unsent = ld->opt.count > ld->next_seq ? ld->opt.count - ld->next_seq : 0;
   if (ld->opt.json) {
     json_t *j = json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
       " s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}}",
       "protocol", ld->opt.proto->name, "connections", (json_int_t)ld->opt.connections,
       "window", (json_int_t)ld->opt.window, "sent", (json_int_t)ld->sent,
@@ -529,7 +529,7 @@ static int report(struct loader *ld)
       "duplicate_acks", (json_int_t)ld->duplicate_acks, "receipts", (json_int_t)ld->receipts,
       "receipts_delivered", (json_int_t)ld->receipts_delivered,
       "receipts_undeliverable", (json_int_t)ld->receipts_undeliv,
-      "receipts_other", (json_int_t)ld->receipts_other,
+      "receipts_other", (json_int_t)ld->receipts_other, "mo", (json_int_t)ld->mo,
       "receipts_unknown", (json_int_t)ld->receipts_unknown,
       "receipts_duplicate", (json_int_t)ld->receipts_duplicate,
       "receipts_missing", (json_int_t)missing, "elapsed_s", elapsed, "msgs_per_s", rate,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # interop_node_smsc.sh BUILD - emgd's SMPP client against an SMSC written on
 # node-smpp (npm "smpp" 0.5.1), an implementation independent of ours:
-# emgload (UCP) -> emgd -> node-smpp SMSC, receipts back to emgload.
+# emgload (UCP) -> emgd -> node-smpp SMSC, receipts back to emgload, and the
+# SMSC's MO messages routed to emgload's account as UCP op 52.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,7 @@ if [ ! -d "$npm_dir/node_modules/smpp" ]; then
 fi
 
 NODE_PATH="$npm_dir/node_modules" node "$here/../interop/node_smpp_smsc.js" \
-  "$TMP/node.port" "$TMP/node.summary.json" 200 2>"$TMP/node.stderr" &
+  "$TMP/node.port" "$TMP/node.summary.json" 200 50 2>"$TMP/node.stderr" &
 node_pid=$!
 STARTED_PIDS+=("$node_pid")
 wait_file "$TMP/node.port"
@@ -28,7 +29,7 @@ connectors = (
   { name = "node"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc"; instances = 2;
     system_id = "emg"; password = "secret"; window = 10; reconnect_min = 100; }
 );
-routes = ( { to = "node"; } );
+routes = ( { to = "node"; }, { from = "node"; to = "ucp-in"; user = "load"; } );
 CONF
 start_emgd g "$TMP/emgd.conf"
 wait_port "$ucp"
@@ -46,6 +47,8 @@ check "node-smpp SMSC: it saw 2 binds and $N submits" \
 check "node-smpp SMSC: emgd acked all $N of its receipts" [ "$(jget "$TMP/node.summary.json" .receipts_acked)" = $N ]
 check "node-smpp SMSC: texts arrived intact" \
   [ "$(jq -r '.texts[]' "$TMP/node.summary.json" | grep -c '^emgload #[0-9]\{10\} The quick brown fox')" = $N ]
+check "node-smpp SMSC: its 50 MO messages were acked by emgd" [ "$(jget "$TMP/node.summary.json" .mo_acked)" = 50 ]
+check "node-smpp SMSC: the 50 MO messages reached emgload over UCP (op 52)" [ "$(jget "$TMP/load.json" .mo)" = 50 ]
 check "node-smpp SMSC: emgd unbound on SIGTERM and exited 0" \
   [ "$rc/$(jget "$TMP/node.summary.json" .unbinds)" = "0/2" ]
 finish

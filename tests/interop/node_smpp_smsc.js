@@ -5,14 +5,19 @@
 // and message_state TLVs) after delayMs. Writes its port to portFile and, on
 // SIGTERM, a JSON summary to summaryFile.
 //
-// usage: node node_smpp_smsc.js PORT_FILE SUMMARY_FILE [DELAY_MS]
+// With MO_COUNT > 0 it also sends that many MO messages (deliver_sm,
+// esm_class 0) on the first bind, "MO 1" ... from 4917999000001 to 12345.
+//
+// usage: node node_smpp_smsc.js PORT_FILE SUMMARY_FILE [DELAY_MS] [MO_COUNT]
 'use strict';
 const fs = require('fs');
 const smpp = require('smpp');
 
-const [portFile, summaryFile, delayArg] = process.argv.slice(2);
+const [portFile, summaryFile, delayArg, moArg] = process.argv.slice(2);
 const delayMs = Number(delayArg || 100);
-const counts = { binds: 0, submits: 0, receipts_sent: 0, receipts_acked: 0, unbinds: 0, texts: [] };
+let moLeft = Number(moArg || 0);
+const counts = { binds: 0, submits: 0, receipts_sent: 0, receipts_acked: 0, unbinds: 0,
+                 mo_sent: 0, mo_acked: 0, texts: [] };
 let nextId = 5000000;
 
 function stamp(d) {
@@ -22,7 +27,19 @@ function stamp(d) {
 }
 
 const server = smpp.createServer(function (session) {
-  const bind = (pdu) => { counts.binds++; session.send(pdu.response({ system_id: 'NODESMSC' })); };
+  const bind = (pdu) => {
+    counts.binds++;
+    session.send(pdu.response({ system_id: 'NODESMSC' }));
+    for (; moLeft > 0; moLeft--) {
+      counts.mo_sent++;
+      session.deliver_sm({
+        source_addr: '4917999000001', source_addr_ton: 1, source_addr_npi: 1,
+        destination_addr: '12345', esm_class: 0, short_message: 'MO ' + counts.mo_sent,
+      }, function (resp) {
+        if (resp.command_status === 0) counts.mo_acked++;
+      });
+    }
+  };
   session.on('bind_transceiver', bind);
   session.on('bind_transmitter', bind);
   session.on('bind_receiver', bind);
