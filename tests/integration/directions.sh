@@ -58,8 +58,8 @@ run() {
     [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${name}_u.record")" = 100 ]
 }
 
-# run_long IN OUT: 300-character texts (SMPP in: message_payload) are split
-# into two concatenated parts for the SMSC; the origin gets one receipt each.
+# run_long IN OUT: 320-character texts (the most one UCP op 51 carries) (SMPP in: message_payload) are split
+# into three concatenated parts for the SMSC; the origin gets one receipt each.
 run_long() {
   local in=$1 out=$2 name="long_$1_$2" n=200
   start_sink "$name" "$out" --dlr-delay 0-200 --user emg --password secret
@@ -69,20 +69,24 @@ run_long() {
   start_emgd "$name" "$TMP/$name.conf"
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count $n --length 300 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
+    --count $n --length 320 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
   pid_var="EMGD_PID_$name"
   stop_pid "${!pid_var}" 20 || true
   stop_sink "$name"
-  check "$in in, $out out, 300 characters: all $n acked, one receipt each" \
+  check "$in in, $out out, 320 characters: all $n acked, one receipt each" \
     [ "$(jget "$TMP/$name.json" '.acked, .receipts_delivered' | tr '\n' ' ')" = "$n $n " ]
-  check "$in in, $out out, 300 characters: two parts each at the SMSC (153 + 147)" \
-    [ "$(awk -F'\t' '{ print length($3) }' "$TMP/$name.record" | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = "147:$n 153:$n " ]
-  check "$in in, $out out, 300 characters: each message's first part once" record_has_each_seq_once "$TMP/$name.record" $n
+  check "$in in, $out out, 320 characters: three parts each at the SMSC (153 + 153 + 14)" \
+    [ "$(awk -F'\t' '{ print length($3) }' "$TMP/$name.record" | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" = "14:$n 153:$((2 * n)) " ]
+  check "$in in, $out out, 320 characters: each message's first part once" record_has_each_seq_once "$TMP/$name.record" $n
 }
 
 run smpp ucp
 run smpp smpp
 run ucp ucp
-run_long smpp ucp
-run_long ucp smpp
+run ucp smpp
+for in in smpp ucp; do
+  for out in smpp ucp; do
+    run_long $in $out
+  done
+done
 finish

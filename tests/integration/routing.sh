@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# routing.sh BUILD - routes an operator runs a network with: weighted
+# balancing within 5 % of its weights, prefixes to two SMSCs, failover when
+# one is down; an SMSC down for 10 s under load (the queue grows, then
+# drains, nothing lost); throttling answered by retries that keep the order.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+
+start_sink a smpp --user emg --password secret --dlr-delay 0-200
+start_sink b smpp --user emg --password secret --dlr-delay 0-200
+in=$(free_port)
+cat > "$TMP/r.conf" <<CONF
+general: { node_id = 2; persist = false; };
+connectors = (
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 4;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_a"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; reconnect_max = 500; },
+  { name = "b"; protocol = "ucp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_b"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; reconnect_max = 500; }
+);
+routes = (
+  { dst_prefix = "4910"; to = "a"; },
+  { dst_prefix = "4911"; to = "b"; },
+  { dst_prefix = "4912"; to = [ "a", "b" ]; },
+  { dst_prefix = "4913"; to = [ "a", "b" ]; mode = "weighted"; weights = [ 3, 1 ]; }
+);
+CONF
+# b speaks UCP: restart it as a UCP sink on its port.
+stop_sink b
+SINK_FIXED_PORT=$SINK_PORT_b start_sink b ucp --user emg --password secret --dlr-delay 0-200
+start_emgd r "$TMP/r.conf"
+wait_port "$in"
+sleep 0.5
+
+load() {  # load NAME TO_PATTERN COUNT [more emgload options]
+  local name=$1 to=$2 count=$3
+  shift 3
+  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+    --connections 2 --window 20 --count "$count" --to "$to" --json --quiet --give-up 30 "$@" \
+    > "$TMP/$name.json" || true
+}
+count_to() { grep -c "	$2" "$TMP/$1.record" || true; }
+
+# 1. Weighted 3:1 over 10,000 messages: within 5 % of 7,500 / 2,500.
+load w 4913:13 10000
+a=$(count_to a 4913); b=$(count_to b 4913)
+check "weighted: 10,000 acked" [ "$(jget "$TMP/w.json" .acked)" = 10000 ]
+check "weighted: a got $a of 10,000 (3/4 within 5 %)" between "$a" 7125 7875
+check "weighted: b got $b of 10,000 (1/4 within 5 %)" between "$b" 2375 2625
+check "weighted: none lost" [ $((a + b)) = 10000 ]
+
+# 2. Prefixes: 4910 to a (SMPP), 4911 to b (UCP).
+load p1 4910:13 500
+load p2 4911:13 500
+check "prefix 4910: all 500 at a, none at b" [ "$(count_to a 4910)/$(count_to b 4910)" = "500/0" ]
+check "prefix 4911: all 500 at b, none at a" [ "$(count_to b 4911)/$(count_to a 4911)" = "500/0" ]
+
+# 3. Failover: with a down, the 4912 group sends to b.
+kill -KILL "$SINK_PID_a"; wait "$SINK_PID_a" 2>/dev/null || true
+sleep 0.5
+load f 4912:13 500
+check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
+check "failover: all 500 went to b" [ "$(count_to b 4912)" = 500 ]
+stop_pid "$EMGD_PID_r" 20 || true
+stop_sink b
+
+# 4. An SMSC down (stopped) for 10 s under load, then back: the queue grows and
+#    drains; every message reaches it once and every receipt comes back.
+start_sink d smpp --user emg --password secret --dlr-delay 0-100
+cat > "$TMP/d.conf" <<CONF
+general: { node_id = 2; persist = false; };
+connectors = (
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 2;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_d"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
+);
+routes = ( { to = "out"; } );
+CONF
+start_emgd d "$TMP/d.conf"
+wait_port "$in"
+load down 4917100:13 20000 --rate 1000 --dlr --wait-dlr 30 &
+load_pid=$!
+STARTED_PIDS+=("$load_pid")
+sleep 3
+kill -STOP "$SINK_PID_d"
+sleep 10
+kill -CONT "$SINK_PID_d"
+wait "$load_pid" || true
+stop_pid "$EMGD_PID_d" 20 || true
+stop_sink d
+check "SMSC down 10 s: all 20,000 acked to the client meanwhile" [ "$(jget "$TMP/down.json" '.acked, .refused' | tr '\n' ' ')" = "20000 0 " ]
+check "SMSC down 10 s: messages waited (receipt latency max $(jget "$TMP/down.json" .receipt_latency_ms.max) ms >= 8 s)" \
+  [ "$(jget "$TMP/down.json" '.receipt_latency_ms.max | floor')" -ge 8000 ]
+check "SMSC down 10 s: every message reached it once" record_has_each_seq_once "$TMP/d.record" 20000
+check "SMSC down 10 s: every receipt came back" [ "$(jget "$TMP/down.json" .receipts)" = 20000 ]
+
+# 5. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
+#    through one bind with window 1 (the order a window of one can keep).
+start_sink t smpp --user emg --password secret --fail-rate 0.1
+sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:$SINK_PORT_t/" -e "s/instances = 2;\$/instances = 1;/" \
+    -e "s/window = 50;/window = 1;/" "$TMP/d.conf" > "$TMP/t.conf"
+start_emgd t "$TMP/t.conf"
+wait_port "$in"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+  --connections 1 --window 1 --count 300 --json --quiet --give-up 30 > "$TMP/t.json" || true
+for _ in $(seq 100); do [ "$(wc -l < "$TMP/t.record")" -ge 300 ] && break; sleep 0.1; done
+stop_pid "$EMGD_PID_t" 20 || true
+stop_sink t
+check "throttled: the SMSC throttled some ($(jget "$TMP/t.summary.json" .refused))" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
+check "throttled: all 300 delivered once" record_has_each_seq_once "$TMP/t.record" 300
+check "throttled: in the order they were submitted" \
+  bash -c "grep -o 'emgload #[0-9]*' '$TMP/t.record' | sort -c"
+finish
