@@ -243,7 +243,9 @@ static void pump(struct instance *in)
   if (!is_server(c) && in->paused_until_ms > evloop_now_ms(in->loop))
     return;
   struct queue *q = is_server(c) ? (in->user >= 0 ? &c->user_queues[in->user] : NULL) : &c->out;
-  if (!q)
+  /* A client bound as transmitter only takes no deliveries: its account's
+   * receipts and messages wait for a receiver or transceiver bind. */
+  if (!q || (is_server(c) && !(session_bind_mode(s) & PROTO_BIND_RX)))
     return;
   unsigned room;
   while ((room = session_can_send(s)) > 0) {
@@ -610,6 +612,7 @@ static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind
       in->user = (int)i;
       return PROTO_OK;
     }
+  atomic_fetch_add(&in->conn->core->stats.binds_refused, 1);
   LOGW(in->log, "bind from %s as '%s' refused: unknown account or wrong password",
        session_peer(s), bind->user);
   return PROTO_E_AUTH;

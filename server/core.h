@@ -34,6 +34,7 @@ struct core_stats {
   _Atomic uint64_t refused_connector_full; /* refused: the target connector's max_queue reached */
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
+  _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
   _Atomic uint64_t reloads, reloads_refused;
 };
 

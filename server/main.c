@@ -51,14 +51,15 @@ static void log_status(struct daemon *d)
        "status: received %" PRIu64 ", sent %" PRIu64 ", failed %" PRIu64 ", expired %" PRIu64
        ", in flight %" PRIu64 ", refused %" PRIu64 " (queue full) %" PRIu64
        " (connector queue full) %" PRIu64 " (no route), receipts in %" PRIu64 " out %" PRIu64
-       " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 "), sessions refused %" PRIu64
+       " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 "), binds refused %" PRIu64
+       ", sessions refused %" PRIu64
        ", reloads %" PRIu64 " (refused %" PRIu64 ")",
        atomic_load(&s->received), atomic_load(&s->sent), atomic_load(&s->failed),
        atomic_load(&s->expired), atomic_load(&d->core.in_flight), atomic_load(&s->refused_full),
        atomic_load(&s->refused_connector_full), atomic_load(&s->refused_route),
        atomic_load(&s->receipts_in), atomic_load(&s->receipts_out),
        atomic_load(&s->receipts_unmatched), ds.used, ds.size, ds.evicted,
-       atomic_load(&s->sessions_refused), atomic_load(&s->reloads),
+       atomic_load(&s->binds_refused), atomic_load(&s->sessions_refused), atomic_load(&s->reloads),
        atomic_load(&s->reloads_refused));
 }
 

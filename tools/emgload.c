@@ -202,8 +202,15 @@ static size_t build_text(struct loader *ld, uint64_t seq, uint8_t *out, size_t c
       f = 0;
     chars++;
   }
-  int len = ld->opt.coding == SMS_TEXT_UCS2 ? charset_utf8_to_ucs2(out, cap, utf8, at)
-                                             : charset_utf8_to_gsm(out, cap, utf8, at, 1);
+  int len;
+  if (ld->opt.coding == SMS_TEXT_UCS2)
+    len = charset_utf8_to_ucs2(out, cap, utf8, at);
+  else if (ld->opt.coding == SMS_TEXT_8BIT)
+    len = at <= cap ? (int)at : -1;   /* binary: the ASCII octets as they are */
+  else
+    len = charset_utf8_to_gsm(out, cap, utf8, at, 1);
+  if (ld->opt.coding == SMS_TEXT_8BIT && len > 0)
+    memcpy(out, utf8, (size_t)len);
   return len > 0 ? (size_t)len : 0;
 }
 
@@ -245,6 +252,12 @@ static int send_one(struct loader *ld, struct load_conn *c)
   m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
   m->data_len = (uint32_t)build_text(ld, seq, text, sizeof text);
   m->data = text;
+  if (ld->opt.coding == SMS_TEXT_8BIT) {
+    /* Binary goes with a UDH of its own: 16-bit application ports (WAP push). */
+    static const uint8_t port_udh[] = { 0x06, 0x05, 0x04, 0x0B, 0x84, 0x23, 0xF0 };
+    m->udh = port_udh;
+    m->udh_len = sizeof port_udh;
+  }
   if (session_request(c->session, &pdu, (void *)(uintptr_t)seq) == -1)
     return -1;
   if (resend) {
@@ -584,7 +597,7 @@ static void usage(FILE *out)
           "  --dlr                   request receipts and wait for them\n"
           "  --wait-dlr S            seconds to wait for receipts after the last ack (default 30)\n"
           "  --length L              characters per text (default 145)\n"
-          "  --encoding gsm|ucs2     text coding (default gsm)\n"
+          "  --encoding gsm|ucs2|binary  text coding (default gsm); binary: 8-bit data with a port UDH\n"
           "  --from PREFIX:LEN       source addresses (default 4917000:13)\n"
           "  --to PREFIX:LEN         destination addresses (default 4917100:13)\n"
           "  --timeout MS            response time-out before a resubmit (default 30000)\n"
@@ -670,7 +683,8 @@ int main(int argc, char **argv)
     case 'e':
       if (strcmp(optarg, "gsm") == 0) o->coding = SMS_TEXT_GSM7;
       else if (strcmp(optarg, "ucs2") == 0) o->coding = SMS_TEXT_UCS2;
-      else bad = "--encoding (gsm or ucs2)";
+      else if (strcmp(optarg, "binary") == 0) o->coding = SMS_TEXT_8BIT;
+      else bad = "--encoding (gsm, ucs2 or binary)";
       break;
     case 'f':
     case 't':

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "hexutil.h"
 #include "netutil.h"
 #include "session.h"
 #include "timerheap.h"
@@ -98,11 +99,13 @@ static void record_message(struct sink *sk, const struct msg *m)
   static char text[4 * 65536];
   if (!sk->record)
     return;
+  static char udh[2 * 256 + 1];
   tool_payload_utf8(m, text, sizeof text);
+  udh[hex_encode(udh, m->udh ? m->udh : (const uint8_t *)"", m->udh_len)] = 0;
   struct timeval tv;
   gettimeofday(&tv, NULL);
-  fprintf(sk->record, "%s\t%s\t%s\t%lld.%03ld\n", m->src.addr, m->dst.addr, text,
-          (long long)tv.tv_sec, (long)(tv.tv_usec / 1000));
+  fprintf(sk->record, "%s\t%s\t%s\t%lld.%03ld\t%s\n", m->src.addr, m->dst.addr, text,
+          (long long)tv.tv_sec, (long)(tv.tv_usec / 1000), udh);
 }
 
 static void schedule_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m,
@@ -429,7 +432,8 @@ static void usage(FILE *out)
           "  --fail-rate F           answer this fraction of submits with a temporary error\n"
           "  --reject-rate F         answer this fraction of submits with a permanent error\n"
           "  --undeliv-rate F        make this fraction of receipts UNDELIV\n"
-          "  --record FILE           one line per accepted message: source, destination, text, time\n"
+          "  --record FILE           one line per accepted message: source, destination, text\n"
+          "                          (UTF-8; 8-bit data in hex), time, UDH in hex\n"
           "  --summary FILE          JSON counts written on SIGTERM/SIGINT\n"
           "  --port-file FILE        write the port listened on (useful with port 0)\n"
           "  --window N              receipts outstanding per session (default 100)\n"

@@ -56,6 +56,21 @@ run() {
   check "$in in, $out out: 100 UCS2 messages acked" [ "$(jget "$TMP/${name}_u.json" .acked)" = 100 ]
   check "$in in, $out out: UCS2 text intact at the sink" \
     [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${name}_u.record")" = 100 ]
+  # So does binary data with a UDH (16-bit application ports).
+  start_sink "${name}_b" "$out" --user emg --password secret
+  port_var="SINK_PORT_${name}_b"
+  write_conf "$uconf" "$in" "$out" "$listen" "${!port_var}"
+  start_emgd "${name}_b" "$uconf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --count 100 --encoding binary --length 100 --json --quiet --give-up 30 > "$TMP/${name}_b.json" || true
+  pid_var="EMGD_PID_${name}_b"
+  stop_pid "${!pid_var}" 20 || true
+  stop_sink "${name}_b"
+  check "$in in, $out out: 100 binary messages acked" [ "$(jget "$TMP/${name}_b.json" .acked)" = 100 ]
+  # "emgload #" in hex, 100 octets each, and the port UDH kept.
+  check "$in in, $out out: binary data and its UDH intact at the sink" \
+    [ "$(awk -F'\t' '$3 ~ /^656D676C6F61642023/ && length($3) == 200 && $5 == "0605040B8423F0"' "$TMP/${name}_b.record" | wc -l)" = 100 ]
 }
 
 # run_long IN OUT: 320-character texts (the most one UCP op 51 carries) (SMPP in: message_payload) are split

@@ -66,6 +66,8 @@ check "reload: the reason names the file and line" grep -q "reload: .*g.conf:[0-
   --count 100 --json --quiet --give-up 20 > "$TMP/r2.json" || true
 check "after the refused reload the routes in place still work" [ "$(jget "$TMP/r2.json" .acked)" = 100 ]
 stop_pid "$EMGD_PID_g" 20 || true
+check "refusals are counted: one wrong password, one session beyond the instances" \
+  grep -q "binds refused 1, sessions refused 1," "$TMP/g.log"
 
 # 3. A connector's own queue limit, and validity expiry while the SMSC is stalled.
 write_conf "$TMP/q.conf" to-a "" "max_queue = 50;"
