@@ -21,6 +21,23 @@ routes = ( { to = "out"; } );
 CONF
 }
 
+# run_coding IN OUT LISTEN_PORT ENCODING LENGTH: 100 messages in that
+# encoding through a fresh emgd and sink (record: $TMP/IN_OUT_ENCODING.record).
+run_coding() {
+  local in=$1 out=$2 listen=$3 enc=$4 len=$5 name="$1_$2_$4" port_var pid_var
+  start_sink "$name" "$out" --user emg --password secret
+  port_var="SINK_PORT_$name"
+  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --count 100 --encoding "$enc" --length "$len" --json --quiet --give-up 30 > "$TMP/$name.json" || true
+  pid_var="EMGD_PID_$name"
+  stop_pid "${!pid_var}" 20 || true
+  stop_sink "$name"
+  check "$in in, $out out: 100 $enc messages acked" [ "$(jget "$TMP/$name.json" .acked)" = 100 ]
+}
+
 # run IN OUT: emgload over IN -> emgd (IN server, OUT client) -> emgsink over OUT.
 run() {
   local in=$1 out=$2 name="$1_$2"
@@ -41,36 +58,14 @@ run() {
   check "$in in, $out out: all $N receipts back" [ "$(jget "$TMP/$name.json" .receipts_delivered)" = $N ]
   check "$in in, $out out: the sink recorded each message once" record_has_each_seq_once "$TMP/$name.record" $N
   check "$in in, $out out: texts intact" [ "$(awk -F'\t' 'length($3) != 145' "$TMP/$name.record" | wc -l)" = 0 ]
-  # UCS2 text crosses the protocols too.
-  start_sink "${name}_u" "$out" --user emg --password secret
-  port_var="SINK_PORT_${name}_u"
-  local uconf="$TMP/${name}_u.conf"
-  write_conf "$uconf" "$in" "$out" "$listen" "${!port_var}"
-  start_emgd "${name}_u" "$uconf"
-  wait_port "$listen"
-  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count 100 --encoding ucs2 --length 60 --json --quiet --give-up 30 > "$TMP/${name}_u.json" || true
-  pid_var="EMGD_PID_${name}_u"
-  stop_pid "${!pid_var}" 20 || true
-  stop_sink "${name}_u"
-  check "$in in, $out out: 100 UCS2 messages acked" [ "$(jget "$TMP/${name}_u.json" .acked)" = 100 ]
+  # UCS2 text, and binary data with a UDH (16-bit application ports), cross too.
+  run_coding "$in" "$out" "$listen" ucs2 60
   check "$in in, $out out: UCS2 text intact at the sink" \
-    [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${name}_u.record")" = 100 ]
-  # So does binary data with a UDH (16-bit application ports).
-  start_sink "${name}_b" "$out" --user emg --password secret
-  port_var="SINK_PORT_${name}_b"
-  write_conf "$uconf" "$in" "$out" "$listen" "${!port_var}"
-  start_emgd "${name}_b" "$uconf"
-  wait_port "$listen"
-  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count 100 --encoding binary --length 100 --json --quiet --give-up 30 > "$TMP/${name}_b.json" || true
-  pid_var="EMGD_PID_${name}_b"
-  stop_pid "${!pid_var}" 20 || true
-  stop_sink "${name}_b"
-  check "$in in, $out out: 100 binary messages acked" [ "$(jget "$TMP/${name}_b.json" .acked)" = 100 ]
+    [ "$(grep -c 'Привет, мир! Грузовик прибудет завтра' "$TMP/${in}_${out}_ucs2.record")" = 100 ]
+  run_coding "$in" "$out" "$listen" binary 100
   # "emgload #" in hex, 100 octets each, and the port UDH kept.
   check "$in in, $out out: binary data and its UDH intact at the sink" \
-    [ "$(awk -F'\t' '$3 ~ /^656D676C6F61642023/ && length($3) == 200 && $5 == "0605040B8423F0"' "$TMP/${name}_b.record" | wc -l)" = 100 ]
+    [ "$(awk -F'\t' '$3 ~ /^656D676C6F61642023/ && length($3) == 200 && $5 == "0605040B8423F0"' "$TMP/${in}_${out}_binary.record" | wc -l)" = 100 ]
 }
 
 # run_long IN OUT: 320-character texts (the most one UCP op 51 carries) (SMPP in: message_payload) are split

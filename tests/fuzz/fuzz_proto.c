@@ -1,4 +1,5 @@
-/* fuzz_ucp_proto.c - libFuzzer target for the UCP protocol adapter: every
+/* fuzz_proto.c - libFuzzer target for a protocol adapter, built once per
+ * protocol (FUZZ_PROTO_OPS names its ops: smpp_proto_ops, ucp_proto_ops): every
  * frame that decodes must encode again, and what is encoded must decode to
  * the same op, ref and message; an unsupported request must be answerable. */
 #include <stdlib.h>
@@ -18,7 +19,7 @@ static uint8_t scratch_a[PROTO_SCRATCH_LEN], scratch_b[PROTO_SCRATCH_LEN];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  const struct proto_ops *ops = &ucp_proto_ops;
+  const struct proto_ops *ops = &FUZZ_PROTO_OPS;
   const struct proto_options opt = { 0 };
   static struct proto_pdu a, b;
   size_t skip = 0;
