@@ -41,9 +41,19 @@ load() {  # load NAME TO_PATTERN COUNT [more emgload options]
     > "$TMP/$name.json" || true
 }
 count_to() { grep -c "	$2" "$TMP/$1.record" || true; }
+# settle PREFIX COUNT: waits (bounded) until the sinks recorded COUNT messages
+# to PREFIX: emgd acks before it has forwarded everything.
+settle() {
+  local tries=200
+  while [ $(( $(count_to a "$1") + $(count_to b "$1") )) -lt "$2" ] && [ $tries -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+}
 
 # 1. Weighted 3:1 over 10,000 messages: within 5 % of 7,500 / 2,500.
 load w 4913:13 10000
+settle 4913 10000
 a=$(count_to a 4913); b=$(count_to b 4913)
 check "weighted: 10,000 acked" [ "$(jget "$TMP/w.json" .acked)" = 10000 ]
 check "weighted: a got $a of 10,000 (3/4 within 5 %)" between "$a" 7125 7875
@@ -53,6 +63,8 @@ check "weighted: none lost" [ $((a + b)) = 10000 ]
 # 2. Prefixes: 4910 to a (SMPP), 4911 to b (UCP).
 load p1 4910:13 500
 load p2 4911:13 500
+settle 4910 500
+settle 4911 500
 check "prefix 4910: all 500 at a, none at b" [ "$(count_to a 4910)/$(count_to b 4910)" = "500/0" ]
 check "prefix 4911: all 500 at b, none at a" [ "$(count_to b 4911)/$(count_to a 4911)" = "500/0" ]
 
@@ -60,6 +72,7 @@ check "prefix 4911: all 500 at b, none at a" [ "$(count_to b 4911)/$(count_to a 
 kill -KILL "$SINK_PID_a"; wait "$SINK_PID_a" 2>/dev/null || true
 sleep 0.5
 load f 4912:13 500
+settle 4912 500
 check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
 check "failover: all 500 went to b" [ "$(count_to b 4912)" = 500 ]
 stop_pid "$EMGD_PID_r" 20 || true
