@@ -198,35 +198,19 @@ static void dlr_info_of(const struct msg *m, struct dlr_info *info)
   info->dst = m->dst;
 }
 
-/* A message the SMSC refused for good: its origin hears of it as a receipt. */
-static void fail_message(struct instance *in, struct qitem *it, uint32_t code)
+/* A message that will not be delivered: refused for good by the SMSC
+ * (REJECTED, code = its error) or past its validity (EXPIRED). Its origin
+ * hears of it as a receipt in that state. */
+static void give_up_message(struct instance *in, struct qitem *it, uint8_t state, uint32_t code)
 {
   struct core *core = in->conn->core;
-  atomic_fetch_add(&core->stats.failed, 1);
+  atomic_fetch_add(state == MSG_STATE_EXPIRED ? &core->stats.expired : &core->stats.failed, 1);
   atomic_fetch_sub(&core->in_flight, 1);
   struct dlr_info info;
   dlr_info_of(it->msg, &info);
   struct msg_receipt r = { 0 };
-  r.state = MSG_STATE_REJECTED;
+  r.state = state;
   r.err = (uint16_t)(code > 999 ? 999 : code);
-  r.done_time = time(NULL);
-  receipt_to_origin(in, &info, &r);
-  qitem_free(it);
-}
-
-/* A message whose validity passed while it waited: its origin gets an
- * EXPIRED receipt instead. */
-static void expire_message(struct instance *in, struct qitem *it)
-{
-  struct core *core = in->conn->core;
-  atomic_fetch_add(&core->stats.expired, 1);
-  atomic_fetch_sub(&core->in_flight, 1);
-  LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
-       it->msg->dst.addr);
-  struct dlr_info info;
-  dlr_info_of(it->msg, &info);
-  struct msg_receipt r = { 0 };
-  r.state = MSG_STATE_EXPIRED;
   r.done_time = time(NULL);
   receipt_to_origin(in, &info, &r);
   qitem_free(it);
@@ -256,7 +240,9 @@ static void pump(struct instance *in)
     while (it) {
       struct qitem *next = it->next;
       if (it->kind == QITEM_MSG && it->msg->validity && it->msg->validity < time(NULL)) {
-        expire_message(in, it);
+        LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
+             it->msg->dst.addr);
+        give_up_message(in, it, MSG_STATE_EXPIRED, 0);
         it = next;
         continue;
       }
@@ -280,7 +266,7 @@ static void pump(struct instance *in)
                it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr,
                c->cfg->proto->name);
           if (it->kind == QITEM_MSG)
-            fail_message(in, it, 0);
+            give_up_message(in, it, MSG_STATE_REJECTED, 0);
           else
             qitem_free(it);
           it = next;
@@ -684,7 +670,7 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
   } else {
     LOGI(in->log, "message %" PRIu64 " to %s refused by the SMSC: %s (%u)", it->msg->id,
          it->msg->dst.addr, proto_status_name(resp->status), resp->raw_status);
-    fail_message(in, it, resp->raw_status);
+    give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
   }
 }
 
@@ -702,7 +688,7 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   if (resp->status != PROTO_OK) {
     LOGI(in->log, "message %" PRIu64 " refused by %s: %s", it->msg->id, session_user(in->session),
          proto_status_name(resp->status));
-    fail_message(in, it, resp->raw_status);
+    give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
     return;
   }
   atomic_fetch_add(&core->stats.sent, 1);
