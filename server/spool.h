@@ -1,0 +1,98 @@
+/* spool.h - the journal that makes an acked message survive any crash.
+ *
+ * Every accepted message, every SMSC id learnt, every receipt received and
+ * every receipt delivered is appended as a record to segment files in
+ * spool_dir. One writer thread writes what all threads appended meanwhile
+ * and makes it durable with one fsync (group commit); a caller that must
+ * not ack before its record is durable waits for its ticket.
+ *
+ * Records carry a checksum: at start-up a torn record at the tail of the
+ * last segment (a crash mid-write) is cut off; a bad record elsewhere is
+ * reported with its file and offset, skipped, and the rest is recovered.
+ * Segments whose records are all finished are deleted; compaction copies
+ * the few live records out of old segments so that disk use follows what
+ * is live, not what has passed through.
+ *
+ * Thread-safe: any thread may append; one writer thread owns the files. */
+#ifndef EMG_SPOOL_H
+#define EMG_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "msg.h"
+
+/* What a record says. Message ids tie the records of one message together. */
+enum spool_record_type {
+  SPOOL_REC_MSG = 1,        /* a message accepted: the whole struct msg and its payload; queued for `target` */
+  SPOOL_REC_SENT = 2,       /* msg_id accepted by an SMSC on connector `target` as smsc_id (its DLR entry) */
+  SPOOL_REC_FINISHED = 3,   /* msg_id needs nothing more (sent without receipt wanted, failed, final receipt passed on) */
+  SPOOL_REC_RECEIPT = 4,    /* a receipt for an origin, queued (receipt_id ties it to its RECEIPT_DONE) */
+  SPOOL_REC_RECEIPT_DONE = 5, /* receipt_id delivered to its origin */
+  SPOOL_REC_IDS = 6         /* ids up to `id` may have been handed out: never reuse them */
+};
+
+/* One record, as appended and as replayed. Pointers are the caller's on
+ * append (copied before spool_append returns) and the spool's on replay
+ * (valid during the callback). */
+struct spool_record {
+  enum spool_record_type type;
+  uint64_t id;              /* msg id (MSG, SENT, FINISHED), receipt id (RECEIPT, RECEIPT_DONE), high-water mark (IDS) */
+  uint16_t target;          /* MSG: the connector it is queued for; SENT: the connector that sent it;
+                               RECEIPT: the origin connector */
+  const struct msg *msg;    /* MSG */
+  const char *smsc_id;      /* SENT: normalised, as the DLR table keys it */
+  const struct msg_receipt *receipt; /* RECEIPT */
+  const char *user;         /* RECEIPT: the origin account */
+};
+
+struct spool_options {
+  size_t segment_size;      /* bytes per segment file before a new one starts; 0 = 64 MiB */
+  unsigned max_batch_us;    /* longest a record waits for its group's fsync; 0 = 2000 */
+  bool sync;                /* false: write but never fsync (tests, benchmarks of the rest) */
+};
+
+struct spool_stats {
+  uint64_t records, bytes, fsyncs, segments, segments_deleted, compacted;
+  uint64_t durable_ticket;
+  uint64_t live_messages, live_receipts;
+  uint64_t disk_bytes;      /* on disk now */
+  bool failed;              /* the last write or fsync failed (disk full, I/O error) */
+  char last_error[256];
+};
+
+struct spool;
+
+/* Opens (creating if needed) the spool in dir and replays it: for every
+ * record still live, in order, replay(ctx, record) is called, so the caller
+ * rebuilds its queues, DLR table and id allocator. Corruption is reported
+ * through warn(ctx, text) ("FILE at offset N: ...") and skipped. Then the
+ * writer thread starts. NULL with a reason in err (256 bytes) when dir
+ * cannot be used. */
+struct spool *spool_open(const char *dir, const struct spool_options *opt,
+                         void (*replay)(void *ctx, const struct spool_record *rec),
+                         void (*warn)(void *ctx, const char *text), void *ctx, char *err);
+
+/* Writes what is pending, stops the writer, closes the files. */
+void spool_close(struct spool *s);
+
+/* Appends one record. Returns its ticket (> 0): it is durable once
+ * spool_durable() reaches it. Returns 0 when the spool is failing (disk
+ * full, I/O error): the caller must refuse what the record was for. */
+uint64_t spool_append(struct spool *s, const struct spool_record *rec);
+
+/* The highest ticket that is durable now. */
+uint64_t spool_durable(const struct spool *s);
+
+/* Asks for fn(arg) to be called from the writer thread each time the
+ * durable ticket advances (e.g. evloop_wake of a waiting instance). At most
+ * a few dozen listeners; returns 0 or -1. */
+int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg);
+
+/* Whether appends are being refused now, and why (the spool retries by
+ * itself and resumes when it can write again). */
+bool spool_failing(const struct spool *s, char *why, size_t why_len);
+
+void spool_stats(const struct spool *s, struct spool_stats *out);
+
+#endif
