@@ -437,13 +437,15 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
-  enum core_admit admit = core_admit(core);
-  if (admit == CORE_ADMIT_FULL || atomic_load(&in->phase) != PHASE_RUN) {
+  enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
+  if (admit == CORE_ADMIT_FULL) {
     atomic_fetch_add(&core->stats.refused_full, 1);
     LOGD(in->log, "submit to %s refused: queue full", req->msg.dst.addr);
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
+  /* From here the message holds its place in in_flight (core_admit took
+   * it); every refusal below gives it back. */
   const char *user = "";
   int target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
                                  (int)c->index, &req->msg, connector_usable, core, &user);
@@ -453,6 +455,7 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
     atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "message from %s to %s refused: no route", session_user(in->session),
          req->msg.dst.addr);
+    atomic_fetch_sub(&core->in_flight, 1);
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_ADDRESS, NULL);
     return;
   }
@@ -460,6 +463,7 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
     atomic_fetch_add(&core->stats.refused_connector_full, 1);
     LOGD(in->log, "submit to %s refused: queue of %s full (%u)", req->msg.dst.addr,
          out->cfg->name, out->cfg->max_queue);
+    atomic_fetch_sub(&core->in_flight, 1);
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
@@ -476,12 +480,14 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   origin_ref(in, m);
   struct qlist parts = split_message(in, m);
   if (!parts.count) {
+    atomic_fetch_sub(&core->in_flight, 1);
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
     return;
   }
   /* Persistence goes here: with persist on, the ack waits until the spool
    * records of the parts are durable. */
-  atomic_fetch_add(&core->in_flight, parts.count);
+  if (parts.count > 1)
+    atomic_fetch_add(&core->in_flight, parts.count - 1);
   atomic_fetch_add(&core->stats.received, 1);
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
         m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
@@ -1147,6 +1153,14 @@ struct queue *connector_user_queue(struct connector *c, const char *user)
 const struct config_connector *connector_config(const struct connector *c)
 {
   return c->cfg;
+}
+
+size_t connector_queued(struct connector *c)
+{
+  size_t n = queue_count(&c->out);
+  for (unsigned i = 0; c->user_queues && i < c->cfg->n_users; i++)
+    n += queue_count(&c->user_queues[i]);
+  return n;
 }
 
 unsigned connector_bound(const struct connector *c)

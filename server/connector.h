@@ -45,6 +45,9 @@ struct queue *connector_user_queue(struct connector *c, const char *user);
 
 const struct config_connector *connector_config(const struct connector *c);
 
+/* Messages and receipts waiting in the connector's queues now. */
+size_t connector_queued(struct connector *c);
+
 /* Sessions now bound, over all instances. */
 unsigned connector_bound(const struct connector *c);
 

@@ -1,6 +1,7 @@
 /* core.c - the gateway's shared state. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core.h"
 
 int core_init(struct core *c, const struct config *cfg)
@@ -16,6 +17,8 @@ int core_init(struct core *c, const struct config *cfg)
     return -1;
   }
   ids_init(&c->ids, cfg->node_id, cfg->id_window, 1);
+  pthread_mutex_init(&c->rates.lock, NULL);
+  c->started = time(NULL);
   return 0;
 }
 
@@ -47,12 +50,37 @@ void core_swap_router(struct core *c, struct router *r)
   c->retired_routers[c->n_retired++] = old;
 }
 
+void core_sample_rates(struct core *c)
+{
+  struct core_rates *r = &c->rates;
+  pthread_mutex_lock(&r->lock);
+  r->head = (r->head + 1) % CORE_RATE_SAMPLES;
+  r->received[r->head] = atomic_load(&c->stats.received);
+  r->sent[r->head] = atomic_load(&c->stats.sent);
+  if (r->filled < CORE_RATE_SAMPLES)
+    r->filled++;
+  pthread_mutex_unlock(&r->lock);
+}
+
+void core_rates(struct core *c, unsigned seconds, double *received, double *sent)
+{
+  struct core_rates *r = &c->rates;
+  pthread_mutex_lock(&r->lock);
+  unsigned span = seconds < r->filled ? seconds : (r->filled ? r->filled - 1 : 0);
+  unsigned then = (r->head + CORE_RATE_SAMPLES - span) % CORE_RATE_SAMPLES;
+  *received = span ? (double)(r->received[r->head] - r->received[then]) / span : 0;
+  *sent = span ? (double)(r->sent[r->head] - r->sent[then]) / span : 0;
+  pthread_mutex_unlock(&r->lock);
+}
+
 enum core_admit core_admit(struct core *c)
 {
-  uint64_t n = atomic_load_explicit(&c->in_flight, memory_order_relaxed);
-  if (n >= c->cfg->max_total_queue)
+  /* Taking the place first and checking after makes the hard limit exact
+   * however many instances admit at once. */
+  uint64_t before = atomic_fetch_add(&c->in_flight, 1);
+  if (before >= c->cfg->max_total_queue) {
+    atomic_fetch_sub(&c->in_flight, 1);
     return CORE_ADMIT_FULL;
-  if (n >= c->cfg->max_total_queue_soft)
-    return CORE_ADMIT_SLOW;
-  return CORE_ADMIT_OK;
+  }
+  return before >= c->cfg->max_total_queue_soft ? CORE_ADMIT_SLOW : CORE_ADMIT_OK;
 }

@@ -8,6 +8,7 @@
 #ifndef EMG_CORE_H
 #define EMG_CORE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,18 @@
 #include "router.h"
 
 struct connector;
+
+#define EMGD_VERSION "0.1.0"
+
+/* Totals once a second for the last minute, for rates over 1, 10 and 60 s. */
+#define CORE_RATE_SAMPLES 61
+struct core_rates {
+  pthread_mutex_t lock;
+  uint64_t received[CORE_RATE_SAMPLES];
+  uint64_t sent[CORE_RATE_SAMPLES];
+  unsigned head;                      /* index of the newest sample */
+  unsigned filled;
+};
 
 struct core_stats {
   _Atomic uint64_t received;          /* submits accepted from clients */
@@ -50,6 +63,8 @@ struct core {
   _Atomic uint64_t in_flight;         /* accepted, not yet sent or failed */
   _Atomic bool stopping;
   struct core_stats stats;
+  struct core_rates rates;
+  int64_t started;                    /* Unix seconds */
   struct log_category *log;
 };
 
@@ -64,7 +79,15 @@ enum core_admit {
 int core_init(struct core *c, const struct config *cfg);
 void core_destroy(struct core *c);
 
-/* Whether one more message may come in now. */
+/* Takes this second's sample of the totals (the main loop calls it each second). */
+void core_sample_rates(struct core *c);
+
+/* Messages per second received and sent over the last `seconds` (1..60). */
+void core_rates(struct core *c, unsigned seconds, double *received, double *sent);
+
+/* Whether one more message may come in now. Unless FULL, the message has
+ * taken its place in in_flight: the caller gives it back (atomic_fetch_sub)
+ * if it refuses the message after all. */
 enum core_admit core_admit(struct core *c);
 
 /* Replaces the router (a reload); the old one stays valid until core_destroy. */

@@ -13,24 +13,26 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "admin.h"
 #include "config.h"
 #include "connector.h"
 #include "core.h"
 #include "log.h"
 #include "netutil.h"
 
-#define EMGD_VERSION "0.1.0"
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
 #define DRAIN_TIMEOUT_MS 10000
 #define UNBIND_TIMEOUT_MS 5000
 
 struct daemon {
   struct core core;
+  struct admin *admin;
   struct config *cfg;
   const char *path;
   struct evloop *loop;
   int signal_fd;
   uint64_t last_status_ms;
+  uint64_t last_sample_s;
   struct log_category *log;
 };
 
@@ -68,6 +70,10 @@ static void on_tick(struct evloop *loop, void *arg)
 {
   struct daemon *d = arg;
   uint64_t now = evloop_now_ms(loop);
+  if (now / 1000 != d->last_sample_s) {
+    d->last_sample_s = now / 1000;
+    core_sample_rates(&d->core);
+  }
   if (now - d->last_status_ms >= 10000) {
     d->last_status_ms = now;
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
@@ -271,12 +277,18 @@ int main(int argc, char **argv)
       stop_all(&d);
       return 1;
     }
+  if (d.cfg->has_admin && !(d.admin = admin_start(&d.core, d.cfg->admin_listen, d.cfg->admin_token, err))) {
+    LOGE(d.log, "admin: %s", err);
+    stop_all(&d);
+    return 1;
+  }
   LOGI(d.log, "emgd %s started: node %u, %u connectors, persist %s", EMGD_VERSION,
        d.cfg->node_id, d.cfg->n_connectors, d.cfg->persist ? "on" : "off");
   d.last_status_ms = clock_now_ms();
 
   evloop_run(d.loop);
 
+  admin_stop(d.admin);
   stop_all(&d);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     connector_destroy(d.core.connectors[i]);

@@ -17,6 +17,7 @@ general: {
   log_level = "info";
   $*
 };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "s3cret-token"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -31,6 +32,12 @@ CONF
 }
 
 N=5000
+ADMIN_PORT=$(free_port)
+admin() {  # admin PATH [curl options]: the admin API with the token
+  local path=$1
+  shift
+  curl -s -H "Authorization: Bearer s3cret-token" "$@" "http://127.0.0.1:$ADMIN_PORT$path"
+}
 
 # 1. The reference path.
 start_sink s smpp --dlr-delay 0-1000 --user emg --password secret
@@ -47,6 +54,19 @@ check "emgload exit status 0" [ $rc = 0 ]
 check "all $N acked by emgd" [ "$(jget "$TMP/a.json" .acked)" = $N ]
 check "all $N op 53 receipts back at emgload" [ "$(jget "$TMP/a.json" '.receipts_delivered')" = $N ]
 check "no unknown or duplicate receipts" [ "$(jget "$TMP/a.json" '.receipts_unknown + .receipts_duplicate')" = 0 ]
+# The admin API sees it too, and only with the token.
+check "admin API: 401 without the token" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ADMIN_PORT/api/status")" = 401 ]
+check "admin API: 401 with a wrong token" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer s3cret-tokem' "http://127.0.0.1:$ADMIN_PORT/api/status")" = 401 ]
+admin /api/status > "$TMP/status.json"
+check "admin API: status counts $N received and $N sent, node 7" \
+  [ "$(jq -r '.totals.received, .totals.sent, .node_id' "$TMP/status.json" | tr '\n' ' ')" = "$N $N 7 " ]
+check "admin API: $N receipts delivered to the client" [ "$(jq -r .totals.receipts_out "$TMP/status.json")" = $N ]
+admin /api/connectors > "$TMP/connectors.json"
+check "admin API: smpp-out keeps its 10 binds, ucp-in has none now emgload has left" \
+  [ "$(jq -r '.connectors[] | "\(.name)=\(.bound)"' "$TMP/connectors.json" | tr '\n' ' ')" = "ucp-in=0 smpp-out=10 " ]
+check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_received_total $N'"
 stop_pid "$EMGD_PID_a" 20; rc=$?
 check "emgd stops on SIGTERM with status 0" [ $rc = 0 ]
 stop_sink s
