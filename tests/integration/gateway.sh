@@ -66,6 +66,16 @@ check "admin API: $N receipts delivered to the client" [ "$(jq -r .totals.receip
 admin /api/connectors > "$TMP/connectors.json"
 check "admin API: smpp-out keeps its 10 binds, ucp-in has none now emgload has left" \
   [ "$(jq -r '.connectors[] | "\(.name)=\(.bound)"' "$TMP/connectors.json" | tr '\n' ' ')" = "ucp-in=0 smpp-out=10 " ]
+check "emgctl status: a table with the totals" \
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token status | grep -Eq '^  received +$N\$'"
+check "emgctl --json status, URL and token from the environment" \
+  [ "$(EMGCTL_URL=http://127.0.0.1:$ADMIN_PORT EMGCTL_TOKEN=s3cret-token "$BIN/emgctl" --json status | jq -r .totals.sent)" = $N ]
+check "emgctl connectors: smpp-out with its 10 binds, and the total" \
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token connectors | grep -Eq '^smpp-out +smpp +client .* 10 +10 +50 +0\$'"
+rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token wrong status >/dev/null 2>&1 || rc=$?
+check "emgctl: exit 3 when unauthorised" [ $rc = 3 ]
+rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token frobnicate >/dev/null 2>&1 || rc=$?
+check "emgctl: exit 5 for a bad argument" [ $rc = 5 ]
 check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_received_total $N'"
 stop_pid "$EMGD_PID_a" 20; rc=$?
 check "emgd stops on SIGTERM with status 0" [ $rc = 0 ]

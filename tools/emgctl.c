@@ -1,0 +1,198 @@
+/* emgctl.c - the operator's command line for emgd's admin API.
+ *
+ * usage: emgctl [--url URL] [--token T] [--json] status|connectors
+ * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Tables for
+ * people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised, 5 bad
+ * argument. */
+#include <curl/curl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_UNAUTHORISED = 3, EXIT_USAGE = 5 };
+
+struct body {
+  char *data;
+  size_t len;
+};
+
+static size_t collect(char *ptr, size_t size, size_t n, void *arg)
+{
+  struct body *b = arg;
+  char *grown = realloc(b->data, b->len + size * n + 1);
+  if (!grown)
+    return 0;
+  memcpy(grown + b->len, ptr, size * n);
+  b->data = grown;
+  b->len += size * n;
+  b->data[b->len] = 0;
+  return size * n;
+}
+
+/* GETs path; on success *out is the parsed JSON. Returns an exit code. */
+static int get_json(const char *url, const char *token, const char *path, json_t **out)
+{
+  char full[1024], auth[512];
+  struct body b = { NULL, 0 };
+  snprintf(full, sizeof full, "%s%s", url, path);
+  snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+  CURL *c = curl_easy_init();
+  if (!c)
+    return EXIT_ERROR;
+  struct curl_slist *headers = curl_slist_append(NULL, auth);
+  curl_easy_setopt(c, CURLOPT_URL, full);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  CURLcode rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(c);
+  int exit_code = EXIT_OK;
+  if (rc != CURLE_OK) {
+    fprintf(stderr, "emgctl: %s: %s\n", full, curl_easy_strerror(rc));
+    exit_code = EXIT_ERROR;
+  } else if (status == 401) {
+    fprintf(stderr, "emgctl: %s: unauthorised (check --token or EMGCTL_TOKEN)\n", full);
+    exit_code = EXIT_UNAUTHORISED;
+  } else if (status != 200) {
+    fprintf(stderr, "emgctl: %s: HTTP %ld: %s\n", full, status, b.data ? b.data : "");
+    exit_code = EXIT_ERROR;
+  } else if (!(*out = json_loads(b.data ? b.data : "", 0, NULL))) {
+    fprintf(stderr, "emgctl: %s: the answer is not JSON\n", full);
+    exit_code = EXIT_ERROR;
+  }
+  free(b.data);
+  return exit_code;
+}
+
+static json_int_t num(json_t *j, const char *path)
+{
+  /* path: "a.b" */
+  char key[64];
+  const char *dot = strchr(path, '.');
+  if (dot) {
+    snprintf(key, sizeof key, "%.*s", (int)(dot - path), path);
+    return num(json_object_get(j, key), dot + 1);
+  }
+  return json_integer_value(json_object_get(j, path));
+}
+
+static double real(json_t *j, const char *outer, const char *inner)
+{
+  return json_real_value(json_object_get(json_object_get(j, outer), inner));
+}
+
+static void print_status(json_t *s)
+{
+  json_t *rates = json_object_get(s, "rates");
+  printf("emgd %s, node %" JSON_INTEGER_FORMAT ", up %" JSON_INTEGER_FORMAT " s, persist %s\n\n",
+         json_string_value(json_object_get(s, "version")), num(s, "node_id"), num(s, "uptime_s"),
+         json_is_true(json_object_get(s, "persist")) ? "on" : "off");
+  printf("%-28s %14s\n", "totals", "messages");
+  static const char *totals[] = { "received", "sent", "failed", "expired", "retried",
+                                  "refused_queue_full", "refused_no_route", "receipts_in",
+                                  "receipts_out", "receipts_unmatched", "mo_in" };
+  for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "totals.%s", totals[i]);
+    printf("  %-26s %14" JSON_INTEGER_FORMAT "\n", totals[i], num(s, path));
+  }
+  printf("\n%-28s %14s %14s\n", "rates", "received/s", "sent/s");
+  static const char *spans[] = { "1s", "10s", "60s" };
+  for (size_t i = 0; i < 3; i++)
+    printf("  last %-21s %14.0f %14.0f\n", spans[i], real(rates, spans[i], "received"),
+           real(rates, spans[i], "sent"));
+  printf("\n%-28s %14" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " (soft %" JSON_INTEGER_FORMAT ")\n",
+         "in flight", num(s, "queue.in_flight"), num(s, "queue.hard_limit"), num(s, "queue.soft_limit"));
+  printf("%-28s %14" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " (evicted %" JSON_INTEGER_FORMAT ")\n",
+         "DLR table entries", num(s, "dlr.used"), num(s, "dlr.size"), num(s, "dlr.evicted"));
+}
+
+static void print_connectors(json_t *j)
+{
+  json_t *list = json_object_get(j, "connectors"), *c;
+  size_t i;
+  json_int_t bound = 0, instances = 0, queued = 0;
+  printf("%-20s %-5s %-7s %-22s %9s %9s %7s %10s\n", "connector", "proto", "mode", "address",
+         "instances", "bound", "window", "queued");
+  json_array_foreach(list, i, c) {
+    printf("%-20s %-5s %-7s %-22s %9" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT
+           " %7" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT "\n",
+           json_string_value(json_object_get(c, "name")), json_string_value(json_object_get(c, "protocol")),
+           json_string_value(json_object_get(c, "mode")), json_string_value(json_object_get(c, "address")),
+           num(c, "instances"), num(c, "bound"), num(c, "window"), num(c, "queued"));
+    instances += num(c, "instances");
+    bound += num(c, "bound");
+    queued += num(c, "queued");
+  }
+  printf("%-20s %-5s %-7s %-22s %9" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT " %7s %10" JSON_INTEGER_FORMAT "\n",
+         "total", "", "", "", instances, bound, "", queued);
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: emgctl [--url URL] [--token T] [--json] status|connectors\n"
+               "  URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN\n");
+}
+
+int main(int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "url", required_argument, 0, 'u' }, { "token", required_argument, 0, 't' },
+    { "json", no_argument, 0, 'j' },      { "help", no_argument, 0, 'h' },
+    { 0, 0, 0, 0 }
+  };
+  const char *url = getenv("EMGCTL_URL"), *token = getenv("EMGCTL_TOKEN");
+  int json = 0, ch;
+  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    switch (ch) {
+    case 'u': url = optarg; break;
+    case 't': token = optarg; break;
+    case 'j': json = 1; break;
+    case 'h': usage(stdout); return EXIT_OK;
+    default: usage(stderr); return EXIT_USAGE;
+    }
+  }
+  if (optind != argc - 1) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  const char *command = argv[optind], *path;
+  void (*print)(json_t *);
+  if (strcmp(command, "status") == 0) {
+    path = "/api/status";
+    print = print_status;
+  } else if (strcmp(command, "connectors") == 0) {
+    path = "/api/connectors";
+    print = print_connectors;
+  } else {
+    fprintf(stderr, "emgctl: unknown command '%s'\n", command);
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (!url)
+    url = "http://127.0.0.1:8480";
+  if (!token) {
+    fprintf(stderr, "emgctl: no token: give --token or set EMGCTL_TOKEN\n");
+    return EXIT_USAGE;
+  }
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  json_t *j = NULL;
+  int rc = get_json(url, token, path, &j);
+  if (rc == EXIT_OK) {
+    if (json) {
+      json_dumpf(j, stdout, JSON_INDENT(2));
+      putchar('\n');
+    } else {
+      print(j);
+    }
+    json_decref(j);
+  }
+  curl_global_cleanup();
+  return rc;
+}
