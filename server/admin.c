@@ -1,5 +1,6 @@
 /* admin.c - the admin HTTP API: GET /api/status, /api/connectors, /metrics. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 
 struct admin {
   struct core *core;
+  admin_reload_fn reload;
+  void *reload_ctx;
   struct MHD_Daemon *daemon;
   char token[160];
   size_t token_len;
@@ -161,6 +164,81 @@ static char *metrics_text(struct admin *a)
   return out;
 }
 
+static struct connector *connector_named(struct core *c, const char *name, size_t len)
+{
+  for (unsigned i = 0; i < c->n_connectors; i++) {
+    const char *n = connector_config(core_connector(c, i))->name;
+    if (strlen(n) == len && strncmp(n, name, len) == 0)
+      return core_connector(c, i);
+  }
+  return NULL;
+}
+
+static json_t *queues_json(struct admin *a)
+{
+  struct core *c = a->core;
+  json_t *list = json_array();
+  json_int_t total = 0;
+  for (unsigned i = 0; i < c->n_connectors; i++) {
+    struct connector *conn = core_connector(c, i);
+    size_t n = connector_queued(conn);
+    total += (json_int_t)n;
+    json_array_append_new(list, json_pack("{s:s, s:I, s:b}", "connector", connector_config(conn)->name,
+                                          "queued", (json_int_t)n, "paused", connector_paused(conn)));
+  }
+  return json_pack("{s:o, s:I, s:I, s:I}", "queues", list, "total", total, "soft_limit",
+                   (json_int_t)c->cfg->max_total_queue_soft, "hard_limit",
+                   (json_int_t)c->cfg->max_total_queue);
+}
+
+struct listing {
+  json_t *list;
+  int64_t now_ms;
+};
+
+static void list_item(const struct qitem *it, void *arg)
+{
+  struct listing *l = arg;
+  if (it->kind == QITEM_MSG)
+    json_array_append_new(l->list, json_pack("{s:s, s:I, s:s, s:s, s:I, s:i, s:s}", "kind", "message",
+      "id", (json_int_t)it->msg->id, "from", it->msg->src.addr, "to", it->msg->dst.addr,
+      "age_ms", (json_int_t)(l->now_ms - it->msg->received_ms), "attempts", (int)it->attempts,
+      "origin", it->msg->origin.ref));
+  else
+    json_array_append_new(l->list, json_pack("{s:s, s:s, s:i, s:i}", "kind", "receipt", "id",
+      it->receipt.id, "state", (int)it->receipt.state, "attempts", (int)it->attempts));
+}
+
+/* What waits in a connector's queues, offset and limit over all of them
+ * in order. Each queue is walked under its own lock for only that span. */
+static json_t *queue_messages_json(struct connector *conn, size_t offset, size_t limit)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct listing l = { json_array(), (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 };
+  size_t total = 0;
+  for (unsigned i = 0; i < connector_queue_count(conn); i++) {
+    size_t before = json_array_size(l.list);
+    size_t n = queue_walk(connector_queue(conn, i), offset, limit, list_item, &l);
+    size_t listed = json_array_size(l.list) - before;
+    offset = offset > n ? offset - n : 0;
+    limit -= listed;
+    total += n;
+  }
+  return json_pack("{s:s, s:I, s:o}", "connector", connector_config(conn)->name, "queued",
+                   (json_int_t)total, "messages", l.list);
+}
+
+static size_t query_size(struct MHD_Connection *conn, const char *key, size_t fallback, size_t max)
+{
+  const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+  char *end;
+  unsigned long long n = v ? strtoull(v, &end, 10) : fallback;
+  if (!v || *end || v[0] == '-')
+    n = fallback;
+  return n > max ? max : (size_t)n;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
@@ -168,21 +246,72 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   struct admin *a = cls;
   if (!token_matches(a, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
-  if (strcmp(method, "GET") != 0)
-    return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET is served here yet");
-  if (strcmp(url, "/api/status") == 0)
+  /* Requests have no body here; the first call only announces them. */
+  if (!*state) {
+    *state = a;
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+  static const char connectors_prefix[] = "/api/connectors/", queues_prefix[] = "/api/queues/",
+                    messages_prefix[] = "/api/messages/";
+  if (get && strcmp(url, "/api/status") == 0)
     return reply_json(conn, MHD_HTTP_OK, status_json(a));
-  if (strcmp(url, "/api/connectors") == 0)
+  if (get && strcmp(url, "/api/connectors") == 0)
     return reply_json(conn, MHD_HTTP_OK, connectors_json(a));
-  if (strcmp(url, "/metrics") == 0) {
+  if (get && strcmp(url, "/api/queues") == 0)
+    return reply_json(conn, MHD_HTTP_OK, queues_json(a));
+  if (get && strcmp(url, "/metrics") == 0) {
     char *text = metrics_text(a);
     return text ? reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", text)
                 : reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   }
+  if (post && strcmp(url, "/api/reload") == 0) {
+    char why[512] = "";
+    if (!a->reload || a->reload(a->reload_ctx, why, sizeof why) == -1)
+      return reply_json(conn, MHD_HTTP_CONFLICT, json_pack("{s:b, s:s}", "reloaded", 0, "error", why));
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:b}", "reloaded", 1));
+  }
+  if (strncmp(url, queues_prefix, sizeof queues_prefix - 1) == 0 && get) {
+    const char *name = url + sizeof queues_prefix - 1, *slash = strchr(name, '/');
+    struct connector *c = slash && strcmp(slash, "/messages") == 0
+                            ? connector_named(a->core, name, (size_t)(slash - name)) : NULL;
+    if (!c)
+      return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such queue");
+    return reply_json(conn, MHD_HTTP_OK,
+                      queue_messages_json(c, query_size(conn, "offset", 0, SIZE_MAX / 2),
+                                          query_size(conn, "limit", 100, 10000)));
+  }
+  if (strncmp(url, connectors_prefix, sizeof connectors_prefix - 1) == 0 && post) {
+    const char *name = url + sizeof connectors_prefix - 1, *slash = strchr(name, '/');
+    struct connector *c = slash ? connector_named(a->core, name, (size_t)(slash - name)) : NULL;
+    bool pause = slash && strcmp(slash, "/pause") == 0, resume = slash && strcmp(slash, "/resume") == 0;
+    if (!c || (!pause && !resume))
+      return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such connector or action");
+    connector_pause(c, pause);
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:b}", "connector", connector_config(c)->name,
+                                                   "paused", pause));
+  }
+  if (strncmp(url, messages_prefix, sizeof messages_prefix - 1) == 0 &&
+      strcmp(method, "DELETE") == 0) {
+    char *end;
+    const char *text = url + sizeof messages_prefix - 1;
+    unsigned long long id = strtoull(text, &end, 10);
+    if (*text == 0 || *end)
+      return reply_error(conn, MHD_HTTP_BAD_REQUEST, "a message id is a decimal number");
+    for (unsigned i = 0; i < a->core->n_connectors; i++)
+      if (connector_drop_message(core_connector(a->core, i), id))
+        return reply_json(conn, MHD_HTTP_OK, json_pack("{s:I, s:b}", "id", (json_int_t)id, "dropped", 1));
+    return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");
+  }
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such resource");
 }
 
-struct admin *admin_start(struct core *core, const char *listen, const char *token, char *err)
+struct admin *admin_start(struct core *core, const char *listen, const char *token,
+                          admin_reload_fn reload, void *reload_ctx, char *err)
 {
   struct sockaddr_storage addr;
   socklen_t addr_len;
@@ -194,6 +323,8 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
     return NULL;
   }
   a->core = core;
+  a->reload = reload;
+  a->reload_ctx = reload_ctx;
   snprintf(a->token, sizeof a->token, "%s", token);
   a->token_len = strlen(a->token);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;

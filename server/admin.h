@@ -6,14 +6,19 @@
 #ifndef EMG_ADMIN_H
 #define EMG_ADMIN_H
 
+#include <stddef.h>
 #include "core.h"
 
 struct admin;
 
+/* What POST /api/reload calls: returns 0, or -1 with the reason in why. */
+typedef int (*admin_reload_fn)(void *ctx, char *why, size_t why_len);
+
 /* Listens on listen ("HOST:PORT") and answers requests carrying
  * "Authorization: Bearer <token>" (401 otherwise). NULL with a reason in
  * err (NETUTIL_ERR_LEN bytes) when it cannot listen. */
-struct admin *admin_start(struct core *core, const char *listen, const char *token, char *err);
+struct admin *admin_start(struct core *core, const char *listen, const char *token,
+                          admin_reload_fn reload, void *reload_ctx, char *err);
 void admin_stop(struct admin *a);
 
 #endif

@@ -111,6 +111,7 @@ struct connector {
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;
   _Atomic uint32_t next_serial;
+  _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
 };
 
 static bool is_server(const struct connector *c)
@@ -159,22 +160,21 @@ static void requeue_front(struct queue *q, struct qitem *it)
 
 /* ---- receipts towards origins ---- */
 
-/* Queues a receipt for the origin of a message, if the origin wants it. */
-static void receipt_to_origin(struct instance *in, const struct dlr_info *info,
-                              const struct msg_receipt *r)
+/* The receipt item for the origin of a message and the queue it goes to,
+ * or NULL when the origin does not want this state or cannot be found. */
+static struct qitem *origin_receipt(struct core *core, struct log_category *log,
+                                   const struct dlr_info *info, const struct msg_receipt *r,
+                                   struct queue **q)
 {
-  struct core *core = in->conn->core;
-  if (!msg_receipt_wanted(info->dlr_mask, r->state))
-    return;
-  if (info->origin_connector >= core->n_connectors)
-    return;
+  if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors)
+    return NULL;
   struct connector *origin = core_connector(core, info->origin_connector);
-  struct queue *q = connector_user_queue(origin, info->origin_user);
-  struct qitem *it = q ? qitem_new(QITEM_RECEIPT) : NULL;
+  *q = connector_user_queue(origin, info->origin_user);
+  struct qitem *it = *q ? qitem_new(QITEM_RECEIPT) : NULL;
   if (!it) {
-    LOGW(in->log, "receipt for message %" PRIu64 " dropped: account %s of %s is unknown or memory is short",
+    LOGW(log, "receipt for message %" PRIu64 " dropped: account %s of %s is unknown or memory is short",
          info->msg_id, info->origin_user, origin->cfg->name);
-    return;
+    return NULL;
   }
   it->receipt = *r;
   snprintf(it->receipt.id, sizeof it->receipt.id, "%s", info->origin_ref);
@@ -182,7 +182,17 @@ static void receipt_to_origin(struct instance *in, const struct dlr_info *info,
   it->receipt.dst = info->dst;
   if (!it->receipt.submit_time)
     it->receipt.submit_time = info->submit_time;
-  stage(in, q, it);
+  return it;
+}
+
+/* Queues a receipt for the origin of a message, if the origin wants it. */
+static void receipt_to_origin(struct instance *in, const struct dlr_info *info,
+                              const struct msg_receipt *r)
+{
+  struct queue *q;
+  struct qitem *it = origin_receipt(in->conn->core, in->log, info, r, &q);
+  if (it)
+    stage(in, q, it);
 }
 
 static void dlr_info_of(const struct msg *m, struct dlr_info *info)
@@ -222,7 +232,8 @@ static void pump(struct instance *in)
 {
   struct connector *c = in->conn;
   struct session *s = in->session;
-  if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN)
+  if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN ||
+      atomic_load(&c->paused))
     return;
   if (!is_server(c) && in->paused_until_ms > evloop_now_ms(in->loop))
     return;
@@ -1153,6 +1164,59 @@ struct queue *connector_user_queue(struct connector *c, const char *user)
 const struct config_connector *connector_config(const struct connector *c)
 {
   return c->cfg;
+}
+
+void connector_pause(struct connector *c, bool paused)
+{
+  atomic_store(&c->paused, paused);
+  LOGI(c->log, "%s by the operator", paused ? "paused" : "resumed");
+  if (!paused)
+    for (unsigned i = 0; i < c->n_instances; i++)
+      if (c->instances[i].started)
+        evloop_wake(c->instances[i].loop);
+}
+
+bool connector_paused(const struct connector *c)
+{
+  return atomic_load(&c->paused);
+}
+
+unsigned connector_queue_count(const struct connector *c)
+{
+  return 1 + (c->user_queues ? c->cfg->n_users : 0);
+}
+
+struct queue *connector_queue(struct connector *c, unsigned i)
+{
+  return i == 0 ? &c->out : &c->user_queues[i - 1];
+}
+
+int connector_drop_message(struct connector *c, uint64_t id)
+{
+  for (unsigned i = 0; i < connector_queue_count(c); i++) {
+    struct qitem *it = queue_remove_msg(connector_queue(c, i), id);
+    if (!it)
+      continue;
+    struct core *core = c->core;
+    atomic_fetch_add(&core->stats.failed, 1);
+    atomic_fetch_sub(&core->in_flight, 1);
+    LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
+    struct dlr_info info;
+    dlr_info_of(it->msg, &info);
+    struct msg_receipt r = { 0 };
+    r.state = MSG_STATE_DELETED;
+    r.done_time = time(NULL);
+    struct queue *q;
+    struct qitem *rit = origin_receipt(core, c->log, &info, &r, &q);
+    if (rit) {
+      struct qlist l = { 0 };
+      qlist_append(&l, rit);
+      queue_push(q, &l, 0);
+    }
+    qitem_free(it);
+    return 1;
+  }
+  return 0;
 }
 
 size_t connector_queued(struct connector *c)

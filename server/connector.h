@@ -12,6 +12,7 @@
 #ifndef EMG_CONNECTOR_H
 #define EMG_CONNECTOR_H
 
+#include <stdbool.h>
 #include "config.h"
 #include "core.h"
 #include "queue.h"
@@ -44,6 +45,20 @@ struct queue *connector_out_queue(struct connector *c);
 struct queue *connector_user_queue(struct connector *c, const char *user);
 
 const struct config_connector *connector_config(const struct connector *c);
+
+/* Pausing a connector stops its instances from sending; its queues hold
+ * what arrives meanwhile, and resuming sends it. Callable from any thread. */
+void connector_pause(struct connector *c, bool paused);
+bool connector_paused(const struct connector *c);
+
+/* The connector's queues: its out queue, then one per account (server). */
+unsigned connector_queue_count(const struct connector *c);
+struct queue *connector_queue(struct connector *c, unsigned i);
+
+/* Takes message id out of the connector's queues (an operator dropping a
+ * stuck message): its origin gets a failed receipt. Returns 1 when it was
+ * found, else 0. Callable from any thread. */
+int connector_drop_message(struct connector *c, uint64_t id);
 
 /* Messages and receipts waiting in the connector's queues now. */
 size_t connector_queued(struct connector *c);

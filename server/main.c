@@ -4,6 +4,7 @@
  *
  * Usage: emgd -c FILE [--foreground] [--check-config] */
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,8 +87,12 @@ static void on_tick(struct evloop *loop, void *arg)
 /* SIGHUP: read the file again and put its routes in place. Anything else
  * that changed needs a restart, and a file with errors changes nothing:
  * both are refused with the reason, and the running routes stay. */
-static void reload(struct daemon *d)
+static int reload(struct daemon *d, char *why_out, size_t why_len)
 {
+  /* SIGHUP (main thread) and POST /api/reload (admin thread) may race. */
+  static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&reload_lock);
+  int rc = -1;
   struct config_errors errors = { 0 };
   struct config *next = config_load(d->path, &errors);
   if (!next) {
@@ -96,8 +101,9 @@ static void reload(struct daemon *d)
          errors.count == 1 ? "" : "s", d->path);
     for (unsigned i = 0; i < errors.count; i++)
       LOGE(d->log, "reload: %s", errors.lines[i]);
+    snprintf(why_out, why_len, "%s", errors.count ? errors.lines[0] : "cannot read the file");
     config_errors_free(&errors);
-    return;
+    goto out;
   }
   const char *why = NULL;
   if (next->n_connectors != d->cfg->n_connectors)
@@ -111,13 +117,23 @@ static void reload(struct daemon *d)
   if (why) {
     atomic_fetch_add(&d->core.stats.reloads_refused, 1);
     LOGE(d->log, "reload refused, routes unchanged: %s", why);
+    snprintf(why_out, why_len, "%s", why);
     config_free(next);
-    return;
+    goto out;
   }
   core_swap_router(&d->core, r);
   atomic_fetch_add(&d->core.stats.reloads, 1);
   LOGI(d->log, "reloaded %s: %u routes in place", d->path, next->n_routes);
   config_free(next);
+  rc = 0;
+out:
+  pthread_mutex_unlock(&reload_lock);
+  return rc;
+}
+
+static int reload_from_admin(void *ctx, char *why, size_t why_len)
+{
+  return reload(ctx, why, why_len);
 }
 
 static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
@@ -126,7 +142,8 @@ static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
   struct signalfd_siginfo info;
   while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) {
     if (info.ssi_signo == SIGHUP) {
-      reload(d);
+      char why[512];
+      reload(d, why, sizeof why);
       continue;
     }
     LOGI(d->log, "%s: stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -277,7 +294,8 @@ int main(int argc, char **argv)
       stop_all(&d);
       return 1;
     }
-  if (d.cfg->has_admin && !(d.admin = admin_start(&d.core, d.cfg->admin_listen, d.cfg->admin_token, err))) {
+  if (d.cfg->has_admin && !(d.admin = admin_start(&d.core, d.cfg->admin_listen, d.cfg->admin_token,
+                                                   reload_from_admin, &d, err))) {
     LOGE(d.log, "admin: %s", err);
     stop_all(&d);
     return 1;

@@ -95,6 +95,41 @@ size_t queue_take(struct queue *q, size_t max, struct qlist *l)
   return n;
 }
 
+size_t queue_walk(struct queue *q, size_t offset, size_t limit,
+                  void (*fn)(const struct qitem *it, void *ctx), void *ctx)
+{
+  pthread_mutex_lock(&q->lock);
+  size_t i = 0;
+  for (struct qitem *it = q->head; it && i < offset + limit; it = it->next, i++)
+    if (i >= offset)
+      fn(it, ctx);
+  size_t n = q->count;
+  pthread_mutex_unlock(&q->lock);
+  return n;
+}
+
+struct qitem *queue_remove_msg(struct queue *q, uint64_t id)
+{
+  pthread_mutex_lock(&q->lock);
+  struct qitem *prev = NULL, *it = q->head;
+  while (it && !(it->kind == QITEM_MSG && it->msg->id == id)) {
+    prev = it;
+    it = it->next;
+  }
+  if (it) {
+    if (prev)
+      prev->next = it->next;
+    else
+      q->head = it->next;
+    if (q->tail == it)
+      q->tail = prev;
+    it->next = NULL;
+    q->count--;
+  }
+  pthread_mutex_unlock(&q->lock);
+  return it;
+}
+
 struct qitem *qitem_new(enum qitem_kind kind)
 {
   struct qitem *it = calloc(1, sizeof *it);

@@ -77,6 +77,15 @@ static inline size_t queue_count(struct queue *q)
   return atomic_load_explicit(&q->count, memory_order_relaxed);
 }
 
+/* Calls fn for up to limit items from position offset, in queue order,
+ * under the queue's lock (fn must be quick and must not touch the queue).
+ * Returns the number of items in the queue. */
+size_t queue_walk(struct queue *q, size_t offset, size_t limit,
+                  void (*fn)(const struct qitem *it, void *ctx), void *ctx);
+
+/* Removes and returns the first message item with this id, or NULL. */
+struct qitem *queue_remove_msg(struct queue *q, uint64_t id);
+
 /* A new item of kind; NULL when out of memory. Free with qitem_free. */
 struct qitem *qitem_new(enum qitem_kind kind);
 void qitem_free(struct qitem *it);

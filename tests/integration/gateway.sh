@@ -122,4 +122,37 @@ check "small DLR table: 100 receipts matched" [ "$(jget "$TMP/e.json" .receipts)
 check "small DLR table: 200 evicted and 200 unmatched, counted" \
   grep -q "unmatched 200, DLR table [0-9]*/100 (evicted 200)" "$TMP/e.log"
 
+# 4. The operator acts without a restart: pause a connector (its queue holds),
+#    list what waits, drop one stuck message (its origin gets a failed receipt),
+#    resume (the rest goes out), reload.
+start_sink o smpp --dlr-delay 0-100
+ucp=$(free_port)
+write_conf "$TMP/o.conf" "$ucp" "$SINK_PORT_o"
+start_emgd o "$TMP/o.conf"
+wait_port "$ucp"
+sleep 0.3
+check "admin API: pause smpp-out" bash -c "curl -s -X POST -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/api/connectors/smpp-out/pause | jq -e '.paused == true' >/dev/null"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 2 --window 50 --count 300 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/o.json" &
+load_pid=$!
+STARTED_PIDS+=("$load_pid")
+for _ in $(seq 100); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
+check "paused: the 300 messages wait in smpp-out's queue" \
+  [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | "\(.queued) \(.paused)"')" = "300 true" ]
+admin "/api/queues/smpp-out/messages?offset=10&limit=5" > "$TMP/list.json"
+check "queue listing: 5 messages from offset 10, with id, from, to and age" \
+  [ "$(jq -r '[.queued, (.messages | length), (.messages[0].to | length), (.messages[0].age_ms >= 0)] | join(" ")' "$TMP/list.json")" = "300 5 13 true" ]
+victim=$(jq -r '.messages[0].id' "$TMP/list.json")
+check "drop a stuck message" [ "$(admin "/api/messages/$victim" -X DELETE | jq -r .dropped)" = true ]
+check "drop it again: 404" [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bearer s3cret-token' "http://127.0.0.1:$ADMIN_PORT/api/messages/$victim")" = 404 ]
+admin /api/connectors/smpp-out/resume -X POST > /dev/null
+wait "$load_pid" || true
+check "resumed: the other 299 delivered with their receipts" [ "$(jget "$TMP/o.json" .receipts_delivered)" = 299 ]
+# DELETED reaches a UCP client as "not delivered" (Dst 2): UCP has no deleted state.
+check "the dropped message's origin got a failed receipt" [ "$(jget "$TMP/o.json" .receipts_undeliverable)" = 1 ]
+check "admin API: POST /api/reload reloads" [ "$(admin /api/reload -X POST | jq -r .reloaded)" = true ]
+stop_pid "$EMGD_PID_o" 20 || true
+stop_sink o
+check "the sink got exactly the 299" [ "$(jget "$TMP/o.summary.json" .accepted)" = 299 ]
+
 finish
