@@ -1,11 +1,13 @@
 /* emgctl.c - the operator's command line for emgd's admin API.
  *
- * usage: emgctl [--url URL] [--token T] [--json] status|connectors
+ * usage: emgctl [--url URL] [--token T] [--json]
+ *          status|connectors|queues|queue NAME|pause NAME|resume NAME|reload
  * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Tables for
  * people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised, 5 bad
  * argument. */
 #include <curl/curl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +33,9 @@ static size_t collect(char *ptr, size_t size, size_t n, void *arg)
   return size * n;
 }
 
-/* GETs path; on success *out is the parsed JSON. Returns an exit code. */
-static int get_json(const char *url, const char *token, const char *path, json_t **out)
+/* Sends method path; on success *out is the parsed JSON. Returns an exit code. */
+static int request_json(const char *url, const char *token, const char *method, const char *path,
+                        json_t **out)
 {
   char full[1024], auth[512];
   struct body b = { NULL, 0 };
@@ -47,6 +50,7 @@ static int get_json(const char *url, const char *token, const char *path, json_t
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
   CURLcode rc = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -59,7 +63,7 @@ static int get_json(const char *url, const char *token, const char *path, json_t
   } else if (status == 401) {
     fprintf(stderr, "emgctl: %s: unauthorised (check --token or EMGCTL_TOKEN)\n", full);
     exit_code = EXIT_UNAUTHORISED;
-  } else if (status != 200) {
+  } else if (status != 200 && !(status == 409 && (*out = json_loads(b.data ? b.data : "", 0, NULL)))) {
     fprintf(stderr, "emgctl: %s: HTTP %ld: %s\n", full, status, b.data ? b.data : "");
     exit_code = EXIT_ERROR;
   } else if (!(*out = json_loads(b.data ? b.data : "", 0, NULL))) {
@@ -134,9 +138,54 @@ static void print_connectors(json_t *j)
          "total", "", "", "", instances, bound, "", queued);
 }
 
+static void print_queues(json_t *j)
+{
+  json_t *list = json_object_get(j, "queues"), *q;
+  size_t i;
+  printf("%-20s %12s %8s\n", "connector", "queued", "paused");
+  json_array_foreach(list, i, q)
+    printf("%-20s %12" JSON_INTEGER_FORMAT " %8s\n", json_string_value(json_object_get(q, "connector")),
+           num(q, "queued"), json_is_true(json_object_get(q, "paused")) ? "yes" : "no");
+  printf("%-20s %12" JSON_INTEGER_FORMAT " messages (soft limit %" JSON_INTEGER_FORMAT ", hard %" JSON_INTEGER_FORMAT ")\n",
+         "total", num(j, "total"), num(j, "soft_limit"), num(j, "hard_limit"));
+}
+
+static void print_queue(json_t *j)
+{
+  json_t *list = json_object_get(j, "messages"), *m;
+  size_t i;
+  printf("%s: %" JSON_INTEGER_FORMAT " waiting\n", json_string_value(json_object_get(j, "connector")),
+         num(j, "queued"));
+  printf("%-20s %-8s %-16s %-16s %10s %8s\n", "id", "kind", "from", "to", "age (s)", "attempts");
+  json_array_foreach(list, i, m) {
+    bool msg = strcmp(json_string_value(json_object_get(m, "kind")), "message") == 0;
+    char id[32];
+    if (msg)
+      snprintf(id, sizeof id, "%" JSON_INTEGER_FORMAT, num(m, "id"));
+    else
+      snprintf(id, sizeof id, "%.31s", json_string_value(json_object_get(m, "id")));
+    printf("%-20s %-8s %-16s %-16s %10.1f %8" JSON_INTEGER_FORMAT "\n", id, msg ? "message" : "receipt",
+           msg ? json_string_value(json_object_get(m, "from")) : "",
+           msg ? json_string_value(json_object_get(m, "to")) : "", (double)num(m, "age_ms") / 1000.0,
+           num(m, "attempts"));
+  }
+}
+
+static void print_action(json_t *j)
+{
+  if (json_object_get(j, "error"))
+    printf("refused: %s\n", json_string_value(json_object_get(j, "error")));
+  else if (json_object_get(j, "paused"))
+    printf("%s %s\n", json_string_value(json_object_get(j, "connector")),
+           json_is_true(json_object_get(j, "paused")) ? "paused" : "resumed");
+  else
+    printf("reloaded\n");
+}
+
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: emgctl [--url URL] [--token T] [--json] status|connectors\n"
+  fprintf(out, "usage: emgctl [--url URL] [--token T] [--json] COMMAND\n"
+               "  status | connectors | queues | queue NAME [OFFSET [LIMIT]] | pause NAME | resume NAME | reload\n"
                "  URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN\n");
 }
 
@@ -158,20 +207,42 @@ int main(int argc, char **argv)
     default: usage(stderr); return EXIT_USAGE;
     }
   }
-  if (optind != argc - 1) {
+  if (optind >= argc) {
     usage(stderr);
     return EXIT_USAGE;
   }
-  const char *command = argv[optind], *path;
+  const char *command = argv[optind], *method = "GET";
+  const char *arg = optind + 1 < argc ? argv[optind + 1] : NULL;
+  int extra = argc - optind - 1;
+  char path[512];
   void (*print)(json_t *);
-  if (strcmp(command, "status") == 0) {
-    path = "/api/status";
+  if (strcmp(command, "status") == 0 && extra == 0) {
+    snprintf(path, sizeof path, "/api/status");
     print = print_status;
-  } else if (strcmp(command, "connectors") == 0) {
-    path = "/api/connectors";
+  } else if (strcmp(command, "connectors") == 0 && extra == 0) {
+    snprintf(path, sizeof path, "/api/connectors");
     print = print_connectors;
+  } else if (strcmp(command, "queues") == 0 && extra == 0) {
+    snprintf(path, sizeof path, "/api/queues");
+    print = print_queues;
+  } else if (strcmp(command, "queue") == 0 && extra >= 1 && extra <= 3) {
+    const char *offset = extra >= 2 ? argv[optind + 2] : "0", *limit = extra == 3 ? argv[optind + 3] : "50";
+    if (strspn(offset, "0123456789") != strlen(offset) || strspn(limit, "0123456789") != strlen(limit)) {
+      fprintf(stderr, "emgctl: queue: OFFSET and LIMIT are numbers\n");
+      return EXIT_USAGE;
+    }
+    snprintf(path, sizeof path, "/api/queues/%s/messages?offset=%s&limit=%s", arg, offset, limit);
+    print = print_queue;
+  } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0) && extra == 1) {
+    snprintf(path, sizeof path, "/api/connectors/%s/%s", arg, command);
+    method = "POST";
+    print = print_action;
+  } else if (strcmp(command, "reload") == 0 && extra == 0) {
+    snprintf(path, sizeof path, "/api/reload");
+    method = "POST";
+    print = print_action;
   } else {
-    fprintf(stderr, "emgctl: unknown command '%s'\n", command);
+    fprintf(stderr, "emgctl: unknown command or wrong arguments: '%s'\n", command);
     usage(stderr);
     return EXIT_USAGE;
   }
@@ -183,8 +254,10 @@ int main(int argc, char **argv)
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);
   json_t *j = NULL;
-  int rc = get_json(url, token, path, &j);
-  if (rc == EXIT_OK) {
+  int rc = request_json(url, token, method, path, &j);
+  if (rc == EXIT_OK && json_object_get(j, "error"))
+    rc = EXIT_ERROR;   /* a refused reload: the reason is printed below */
+  if (j) {
     if (json) {
       json_dumpf(j, stdout, JSON_INDENT(2));
       putchar('\n');

@@ -137,6 +137,10 @@ check "admin API: pause smpp-out" bash -c "curl -s -X POST -H 'Authorization: Be
 load_pid=$!
 STARTED_PIDS+=("$load_pid")
 for _ in $(seq 100); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
+ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token "$@"; }
+check "emgctl queues: smpp-out holds 300, paused" bash -c "$(declare -f ctl); BIN='$BIN' ADMIN_PORT=$ADMIN_PORT; ctl queues | grep -Eq '^smpp-out +300 +yes\$'"
+check "emgctl queue smpp-out 0 3: three messages listed" \
+  [ "$(ctl queue smpp-out 0 3 | grep -c ' message ')" = 3 ]
 check "paused: the 300 messages wait in smpp-out's queue" \
   [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | "\(.queued) \(.paused)"')" = "300 true" ]
 admin "/api/queues/smpp-out/messages?offset=10&limit=5" > "$TMP/list.json"
@@ -145,12 +149,16 @@ check "queue listing: 5 messages from offset 10, with id, from, to and age" \
 victim=$(jq -r '.messages[0].id' "$TMP/list.json")
 check "drop a stuck message" [ "$(admin "/api/messages/$victim" -X DELETE | jq -r .dropped)" = true ]
 check "drop it again: 404" [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bearer s3cret-token' "http://127.0.0.1:$ADMIN_PORT/api/messages/$victim")" = 404 ]
-admin /api/connectors/smpp-out/resume -X POST > /dev/null
+check "emgctl resume smpp-out" [ "$(ctl resume smpp-out)" = "smpp-out resumed" ]
 wait "$load_pid" || true
 check "resumed: the other 299 delivered with their receipts" [ "$(jget "$TMP/o.json" .receipts_delivered)" = 299 ]
 # DELETED reaches a UCP client as "not delivered" (Dst 2): UCP has no deleted state.
 check "the dropped message's origin got a failed receipt" [ "$(jget "$TMP/o.json" .receipts_undeliverable)" = 1 ]
 check "admin API: POST /api/reload reloads" [ "$(admin /api/reload -X POST | jq -r .reloaded)" = true ]
+echo 'routes = ( { to = "nowhere"; } );' >> "$TMP/o.conf"
+rc=0; ctl reload > "$TMP/reload.out" 2>&1 || rc=$?
+check "emgctl reload of a broken file: refused with the reason, exit 1" \
+  bash -c "[ $rc = 1 ] && grep -q 'refused: .*o.conf:[0-9]*:' '$TMP/reload.out'"
 stop_pid "$EMGD_PID_o" 20 || true
 stop_sink o
 check "the sink got exactly the 299" [ "$(jget "$TMP/o.summary.json" .accepted)" = 299 ]
