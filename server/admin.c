@@ -11,6 +11,10 @@
 #include "connector.h"
 #include "netutil.h"
 
+/* The status page (server/www/status.html, embedded at build time). */
+extern const unsigned char status_html[];
+extern const unsigned long status_html_len;
+
 struct admin {
   struct core *core;
   admin_reload_fn reload;
@@ -244,6 +248,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   size_t *upload_size, void **state)
 {
   struct admin *a = cls;
+  /* The page holds no data: it asks the API for it, with the token. */
+  if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
+    return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
+                 strndup((const char *)status_html, status_html_len));
   if (!token_matches(a, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
   /* Requests have no body here; the first call only announces them. */

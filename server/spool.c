@@ -1,0 +1,1402 @@
+/* spool.c - the journal that makes an acked message survive any crash.
+ *
+ * On disk: segment files DIR/NNNNNNNNNNNN.seg, each a run of records
+ *   magic u32 | crc32c u32 | payload length u32 | type u8 | flags u8 | 0 u16 | payload
+ * little-endian, the CRC over bytes 8..15 of the header and the payload. The
+ * magic lets replay find the next record after a damaged one. Every payload
+ * starts with the record's id (u64). Each segment starts with an IDS record
+ * holding the id high-water mark, so the newest segment always has it.
+ *
+ * Group commit: appenders encode outside the lock, then copy into `pending`
+ * and take a ticket (the count of records appended so far). The writer swaps
+ * `pending` for its own `batch`, writes it with one pwritev and one
+ * fdatasync, publishes the batch's last ticket as durable, and only then
+ * walks the batch to update what is live. Everything about segments and
+ * liveness is therefore owned by the writer thread alone and needs no lock.
+ *
+ * Liveness: a map id -> (segment of its MSG, segment of its SENT) and one
+ * id -> segment of its RECEIPT; each segment counts the live records it holds.
+ * Segments are deleted oldest first, only once empty: a FINISHED record must
+ * outlive every older segment, since it is what kills the MSG there. The
+ * oldest segment is compacted (its live records re-appended with the COPY
+ * flag) when little of it, or of the whole spool, is live; when the copies
+ * are durable the old segment holds nothing live and goes. A copy of a
+ * message that finished meanwhile is killed again by a fresh FINISHED, so
+ * that deleting the first FINISHED cannot bring it back.
+ *
+ * Replay reads the segments twice: the first pass validates and computes the
+ * final state (a FINISHED anywhere kills its id; the last copy of a record is
+ * the one replayed), the second calls replay() in file order. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "spool.h"
+
+#define SPOOL_MAGIC 0x4c505345u          /* "ESPL" */
+#define HDR_LEN 16
+#define RECORD_MAX (1u << 20)            /* largest payload accepted on replay */
+#define COPY_FLAG 0x01                   /* re-appended by compaction */
+#define PENDING_MAX (64u << 20)          /* appenders wait above this: the writer is behind */
+#define RETRY_MS 500
+#define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
+#define MAX_LISTENERS 64
+#define SEG_NONE 0x7fffffffu             /* no SENT yet */
+#define SEG_DEAD 0x7ffffffeu             /* replay: the id has finished */
+#define SEQ_MAX 0x7ffffff0u              /* segment numbers stay below the markers */
+/* Replay's second pass flags entries in the top bit of a segment number:
+ * on a MSG's segment, that it was replayed; on a SENT's, that it waits for
+ * its MSG (a compaction copy of the MSG came after it). */
+#define SEG_FLAG 0x80000000u
+
+/* ---- CRC32C (Castagnoli), slicing by 8 ---- */
+
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    crc_table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int t = 1; t < 8; t++)
+      crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
+{
+  crc = ~crc;
+  while (n >= 8) {
+    uint32_t lo = crc ^ get_u32(p), hi = get_u32(p + 4);
+    crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^
+          crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+          crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+    p += 8;
+    n -= 8;
+  }
+  while (n--)
+    crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xff];
+  return ~crc;
+}
+
+/* ---- encoding ---- */
+
+static uint8_t *put_u8(uint8_t *p, uint8_t v)
+{
+  *p = v;
+  return p + 1;
+}
+
+static uint8_t *put_u16(uint8_t *p, uint16_t v)
+{
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  return p + 2;
+}
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+  put_u16(p, (uint16_t)v);
+  return put_u16(p + 2, (uint16_t)(v >> 16));
+}
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+  put_u32(p, (uint32_t)v);
+  return put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint8_t *put_bytes(uint8_t *p, const void *src, size_t n)
+{
+  if (n)
+    memcpy(p, src, n);
+  return p + n;
+}
+
+/* A string of at most cap - 1 bytes (the fixed arrays' limit) and 255 (the
+ * length prefix's): longer ones are cut, which no protocol value reaches. */
+static uint8_t *put_str(uint8_t *p, const char *s, size_t cap)
+{
+  size_t n = s ? strnlen(s, cap - 1) : 0;
+  if (n > 255)
+    n = 255;
+  p = put_u8(p, (uint8_t)n);
+  return put_bytes(p, s, n);
+}
+
+static uint8_t *put_addr(uint8_t *p, const struct msg_addr *a)
+{
+  p = put_str(p, a->addr, MSG_ADDR_LEN);
+  p = put_u8(p, a->ton);
+  return put_u8(p, a->npi);
+}
+
+#define ADDR_MAX (1 + MSG_ADDR_LEN + 2)
+#define STR_MAX 256
+
+/* The most bytes record_encode can write for rec. */
+static size_t record_bound(const struct spool_record *rec)
+{
+  size_t n = HDR_LEN + 8 + 2;
+  switch (rec->type) {
+  case SPOOL_REC_MSG:
+    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len;
+  case SPOOL_REC_SENT:
+    return n + STR_MAX;
+  case SPOOL_REC_RECEIPT:
+    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX;
+  default:
+    return n;
+  }
+}
+
+static void header_seal(uint8_t *rec, uint32_t payload_len, uint8_t type, uint8_t flags)
+{
+  put_u32(rec, SPOOL_MAGIC);
+  put_u32(rec + 8, payload_len);
+  rec[12] = type;
+  rec[13] = flags;
+  put_u16(rec + 14, 0);
+  put_u32(rec + 4, crc32c(0, rec + 8, HDR_LEN - 8 + payload_len));
+}
+
+/* Encodes rec into out (record_bound bytes); returns the record's length. */
+static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_t flags)
+{
+  uint8_t *p = put_u64(out + HDR_LEN, rec->id);
+  switch (rec->type) {
+  case SPOOL_REC_MSG: {
+    const struct msg *m = rec->msg;
+    p = put_u16(p, rec->target);
+    p = put_u64(p, m->id);
+    p = put_addr(p, &m->src);
+    p = put_addr(p, &m->dst);
+    const uint8_t small[6] = { m->coding, m->dcs, m->pid, m->priority, m->dlr_mask, m->mms };
+    p = put_bytes(p, small, sizeof small);
+    p = put_u64(p, (uint64_t)m->validity);
+    p = put_u64(p, (uint64_t)m->deferred);
+    p = put_u64(p, (uint64_t)m->received_ms);
+    p = put_u16(p, m->origin.connector);
+    p = put_u16(p, m->origin.instance);
+    p = put_u32(p, m->origin.session);
+    p = put_str(p, m->origin.user, MSG_USER_LEN);
+    p = put_str(p, m->origin.ref, MSG_ID_LEN);
+    p = put_u16(p, m->udh_len);
+    p = put_u32(p, m->data_len);
+    p = put_bytes(p, m->udh, m->udh_len);
+    p = put_bytes(p, m->data, m->data_len);
+    break;
+  }
+  case SPOOL_REC_SENT:
+    p = put_u16(p, rec->target);
+    p = put_str(p, rec->smsc_id, STR_MAX);
+    break;
+  case SPOOL_REC_RECEIPT: {
+    const struct msg_receipt *r = rec->receipt;
+    p = put_u16(p, rec->target);
+    p = put_str(p, rec->user, STR_MAX);
+    p = put_str(p, r->id, MSG_ID_LEN);
+    p = put_u8(p, r->state);
+    p = put_u16(p, r->err);
+    p = put_u64(p, (uint64_t)r->submit_time);
+    p = put_u64(p, (uint64_t)r->done_time);
+    p = put_addr(p, &r->src);
+    p = put_addr(p, &r->dst);
+    break;
+  }
+  default:
+    break;
+  }
+  size_t len = (size_t)(p - out);
+  header_seal(out, (uint32_t)(len - HDR_LEN), (uint8_t)rec->type, flags);
+  return len;
+}
+
+/* ---- decoding (replay): bounds-checked, a short payload sets `bad` ---- */
+
+struct reader {
+  const uint8_t *p, *end;
+  bool bad;
+};
+
+static const uint8_t *take(struct reader *r, size_t n)
+{
+  if (r->bad || (size_t)(r->end - r->p) < n) {
+    r->bad = true;
+    return NULL;
+  }
+  const uint8_t *at = r->p;
+  r->p += n;
+  return at;
+}
+
+static uint64_t get_n(struct reader *r, size_t n)
+{
+  const uint8_t *p = take(r, n);
+  uint64_t v = 0;
+  for (size_t i = 0; p && i < n; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static void get_str(struct reader *r, char *out, size_t cap)
+{
+  size_t n = (size_t)get_n(r, 1);
+  const uint8_t *p = take(r, n);
+  if (!p || n >= cap) {
+    r->bad = true;
+    out[0] = '\0';
+    return;
+  }
+  memcpy(out, p, n);
+  out[n] = '\0';
+}
+
+static void get_addr(struct reader *r, struct msg_addr *a)
+{
+  get_str(r, a->addr, sizeof a->addr);
+  a->ton = (uint8_t)get_n(r, 1);
+  a->npi = (uint8_t)get_n(r, 1);
+}
+
+/* Everything a decoded record points to. */
+struct decoded {
+  struct spool_record rec;
+  struct msg msg;
+  struct msg_receipt receipt;
+  char text[STR_MAX];             /* SENT: smsc_id; RECEIPT: user */
+};
+
+/* Decodes a validated record; -1 when its payload does not parse. */
+static int record_decode(const uint8_t *rec, struct decoded *d)
+{
+  struct reader r = { rec + HDR_LEN, rec + HDR_LEN + get_u32(rec + 8), false };
+  memset(&d->rec, 0, sizeof d->rec);
+  d->rec.type = rec[12];
+  d->rec.id = get_n(&r, 8);
+  switch (d->rec.type) {
+  case SPOOL_REC_MSG: {
+    struct msg *m = &d->msg;
+    memset(m, 0, sizeof *m);
+    d->rec.target = (uint16_t)get_n(&r, 2);
+    m->id = get_n(&r, 8);
+    get_addr(&r, &m->src);
+    get_addr(&r, &m->dst);
+    m->coding = (uint8_t)get_n(&r, 1);
+    m->dcs = (uint8_t)get_n(&r, 1);
+    m->pid = (uint8_t)get_n(&r, 1);
+    m->priority = (uint8_t)get_n(&r, 1);
+    m->dlr_mask = (uint8_t)get_n(&r, 1);
+    m->mms = (uint8_t)get_n(&r, 1);
+    m->validity = (int64_t)get_n(&r, 8);
+    m->deferred = (int64_t)get_n(&r, 8);
+    m->received_ms = (int64_t)get_n(&r, 8);
+    m->origin.connector = (uint16_t)get_n(&r, 2);
+    m->origin.instance = (uint16_t)get_n(&r, 2);
+    m->origin.session = (uint32_t)get_n(&r, 4);
+    get_str(&r, m->origin.user, sizeof m->origin.user);
+    get_str(&r, m->origin.ref, sizeof m->origin.ref);
+    m->udh_len = (uint16_t)get_n(&r, 2);
+    m->data_len = (uint32_t)get_n(&r, 4);
+    m->udh = m->udh_len ? take(&r, m->udh_len) : NULL;
+    m->data = take(&r, m->data_len);
+    d->rec.msg = m;
+    break;
+  }
+  case SPOOL_REC_SENT:
+    d->rec.target = (uint16_t)get_n(&r, 2);
+    get_str(&r, d->text, sizeof d->text);
+    d->rec.smsc_id = d->text;
+    break;
+  case SPOOL_REC_RECEIPT: {
+    struct msg_receipt *rc = &d->receipt;
+    memset(rc, 0, sizeof *rc);
+    d->rec.target = (uint16_t)get_n(&r, 2);
+    get_str(&r, d->text, sizeof d->text);
+    get_str(&r, rc->id, sizeof rc->id);
+    rc->state = (uint8_t)get_n(&r, 1);
+    rc->err = (uint16_t)get_n(&r, 2);
+    rc->submit_time = (int64_t)get_n(&r, 8);
+    rc->done_time = (int64_t)get_n(&r, 8);
+    get_addr(&r, &rc->src);
+    get_addr(&r, &rc->dst);
+    d->rec.user = d->text;
+    d->rec.receipt = rc;
+    break;
+  }
+  default:
+    break;
+  }
+  return r.bad ? -1 : 0;
+}
+
+static uint64_t record_id(const uint8_t *rec)
+{
+  return (uint64_t)get_u32(rec + HDR_LEN) | (uint64_t)get_u32(rec + HDR_LEN + 4) << 32;
+}
+
+static size_t record_len(const uint8_t *rec)
+{
+  return HDR_LEN + get_u32(rec + 8);
+}
+
+/* Whether a valid record starts at p (size bytes left in the file). */
+static bool record_valid(const uint8_t *p, size_t size)
+{
+  if (size < HDR_LEN + 8 || get_u32(p) != SPOOL_MAGIC)
+    return false;
+  uint32_t len = get_u32(p + 8);
+  if (p[12] < SPOOL_REC_MSG || p[12] > SPOOL_REC_IDS || len < 8 || len > RECORD_MAX ||
+      len > size - HDR_LEN)
+    return false;
+  return crc32c(0, p + 8, HDR_LEN - 8 + len) == get_u32(p + 4);
+}
+
+typedef void (*record_fn)(void *ctx, const uint8_t *rec);
+
+/* Calls fn for each valid record of a segment image, resynchronising on the
+ * magic after a bad one (reported through warn when it is given). Returns
+ * the offset where the valid records end: below size when the file ends in
+ * garbage (a torn tail when it is the last segment). */
+static size_t segment_scan(const uint8_t *base, size_t size, const char *path,
+                           void (*warn)(void *, const char *), void *warn_ctx, record_fn fn, void *ctx)
+{
+  size_t off = 0;
+  while (off < size) {
+    if (record_valid(base + off, size - off)) {
+      fn(ctx, base + off);
+      off += record_len(base + off);
+      continue;
+    }
+    size_t next = off + 1;
+    static const uint32_t magic = SPOOL_MAGIC;
+    for (;;) {
+      const uint8_t *m = next < size ? memmem(base + next, size - next, &magic, sizeof magic) : NULL;
+      if (!m)
+        return off;
+      next = (size_t)(m - base);
+      if (record_valid(m, size - next))
+        break;
+      next++;
+    }
+    if (warn) {
+      char text[512];
+      snprintf(text, sizeof text, "%s at offset %zu: bad record, %zu bytes skipped", path, off, next - off);
+      warn(warn_ctx, text);
+    }
+    off = next;
+  }
+  return off;
+}
+
+/* ---- id maps: open addressing, linear probing, backward-shift deletion ---- */
+
+struct idmap_entry {
+  uint64_t id;                    /* 0: free */
+  uint32_t a, b;                  /* messages: segment of MSG, of SENT; receipts: segment */
+};
+
+struct idmap {
+  struct idmap_entry *slots;
+  size_t mask, count;
+  unsigned shift;
+};
+
+static size_t idmap_home(const struct idmap *m, uint64_t id)
+{
+  return (size_t)((id * 0x9e3779b97f4a7c15u) >> m->shift);
+}
+
+static int idmap_init(struct idmap *m, size_t cap_pow2)
+{
+  m->slots = calloc(cap_pow2, sizeof *m->slots);
+  m->mask = cap_pow2 - 1;
+  m->count = 0;
+  m->shift = 64;
+  for (size_t c = cap_pow2; c > 1; c >>= 1)
+    m->shift--;
+  return m->slots ? 0 : -1;
+}
+
+static void idmap_free(struct idmap *m)
+{
+  free(m->slots);
+  m->slots = NULL;
+}
+
+static struct idmap_entry *idmap_find(const struct idmap *m, uint64_t id)
+{
+  for (size_t i = idmap_home(m, id);; i = (i + 1) & m->mask) {
+    if (m->slots[i].id == id)
+      return &m->slots[i];
+    if (!m->slots[i].id)
+      return NULL;
+  }
+}
+
+static int idmap_grow(struct idmap *m);
+
+/* The entry for id, added (a = b = SEG_NONE) when absent; NULL when out of
+ * memory. Pointers into the map are invalid after the next insert. */
+static struct idmap_entry *idmap_insert(struct idmap *m, uint64_t id)
+{
+  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && idmap_grow(m) < 0)
+    return NULL;
+  size_t i = idmap_home(m, id);
+  for (; m->slots[i].id; i = (i + 1) & m->mask)
+    if (m->slots[i].id == id)
+      return &m->slots[i];
+  m->slots[i] = (struct idmap_entry){ id, SEG_NONE, SEG_NONE };
+  m->count++;
+  return &m->slots[i];
+}
+
+static int idmap_grow(struct idmap *m)
+{
+  struct idmap old = *m;
+  if (idmap_init(m, (old.mask + 1) * 2) < 0) {
+    *m = old;
+    return -1;
+  }
+  for (size_t i = 0; i <= old.mask; i++)
+    if (old.slots[i].id)
+      *idmap_insert(m, old.slots[i].id) = old.slots[i];
+  idmap_free(&old);
+  return 0;
+}
+
+static void idmap_remove(struct idmap *m, struct idmap_entry *e)
+{
+  size_t hole = (size_t)(e - m->slots);
+  for (size_t i = (hole + 1) & m->mask; m->slots[i].id; i = (i + 1) & m->mask) {
+    size_t home = idmap_home(m, m->slots[i].id);
+    /* Move the entry into the hole unless its home lies after the hole (cyclically). */
+    if (((i - home) & m->mask) >= ((i - hole) & m->mask)) {
+      m->slots[hole] = m->slots[i];
+      hole = i;
+    }
+  }
+  m->slots[hole].id = 0;
+  m->count--;
+}
+
+/* ---- the spool ---- */
+
+struct segment {
+  uint32_t seq;
+  uint32_t live;                  /* records the live state still needs */
+  uint64_t records, bytes;
+};
+
+struct buf {
+  uint8_t *p;
+  size_t len, cap;
+};
+
+struct listener {
+  void (*fn)(void *);
+  void *arg;
+};
+
+struct spool {
+  char *dir;
+  int dirfd;
+  struct spool_options opt;
+
+  pthread_mutex_t lock;           /* guards pending, next_ticket, failing, why, stats, stopping */
+  pthread_cond_t wake;            /* the writer: something to write, or stop */
+  pthread_cond_t space;           /* appenders waiting for pending to drain */
+  struct buf pending;
+  uint64_t next_ticket;           /* the last ticket handed out */
+  bool writer_idle, stopping, failing;
+  char why[256];
+  struct spool_stats stats;       /* the writer's figures, published once per batch */
+  _Atomic uint64_t durable;
+
+  struct listener listeners[MAX_LISTENERS];
+  _Atomic unsigned nlisteners;
+
+  pthread_t writer;
+  bool writer_started;
+
+  /* The writer's own state. */
+  struct buf batch;
+  uint64_t batch_last;            /* ticket of batch's last record */
+  int fd;                         /* current segment, -1 before it is opened */
+  uint32_t cur_seq;
+  uint64_t file_off;              /* end of the last good write */
+  bool tail_dirty;                /* a failed write may have left bytes past file_off */
+  uint64_t ids_mark;              /* highest id seen: written at the head of each segment */
+  struct segment *segs;           /* oldest first; the last is the current one once opened */
+  size_t nsegs, segs_cap;
+  struct idmap msgs, receipts;
+  uint64_t hold_ticket;           /* no deletion before this is durable (fresh FINISHED kills) */
+  uint64_t compact_ticket;        /* no new compaction before the last one's copies are durable */
+  uint64_t fsyncs, compacted, segments_deleted, bytes_written, records_written;
+};
+
+static void seg_path(const struct spool *s, uint32_t seq, char *out, size_t cap)
+{
+  snprintf(out, cap, "%s/%012" PRIu32 ".seg", s->dir, seq);
+}
+
+static struct segment *seg_find(struct spool *s, uint32_t seq)
+{
+  size_t lo = 0, hi = s->nsegs;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (s->segs[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->nsegs && s->segs[lo].seq == seq ? &s->segs[lo] : NULL;
+}
+
+static void seg_live_add(struct spool *s, uint32_t seq, int delta)
+{
+  struct segment *g = seg_find(s, seq);
+  if (g)
+    g->live += (uint32_t)delta;
+}
+
+static struct segment *seg_push(struct spool *s, uint32_t seq)
+{
+  if (s->nsegs == s->segs_cap) {
+    size_t cap = s->segs_cap ? s->segs_cap * 2 : 16;
+    struct segment *grown = realloc(s->segs, cap * sizeof *grown);
+    if (!grown)
+      return NULL;
+    s->segs = grown;
+    s->segs_cap = cap;
+  }
+  struct segment *g = &s->segs[s->nsegs++];
+  *g = (struct segment){ seq, 0, 0, 0 };
+  return g;
+}
+
+static int buf_reserve(struct buf *b, size_t more)
+{
+  if (b->len + more <= b->cap)
+    return 0;
+  size_t cap = b->cap ? b->cap : 1 << 16;
+  while (cap < b->len + more)
+    cap *= 2;
+  uint8_t *grown = realloc(b->p, cap);
+  if (!grown)
+    return -1;
+  b->p = grown;
+  b->cap = cap;
+  return 0;
+}
+
+/* Copies n bytes of records (nrec of them) into pending; returns the last
+ * one's ticket, 0 when refused. The writer's own records (compaction copies,
+ * fresh kills) pass while the spool is failing or waits for space. */
+static uint64_t pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app)
+{
+  uint64_t ticket = 0;
+  pthread_mutex_lock(&s->lock);
+  while (from_app && !s->failing && !s->stopping && s->pending.len >= PENDING_MAX)
+    pthread_cond_wait(&s->space, &s->lock);
+  if ((from_app && s->failing) || buf_reserve(&s->pending, n) < 0)
+    goto out;
+  memcpy(s->pending.p + s->pending.len, recs, n);
+  s->pending.len += n;
+  s->next_ticket += nrec;
+  ticket = s->next_ticket;
+  if (s->writer_idle)
+    pthread_cond_signal(&s->wake);
+out:
+  pthread_mutex_unlock(&s->lock);
+  return ticket;
+}
+
+uint64_t spool_append(struct spool *s, const struct spool_record *rec)
+{
+  uint8_t stack[1024];
+  size_t bound = record_bound(rec);
+  uint8_t *buf = bound <= sizeof stack ? stack : malloc(bound);
+  if (!buf)
+    return 0;
+  size_t n = record_encode(buf, rec, 0);
+  uint64_t ticket = pending_add(s, buf, n, 1, true);
+  if (buf != stack)
+    free(buf);
+  return ticket;
+}
+
+uint64_t spool_durable(const struct spool *s)
+{
+  return atomic_load_explicit(&s->durable, memory_order_acquire);
+}
+
+int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
+{
+  int rc = -1;
+  pthread_mutex_lock(&s->lock);
+  unsigned n = atomic_load(&s->nlisteners);
+  if (n < MAX_LISTENERS) {
+    s->listeners[n] = (struct listener){ fn, arg };
+    atomic_store_explicit(&s->nlisteners, n + 1, memory_order_release);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return rc;
+}
+
+bool spool_failing(const struct spool *s, char *why, size_t why_len)
+{
+  struct spool *m = (struct spool *)s;   /* the lock, not the state, changes */
+  pthread_mutex_lock(&m->lock);
+  bool failing = m->failing;
+  if (why && why_len)
+    snprintf(why, why_len, "%s", failing ? m->why : "");
+  pthread_mutex_unlock(&m->lock);
+  return failing;
+}
+
+void spool_stats(const struct spool *s, struct spool_stats *out)
+{
+  struct spool *m = (struct spool *)s;
+  pthread_mutex_lock(&m->lock);
+  *out = m->stats;
+  out->failed = m->failing;
+  snprintf(out->last_error, sizeof out->last_error, "%s", m->why);
+  pthread_mutex_unlock(&m->lock);
+  out->durable_ticket = spool_durable(s);
+}
+
+/* ---- the writer ---- */
+
+/* Opens the current segment when there is none; -1 with why. */
+static int segment_open(struct spool *s, char *why, size_t why_len)
+{
+  if (s->fd >= 0)
+    return 0;
+  char path[4096];
+  seg_path(s, s->cur_seq, path, sizeof path);
+  s->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (s->fd < 0 || fsync(s->dirfd) < 0) {
+    snprintf(why, why_len, "%.200s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!seg_find(s, s->cur_seq) && !seg_push(s, s->cur_seq)) {
+    snprintf(why, why_len, "out of memory");
+    return -1;
+  }
+  s->file_off = 0;
+  s->tail_dirty = true;   /* a retried open may find bytes of a failed write */
+  return 0;
+}
+
+/* Writes data at the end of the current segment (a new one first when the
+ * current is full, starting with an IDS record) and makes it durable.
+ * Returns 0, or -1 with why: then nothing past file_off counts. */
+static int segment_write(struct spool *s, const uint8_t *data, size_t len, char *why, size_t why_len)
+{
+  if (s->fd >= 0 && s->file_off >= s->opt.segment_size) {
+    close(s->fd);
+    s->fd = -1;
+    s->cur_seq++;
+  }
+  if (segment_open(s, why, why_len) < 0)
+    return -1;
+  if (s->tail_dirty && ftruncate(s->fd, (off_t)s->file_off) < 0) {
+    snprintf(why, why_len, "truncating after a failed write: %s", strerror(errno));
+    return -1;
+  }
+  uint8_t ids[HDR_LEN + 8];
+  struct iovec iov[2];
+  int iovcnt = 0;
+  if (s->file_off == 0) {
+    record_encode(ids, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = s->ids_mark }, 0);
+    iov[iovcnt++] = (struct iovec){ ids, sizeof ids };
+  }
+  iov[iovcnt++] = (struct iovec){ (void *)data, len };
+  size_t total = len + (iovcnt == 2 ? sizeof ids : 0), done = 0;
+  s->tail_dirty = true;
+  while (done < total) {
+    ssize_t n = pwritev(s->fd, iov, iovcnt, (off_t)(s->file_off + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      snprintf(why, why_len, "writing segment %" PRIu32 ": %s", s->cur_seq,
+               n < 0 ? strerror(errno) : "no progress");
+      return -1;
+    }
+    done += (size_t)n;
+    for (size_t k = (size_t)n; k;) {   /* skip what was written in the iovecs */
+      size_t step = k < iov[0].iov_len ? k : iov[0].iov_len;
+      iov[0].iov_base = (uint8_t *)iov[0].iov_base + step;
+      iov[0].iov_len -= step;
+      k -= step;
+      if (!iov[0].iov_len && iovcnt == 2) {
+        iov[0] = iov[1];
+        iovcnt = 1;
+      }
+    }
+  }
+  if (s->opt.sync) {
+    if (fdatasync(s->fd) < 0) {
+      snprintf(why, why_len, "syncing segment %" PRIu32 ": %s", s->cur_seq, strerror(errno));
+      return -1;
+    }
+    s->fsyncs++;
+  }
+  s->tail_dirty = false;
+  s->file_off += total;
+  struct segment *g = &s->segs[s->nsegs - 1];
+  g->bytes = s->file_off;
+  g->records += total > len;   /* the IDS record */
+  s->bytes_written += total;
+  return 0;
+}
+
+/* Kill records the writer owes (a copy of something that died meanwhile). */
+static void kill_add(struct buf *kills, enum spool_record_type type, uint64_t id)
+{
+  if (buf_reserve(kills, HDR_LEN + 8) == 0)
+    kills->len += record_encode(kills->p + kills->len, &(struct spool_record){ .type = type, .id = id }, 0);
+}
+
+/* Moves a live record's segment from *seg to seq. */
+static void live_move(struct spool *s, uint32_t *seg, uint32_t seq)
+{
+  if (*seg != SEG_NONE)
+    seg_live_add(s, *seg, -1);
+  *seg = seq;
+  seg_live_add(s, seq, 1);
+}
+
+/* Applies one durable record, written to segment seq, to the live state. */
+static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct buf *kills)
+{
+  uint64_t id = record_id(rec);
+  bool copy = rec[13] & COPY_FLAG;
+  struct idmap_entry *e;
+  switch (rec[12]) {
+  case SPOOL_REC_MSG:
+    if (id > s->ids_mark)
+      s->ids_mark = id;
+    e = idmap_find(&s->msgs, id);
+    if (e)
+      live_move(s, &e->a, seq);
+    else if (copy)
+      kill_add(kills, SPOOL_REC_FINISHED, id);
+    else if ((e = idmap_insert(&s->msgs, id)))
+      live_move(s, &e->a, seq);
+    break;
+  case SPOOL_REC_SENT:
+    if ((e = idmap_find(&s->msgs, id)))
+      live_move(s, &e->b, seq);
+    break;
+  case SPOOL_REC_FINISHED:
+    if ((e = idmap_find(&s->msgs, id))) {
+      seg_live_add(s, e->a, -1);
+      if (e->b != SEG_NONE)
+        seg_live_add(s, e->b, -1);
+      idmap_remove(&s->msgs, e);
+    }
+    break;
+  case SPOOL_REC_RECEIPT:
+    e = idmap_find(&s->receipts, id);
+    if (e)
+      live_move(s, &e->a, seq);
+    else if (copy)
+      kill_add(kills, SPOOL_REC_RECEIPT_DONE, id);
+    else if ((e = idmap_insert(&s->receipts, id)))
+      live_move(s, &e->a, seq);
+    break;
+  case SPOOL_REC_RECEIPT_DONE:
+    if ((e = idmap_find(&s->receipts, id))) {
+      seg_live_add(s, e->a, -1);
+      idmap_remove(&s->receipts, e);
+    }
+    break;
+  case SPOOL_REC_IDS:
+    if (id > s->ids_mark)
+      s->ids_mark = id;
+    break;
+  }
+}
+
+/* Deletes the oldest segments while they hold nothing live. */
+static void segments_delete(struct spool *s)
+{
+  size_t n = 0;
+  if (spool_durable(s) < s->hold_ticket)
+    return;
+  while (n + 1 < s->nsegs && s->segs[n].live == 0) {
+    char path[4096];
+    seg_path(s, s->segs[n].seq, path, sizeof path);
+    if (unlink(path) < 0 && errno != ENOENT)
+      break;
+    n++;
+  }
+  if (!n)
+    return;
+  fsync(s->dirfd);   /* best effort: a deleted segment that comes back holds only dead records */
+  memmove(s->segs, s->segs + n, (s->nsegs - n) * sizeof *s->segs);
+  s->nsegs -= n;
+  s->segments_deleted += n;
+}
+
+struct compaction {
+  struct spool *s;
+  uint32_t seq;
+  struct buf copies;
+  unsigned count;
+};
+
+static void compact_record(void *ctx, const uint8_t *rec)
+{
+  struct compaction *c = ctx;
+  uint64_t id = record_id(rec);
+  const struct idmap_entry *e = NULL;
+  bool live = false;
+  switch (rec[12]) {
+  case SPOOL_REC_MSG:
+    live = (e = idmap_find(&c->s->msgs, id)) && e->a == c->seq;
+    break;
+  case SPOOL_REC_SENT:
+    live = (e = idmap_find(&c->s->msgs, id)) && e->b == c->seq;
+    break;
+  case SPOOL_REC_RECEIPT:
+    live = (e = idmap_find(&c->s->receipts, id)) && e->a == c->seq;
+    break;
+  }
+  size_t len = record_len(rec);
+  if (!live || buf_reserve(&c->copies, len) < 0)
+    return;
+  uint8_t *copy = c->copies.p + c->copies.len;
+  memcpy(copy, rec, len);
+  header_seal(copy, (uint32_t)(len - HDR_LEN), rec[12], rec[13] | COPY_FLAG);
+  c->copies.len += len;
+  c->count++;
+}
+
+/* Re-appends the live records of the oldest segment when little of it, or
+ * of the whole spool, is live, and the spool has a moment. */
+static void compact_maybe(struct spool *s)
+{
+  if (s->nsegs < 2 || spool_durable(s) < s->compact_ticket)
+    return;
+  const struct segment *old = &s->segs[0];
+  uint64_t live = 0, records = 0;
+  for (size_t i = 0; i < s->nsegs; i++) {
+    live += s->segs[i].live;
+    records += s->segs[i].records;
+  }
+  if (old->live == 0 || !(old->live * 10ull < old->records || live * 4 < records))
+    return;
+  pthread_mutex_lock(&s->lock);
+  bool busy = s->pending.len >= COMPACT_IDLE_BYTES || s->stopping;
+  pthread_mutex_unlock(&s->lock);
+  if (busy)
+    return;
+  char path[4096];
+  seg_path(s, old->seq, path, sizeof path);
+  struct compaction c = { s, old->seq, { NULL, 0, 0 }, 0 };
+  uint8_t *image = malloc(old->bytes ? old->bytes : 1);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (image && fd >= 0 && pread(fd, image, old->bytes, 0) == (ssize_t)old->bytes) {
+    segment_scan(image, old->bytes, path, NULL, NULL, compact_record, &c);
+    if (c.count) {
+      s->compact_ticket = pending_add(s, c.copies.p, c.copies.len, c.count, false);
+      s->compacted += s->compact_ticket ? c.count : 0;
+    }
+  }
+  if (fd >= 0)
+    close(fd);
+  free(image);
+  free(c.copies.p);
+}
+
+static void stats_publish(struct spool *s)
+{
+  uint64_t disk = 0;
+  for (size_t i = 0; i < s->nsegs; i++)
+    disk += s->segs[i].bytes;
+  pthread_mutex_lock(&s->lock);
+  s->stats.records = s->records_written;
+  s->stats.bytes = s->bytes_written;
+  s->stats.fsyncs = s->fsyncs;
+  s->stats.segments = s->nsegs;
+  s->stats.segments_deleted = s->segments_deleted;
+  s->stats.compacted = s->compacted;
+  s->stats.live_messages = s->msgs.count;
+  s->stats.live_receipts = s->receipts.count;
+  s->stats.disk_bytes = disk;
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Deletes what is dead, compacts when due, and shows the result. */
+static void segments_maintain(struct spool *s)
+{
+  segments_delete(s);
+  compact_maybe(s);
+  stats_publish(s);
+}
+
+/* Writes the batch; on success publishes it, then maintains the segments.
+ * On failure the batch is kept for the retry and the spool is failing. */
+static void batch_commit(struct spool *s)
+{
+  char why[256];
+  if (segment_write(s, s->batch.p, s->batch.len, why, sizeof why) < 0) {
+    pthread_mutex_lock(&s->lock);
+    s->failing = true;
+    snprintf(s->why, sizeof s->why, "%s", why);
+    pthread_mutex_unlock(&s->lock);
+    return;
+  }
+  pthread_mutex_lock(&s->lock);
+  s->failing = false;
+  pthread_mutex_unlock(&s->lock);
+  atomic_store_explicit(&s->durable, s->batch_last, memory_order_release);
+  unsigned n = atomic_load_explicit(&s->nlisteners, memory_order_acquire);
+  for (unsigned i = 0; i < n; i++)
+    s->listeners[i].fn(s->listeners[i].arg);
+
+  struct buf kills = { NULL, 0, 0 };
+  uint64_t records = 0;
+  for (size_t off = 0; off < s->batch.len; off += record_len(s->batch.p + off), records++)
+    live_apply(s, s->batch.p + off, s->cur_seq, &kills);
+  s->segs[s->nsegs - 1].records += records;
+  s->records_written += records;
+  s->batch.len = 0;
+  if (kills.len)
+    s->hold_ticket = pending_add(s, kills.p, kills.len, (unsigned)(kills.len / (HDR_LEN + 8)), false);
+  free(kills.p);
+  segments_maintain(s);
+}
+
+/* Waits on wake (the lock held) for at most ms; returns as
+ * pthread_cond_timedwait. */
+static int cond_wait_ms(struct spool *s, long ms)
+{
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  return pthread_cond_timedwait(&s->wake, &s->lock, &until);
+}
+
+static void *writer_main(void *arg)
+{
+  struct spool *s = arg;
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    if (s->failing) {
+      bool last = s->stopping;
+      if (!last)
+        cond_wait_ms(s, RETRY_MS);
+      pthread_mutex_unlock(&s->lock);
+      batch_commit(s);
+      pthread_mutex_lock(&s->lock);
+      if (last && s->failing)
+        break;
+      continue;
+    }
+    if (s->pending.len == 0) {
+      if (s->stopping)
+        break;
+      s->writer_idle = true;
+      int rc = cond_wait_ms(s, RETRY_MS);
+      s->writer_idle = false;
+      if (rc == ETIMEDOUT && s->pending.len == 0 && !s->stopping) {
+        /* Idle: the moment to compact, which nothing else would trigger. */
+        pthread_mutex_unlock(&s->lock);
+        segments_maintain(s);
+        pthread_mutex_lock(&s->lock);
+      }
+      continue;
+    }
+    struct buf full = s->pending;
+    s->pending = s->batch;
+    s->batch = full;
+    s->batch_last = s->next_ticket;
+    pthread_cond_broadcast(&s->space);
+    pthread_mutex_unlock(&s->lock);
+    batch_commit(s);
+    pthread_mutex_lock(&s->lock);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+/* ---- opening and replay ---- */
+
+struct image {
+  uint8_t *base;                  /* the segment mapped read-only; NULL when empty */
+  size_t size;                    /* valid records end here */
+};
+
+struct replay {
+  struct spool *s;
+  struct image *images;
+  size_t index;                   /* segment being read: images[index], s->segs[index] */
+  struct idmap deferred;          /* pass 2: id -> (image, offset) of a SENT waiting for its MSG */
+  uint64_t ids_max;
+  bool oom;
+  void (*replay)(void *, const struct spool_record *);
+  void *ctx;
+};
+
+/* Pass 1: the final state, dead ids kept as SEG_DEAD so that a later copy
+ * of a finished record stays dead. */
+static void replay_scan(void *arg, const uint8_t *rec)
+{
+  struct replay *r = arg;
+  struct segment *g = &r->s->segs[r->index];
+  uint64_t id = record_id(rec);
+  uint8_t type = rec[12];
+  g->records++;
+  if (type == SPOOL_REC_IDS || (type == SPOOL_REC_MSG && !(rec[13] & COPY_FLAG))) {
+    if (id > r->ids_max)
+      r->ids_max = id;
+    if (type == SPOOL_REC_IDS)
+      return;
+  }
+  bool receipt = type == SPOOL_REC_RECEIPT || type == SPOOL_REC_RECEIPT_DONE;
+  struct idmap_entry *e = idmap_insert(receipt ? &r->s->receipts : &r->s->msgs, id);
+  if (!e) {
+    r->oom = true;
+    return;
+  }
+  if (type == SPOOL_REC_FINISHED || type == SPOOL_REC_RECEIPT_DONE)
+    e->a = SEG_DEAD;
+  else if (e->a != SEG_DEAD && type == SPOOL_REC_SENT)
+    e->b = g->seq;
+  else if (e->a != SEG_DEAD)
+    e->a = g->seq;
+}
+
+/* Keeps the live entries of a map built by pass 1 and counts them in their
+ * segments. */
+static int replay_keep_live(struct spool *s, struct idmap *m, bool messages)
+{
+  struct idmap live;
+  size_t cap = 1024;
+  while (cap * 3 < m->count * 4)
+    cap *= 2;
+  if (idmap_init(&live, cap) < 0)
+    return -1;
+  for (size_t i = 0; i <= m->mask; i++) {
+    const struct idmap_entry *e = &m->slots[i];
+    if (!e->id || e->a == SEG_DEAD || e->a == SEG_NONE)
+      continue;
+    struct idmap_entry *k = idmap_insert(&live, e->id);
+    if (!k) {
+      idmap_free(&live);
+      return -1;
+    }
+    k->a = e->a;
+    seg_live_add(s, e->a, 1);
+    if (messages && e->b != SEG_NONE) {
+      k->b = e->b;
+      seg_live_add(s, e->b, 1);
+    }
+  }
+  idmap_free(m);
+  *m = live;
+  return 0;
+}
+
+static void replay_emit(struct replay *r, const uint8_t *rec)
+{
+  struct decoded d;
+  if (record_decode(rec, &d) == 0 && r->replay)
+    r->replay(r->ctx, &d.rec);
+}
+
+/* Pass 2: each live record at its last copy, in file order, a SENT after
+ * its MSG. */
+static void replay_call(void *arg, const uint8_t *rec)
+{
+  struct replay *r = arg;
+  uint32_t seq = r->s->segs[r->index].seq;
+  uint64_t id = record_id(rec);
+  struct idmap_entry *e;
+  switch (rec[12]) {
+  case SPOOL_REC_MSG:
+    if (!(e = idmap_find(&r->s->msgs, id)) || e->a != seq)
+      return;
+    replay_emit(r, rec);
+    e->a |= SEG_FLAG;
+    if (e->b & SEG_FLAG) {
+      struct idmap_entry *w = idmap_find(&r->deferred, id);
+      e->b &= ~SEG_FLAG;
+      replay_emit(r, r->images[w->a].base + w->b);
+    }
+    return;
+  case SPOOL_REC_SENT:
+    if (!(e = idmap_find(&r->s->msgs, id)) || (e->b & ~SEG_FLAG) != seq)
+      return;
+    if (e->a & SEG_FLAG) {
+      replay_emit(r, rec);
+    } else {
+      struct idmap_entry *w = idmap_insert(&r->deferred, id);
+      if (!w) {
+        r->oom = true;
+        return;
+      }
+      w->a = (uint32_t)r->index;
+      w->b = (uint32_t)(rec - r->images[r->index].base);
+      e->b |= SEG_FLAG;
+    }
+    return;
+  case SPOOL_REC_RECEIPT:
+    if ((e = idmap_find(&r->s->receipts, id)) && e->a == seq)
+      replay_emit(r, rec);
+    return;
+  }
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The segment numbers in dir, sorted, in *out (malloc'ed); count or -1. */
+static long segments_list(const char *dir, uint32_t **out, char *err)
+{
+  DIR *d = opendir(dir);
+  if (!d) {
+    snprintf(err, 256, "%s: %s", dir, strerror(errno));
+    return -1;
+  }
+  uint32_t *seqs = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    char *end;
+    unsigned long seq = strtoul(de->d_name, &end, 10);
+    if (strlen(de->d_name) != 16 || end != de->d_name + 12 || strcmp(end, ".seg") != 0)
+      continue;
+    if (seq == 0 || seq > SEQ_MAX) {
+      snprintf(err, 256, "%s/%s: segment number out of range", dir, de->d_name);
+      goto fail;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      uint32_t *grown = realloc(seqs, cap * sizeof *grown);
+      if (!grown) {
+        snprintf(err, 256, "out of memory");
+        goto fail;
+      }
+      seqs = grown;
+    }
+    seqs[n++] = (uint32_t)seq;
+  }
+  closedir(d);
+  if (n)
+    qsort(seqs, n, sizeof *seqs, seq_cmp);
+  *out = seqs;
+  return (long)n;
+fail:
+  closedir(d);
+  free(seqs);
+  return -1;
+}
+
+/* Maps segment index i and cuts a torn tail of the last one. */
+static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *, const char *), char *err)
+{
+  struct spool *s = r->s;
+  char path[4096];
+  seg_path(s, s->segs[i].seq, path, sizeof path);
+  int fd = open(path, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  struct image *im = &r->images[i];
+  im->size = (size_t)st.st_size;
+  if (im->size) {
+    im->base = mmap(NULL, im->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (im->base == MAP_FAILED) {
+      im->base = NULL;
+      snprintf(err, 256, "%.200s: mmap: %s", path, strerror(errno));
+      close(fd);
+      return -1;
+    }
+    madvise(im->base, im->size, MADV_SEQUENTIAL);
+  }
+  r->index = i;
+  size_t good = im->base ? segment_scan(im->base, im->size, path, warn, r->ctx, replay_scan, r) : 0;
+  if (good < im->size) {
+    char text[512];
+    if (last && ftruncate(fd, (off_t)good) == 0) {
+      snprintf(text, sizeof text, "%.400s at offset %zu: torn record at the tail, %zu bytes cut off", path,
+               good, im->size - good);
+      im->size = good;
+    } else {
+      snprintf(text, sizeof text, "%.400s at offset %zu: bad record, the %zu bytes to the end skipped", path,
+               good, im->size - good);
+    }
+    if (warn)
+      warn(r->ctx, text);
+  }
+  s->segs[i].bytes = im->size;
+  close(fd);
+  return 0;
+}
+
+/* Reads the spool's segments and replays what is live. */
+static int replay_all(struct spool *s, void (*replay)(void *, const struct spool_record *),
+                      void (*warn)(void *, const char *), void *ctx, char *err)
+{
+  uint32_t *seqs = NULL;
+  long n = segments_list(s->dir, &seqs, err);
+  if (n < 0)
+    return -1;
+  struct replay r = { s, calloc((size_t)n + 1, sizeof *r.images), 0, { 0 }, 0, false, replay, ctx };
+  int rc = -1;
+  if (!r.images || idmap_init(&r.deferred, 1024) < 0) {
+    snprintf(err, 256, "out of memory");
+    goto out;
+  }
+  for (long i = 0; i < n; i++)
+    if (!seg_push(s, seqs[i])) {
+      snprintf(err, 256, "out of memory");
+      goto out;
+    }
+  for (long i = 0; i < n; i++)
+    if (replay_map(&r, (size_t)i, i == n - 1, warn, err) < 0)
+      goto out;
+  if (r.oom || replay_keep_live(s, &s->msgs, true) < 0 || replay_keep_live(s, &s->receipts, false) < 0) {
+    snprintf(err, 256, "out of memory replaying %s", s->dir);
+    goto out;
+  }
+  for (long i = 0; i < n; i++) {
+    r.index = (size_t)i;
+    if (r.images[i].base)
+      segment_scan(r.images[i].base, r.images[i].size, "", NULL, NULL, replay_call, &r);
+  }
+  for (size_t i = 0; i <= s->msgs.mask; i++) {
+    s->msgs.slots[i].a &= ~SEG_FLAG;
+    s->msgs.slots[i].b &= ~SEG_FLAG;
+  }
+  if (r.oom) {
+    snprintf(err, 256, "out of memory replaying %s", s->dir);
+    goto out;
+  }
+  s->ids_mark = r.ids_max;
+  if (r.ids_max && replay)
+    replay(ctx, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = r.ids_max });
+  s->cur_seq = n ? seqs[n - 1] + 1 : 1;
+  rc = 0;
+out:
+  for (long i = 0; r.images && i < n; i++)
+    if (r.images[i].base)
+      munmap(r.images[i].base, r.images[i].size ? r.images[i].size : 1);
+  free(r.images);
+  idmap_free(&r.deferred);
+  free(seqs);
+  return rc;
+}
+
+static void spool_free(struct spool *s)
+{
+  if (s->fd >= 0)
+    close(s->fd);
+  if (s->dirfd >= 0)
+    close(s->dirfd);
+  idmap_free(&s->msgs);
+  idmap_free(&s->receipts);
+  free(s->segs);
+  free(s->pending.p);
+  free(s->batch.p);
+  free(s->dir);
+  pthread_mutex_destroy(&s->lock);
+  pthread_cond_destroy(&s->wake);
+  pthread_cond_destroy(&s->space);
+  free(s);
+}
+
+struct spool *spool_open(const char *dir, const struct spool_options *opt,
+                         void (*replay)(void *ctx, const struct spool_record *rec),
+                         void (*warn)(void *ctx, const char *text), void *ctx, char *err)
+{
+  pthread_once(&crc_once, crc_init);
+  struct spool *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(err, 256, "out of memory");
+    return NULL;
+  }
+  s->fd = s->dirfd = -1;
+  s->opt = *opt;
+  if (!s->opt.segment_size)
+    s->opt.segment_size = 64u << 20;
+  if (!s->opt.max_batch_us)
+    s->opt.max_batch_us = 2000;
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->wake, NULL);
+  pthread_cond_init(&s->space, NULL);
+  char why[256];
+  if (!(s->dir = strdup(dir)) || idmap_init(&s->msgs, 1024) < 0 || idmap_init(&s->receipts, 1024) < 0) {
+    snprintf(err, 256, "out of memory");
+    goto fail;
+  }
+  if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+      (s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    snprintf(err, 256, "%s: %s", dir, strerror(errno));
+    goto fail;
+  }
+  if (replay_all(s, replay, warn, ctx, err) < 0)
+    goto fail;
+  /* A fresh segment for this run, its IDS record durable before anything. */
+  if (segment_write(s, NULL, 0, why, sizeof why) < 0) {
+    snprintf(err, 256, "%s", why);
+    goto fail;
+  }
+  segments_delete(s);
+  stats_publish(s);
+  if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+    snprintf(err, 256, "cannot start the spool writer");
+    goto fail;
+  }
+  return s;
+fail:
+  spool_free(s);
+  return NULL;
+}
+
+void spool_close(struct spool *s)
+{
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->lock);
+  s->stopping = true;
+  pthread_cond_broadcast(&s->wake);
+  pthread_cond_broadcast(&s->space);
+  pthread_mutex_unlock(&s->lock);
+  pthread_join(s->writer, NULL);
+  spool_free(s);
+}

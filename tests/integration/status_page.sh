@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# status_page.sh BUILD - emgd's embedded status page in headless Chromium:
+# it loads, shows the connectors of the running configuration, and its
+# msgs/s chart moves while emgload runs. The screenshot is kept in
+# BUILD/artifacts/status-page.png.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+
+start_sink s smpp --user emg --password secret
+ucp=$(free_port); admin=$(free_port)
+cat > "$TMP/emgd.conf" <<CONF
+general: { node_id = 11; persist = false; };
+admin: { listen = "127.0.0.1:$admin"; token = "page-token"; };
+connectors = (
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 2;
+    system_id = "emg"; password = "secret"; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+start_emgd g "$TMP/emgd.conf"
+wait_port "$ucp"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --duration 6 --rate 2000 --json --quiet --give-up 30 > "$TMP/load.json" &
+load_pid=$!
+STARTED_PIDS+=("$load_pid")
+sleep 1
+
+# The flags the machine needs for a headless Chromium with no network but loopback.
+browse() {
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$TMP/profile-$1" --virtual-time-budget=5000 "${@:2}" 2>>"$TMP/chromium.log"
+}
+url="http://127.0.0.1:$admin/#token=page-token"
+browse a --dump-dom "$url" > "$TMP/dom1.html"
+browse b --dump-dom "$url" > "$TMP/dom2.html"
+mkdir -p "$BIN/artifacts"
+browse c --window-size=1000,1000 --screenshot="$BIN/artifacts/status-page.png" "$url" >/dev/null
+
+check "the page is served without the token" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$admin/")" = 200 ]
+check "it shows the running connectors" \
+  bash -c "grep -q '<td>ucp-in</td>' '$TMP/dom1.html' && grep -q '<td>smpp-out</td>' '$TMP/dom1.html'"
+check "it reached the API with the token (no error shown)" grep -q 'id="error"></div>' "$TMP/dom1.html"
+points=$(grep -o 'data-points="[0-9]*"' "$TMP/dom1.html" | grep -o '[0-9]*')
+last=$(grep -o 'data-last="[0-9]*"' "$TMP/dom1.html" | grep -o '[0-9]*')
+check "the chart has samples ($points) and a rate above zero ($last)" bash -c "[ '${points:-0}' -ge 2 ] && [ '${last:-0}' -gt 0 ]"
+r1=$(grep -o '<td>received</td><td>[0-9]*' "$TMP/dom1.html" | grep -o '[0-9]*$')
+r2=$(grep -o '<td>received</td><td>[0-9]*' "$TMP/dom2.html" | grep -o '[0-9]*$')
+check "the counts move between two loads ($r1 -> $r2)" bash -c "[ '${r2:-0}' -gt '${r1:-0}' ]"
+check "a screenshot was kept" [ -s "$BIN/artifacts/status-page.png" ]
+wait "$load_pid" || true
+stop_pid "$EMGD_PID_g" 20 || true
+finish

@@ -1,0 +1,629 @@
+/* test_spool.c - the spool: records coming back intact and only while live,
+ * group commit and its listeners, a torn tail and corruption in the middle,
+ * segment deletion and compaction, and a full disk (a 1 MiB tmpfs). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "spool.h"
+#include "testutil.h"
+
+/* What replay handed back, copied. */
+struct replayed {
+  enum spool_record_type type;
+  uint64_t id;
+  uint16_t target;
+  struct msg *msg;
+  char smsc_id[256];
+  struct msg_receipt receipt;
+  char user[256];
+};
+
+struct collector {
+  struct replayed *recs;
+  size_t n, cap;
+  unsigned warnings;
+  char last_warning[512];
+};
+
+static void collect(void *ctx, const struct spool_record *rec)
+{
+  struct collector *c = ctx;
+  if (c->n == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 64;
+    c->recs = realloc(c->recs, c->cap * sizeof *c->recs);
+  }
+  struct replayed *r = &c->recs[c->n++];
+  memset(r, 0, sizeof *r);
+  r->type = rec->type;
+  r->id = rec->id;
+  r->target = rec->target;
+  if (rec->msg)
+    r->msg = msg_clone(rec->msg);
+  if (rec->smsc_id)
+    snprintf(r->smsc_id, sizeof r->smsc_id, "%s", rec->smsc_id);
+  if (rec->receipt)
+    r->receipt = *rec->receipt;
+  if (rec->user)
+    snprintf(r->user, sizeof r->user, "%s", rec->user);
+}
+
+static void collect_warn(void *ctx, const char *text)
+{
+  struct collector *c = ctx;
+  c->warnings++;
+  snprintf(c->last_warning, sizeof c->last_warning, "%s", text);
+}
+
+static void collector_reset(struct collector *c)
+{
+  for (size_t i = 0; i < c->n; i++)
+    msg_free(c->recs[i].msg);
+  free(c->recs);
+  memset(c, 0, sizeof *c);
+}
+
+static size_t count_type(const struct collector *c, enum spool_record_type type)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < c->n; i++)
+    n += c->recs[i].type == type;
+  return n;
+}
+
+static uint8_t udh_bytes[] = { 0x05, 0x00, 0x03, 0x2a, 0x02, 0x01 };
+static uint8_t data_bytes[145];
+
+/* A message with every field set, different per id. */
+static void msg_make(struct msg *m, uint64_t id)
+{
+  memset(m, 0, sizeof *m);
+  m->id = id;
+  snprintf(m->src.addr, sizeof m->src.addr, "49171%08u", (unsigned)(id % 100000000));
+  m->src.ton = MSG_TON_INTERNATIONAL;
+  m->src.npi = 1;
+  snprintf(m->dst.addr, sizeof m->dst.addr, "Alpha%03u", (unsigned)(id % 1000));
+  m->dst.ton = MSG_TON_ALPHANUMERIC;
+  m->dst.npi = 9;
+  m->coding = (uint8_t)(id % 3);
+  m->dcs = 0xf1;
+  m->pid = 0x41;
+  m->priority = 3;
+  m->dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED;
+  m->mms = 1;
+  m->validity = 1764480000 + (int64_t)id;
+  m->deferred = -120;
+  m->received_ms = 1764480000123 + (int64_t)id;
+  m->origin.connector = 7;
+  m->origin.instance = 3;
+  m->origin.session = 0xdeadbeef;
+  snprintf(m->origin.user, sizeof m->origin.user, "load%u", (unsigned)(id % 7));
+  snprintf(m->origin.ref, sizeof m->origin.ref, "4917612345678:261130053%03u", (unsigned)(id % 1000));
+  m->udh_len = (id % 2) ? sizeof udh_bytes : 0;
+  m->udh = m->udh_len ? udh_bytes : NULL;
+  for (size_t i = 0; i < sizeof data_bytes; i++)
+    data_bytes[i] = (uint8_t)(i * 7 + 1);
+  m->data_len = sizeof data_bytes - (uint32_t)(id % 5);
+  m->data = data_bytes;
+}
+
+static int addr_equal(const struct msg_addr *a, const struct msg_addr *b)
+{
+  return strcmp(a->addr, b->addr) == 0 && a->ton == b->ton && a->npi == b->npi;
+}
+
+/* Field by field and byte by byte: padding and bytes after a NUL are not kept. */
+static int msg_equal(const struct msg *a, const struct msg *b)
+{
+  return a->id == b->id && addr_equal(&a->src, &b->src) && addr_equal(&a->dst, &b->dst) &&
+         a->coding == b->coding && a->dcs == b->dcs && a->pid == b->pid && a->priority == b->priority &&
+         a->dlr_mask == b->dlr_mask && a->mms == b->mms && a->validity == b->validity &&
+         a->deferred == b->deferred && a->received_ms == b->received_ms &&
+         a->origin.connector == b->origin.connector && a->origin.instance == b->origin.instance &&
+         a->origin.session == b->origin.session && strcmp(a->origin.user, b->origin.user) == 0 &&
+         strcmp(a->origin.ref, b->origin.ref) == 0 && a->udh_len == b->udh_len &&
+         a->data_len == b->data_len && (!a->udh_len || memcmp(a->udh, b->udh, a->udh_len) == 0) &&
+         memcmp(a->data, b->data, a->data_len) == 0;
+}
+
+static void receipt_make(struct msg_receipt *r, uint64_t id)
+{
+  memset(r, 0, sizeof *r);
+  snprintf(r->id, sizeof r->id, "4917612345678:26113005%04u", (unsigned)(id % 10000));
+  r->state = MSG_STATE_DELIVERED;
+  r->err = 123;
+  r->submit_time = 1764480000;
+  r->done_time = 1764480060;
+  snprintf(r->src.addr, sizeof r->src.addr, "4912345678901");
+  r->src.ton = 1;
+  r->src.npi = 1;
+  snprintf(r->dst.addr, sizeof r->dst.addr, "4917612345678");
+  r->dst.ton = 2;
+  r->dst.npi = 1;
+}
+
+static char dir[64];
+
+static void dir_make(void)
+{
+  snprintf(dir, sizeof dir, "/tmp/emg-spool-XXXXXX");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+}
+
+/* The segment files of dir, oldest first, in names[] (up to max). */
+static size_t dir_segments(char names[][600], size_t max, uint64_t *bytes)
+{
+  DIR *d = opendir(dir);
+  size_t n = 0;
+  *bytes = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d))) {
+    if (!strstr(de->d_name, ".seg"))
+      continue;
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (stat(path, &st) == 0)
+      *bytes += (uint64_t)st.st_size;
+    if (n < max)
+      snprintf(names[n], 600, "%s", path);
+    n++;
+  }
+  if (d)
+    closedir(d);
+  qsort(names, n < max ? n : max, 600, (int (*)(const void *, const void *))strcmp);
+  return n;
+}
+
+static void dir_remove(void)
+{
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  while (d && (de = readdir(d))) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (de->d_name[0] != '.')
+      unlink(path);
+  }
+  if (d)
+    closedir(d);
+  rmdir(dir);
+}
+
+static struct spool *open_with(struct collector *c, size_t segment_size, bool sync)
+{
+  struct spool_options opt = { segment_size, 0, sync };
+  char err[256] = "";
+  struct spool *s = spool_open(dir, &opt, collect, collect_warn, c, err);
+  if (!s)
+    fprintf(stderr, "spool_open: %s\n", err);
+  return s;
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+  nanosleep(&ts, NULL);
+}
+
+static bool wait_durable(struct spool *s, uint64_t ticket)
+{
+  for (int i = 0; i < 5000 && spool_durable(s) < ticket; i++)
+    sleep_ms(1);
+  return spool_durable(s) >= ticket;
+}
+
+static uint64_t append_msg(struct spool *s, uint64_t id)
+{
+  struct msg m;
+  msg_make(&m, id);
+  return spool_append(s, &(struct spool_record){ .type = SPOOL_REC_MSG, .id = id, .target = 2, .msg = &m });
+}
+
+static uint64_t append_id(struct spool *s, enum spool_record_type type, uint64_t id)
+{
+  return spool_append(s, &(struct spool_record){ .type = type, .id = id });
+}
+
+static void test_roundtrip(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 0, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.n, 0);
+  struct msg_receipt rc1, rc2;
+  receipt_make(&rc1, 1);
+  receipt_make(&rc2, 2);
+  CU_ASSERT(append_id(s, SPOOL_REC_IDS, 500) > 0);
+  for (uint64_t id = 1001; id <= 1004; id++)
+    CU_ASSERT(append_msg(s, id) > 0);
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_SENT, .id = 1002, .target = 5,
+                                                     .smsc_id = "1087269843" }) > 0);
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_SENT, .id = 1003, .target = 5,
+                                                     .smsc_id = "77" }) > 0);
+  CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1003) > 0);   /* its SENT dies with it */
+  CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1004) > 0);
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 9, .target = 7,
+                                                     .receipt = &rc1, .user = "load" }) > 0);
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 10, .target = 7,
+                                                     .receipt = &rc2, .user = "other" }) > 0);
+  uint64_t last = append_id(s, SPOOL_REC_RECEIPT_DONE, 10);
+  CU_ASSERT(wait_durable(s, last));
+  struct spool_stats st;
+  spool_stats(s, &st);
+  CU_ASSERT_EQUAL(st.durable_ticket, last);
+  spool_close(s);
+
+  s = open_with(&c, 0, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.warnings, 0);
+  CU_ASSERT_EQUAL_FATAL(c.n, 5);   /* MSG 1001, MSG 1002, SENT 1002, RECEIPT 9, IDS */
+  struct msg m;
+  msg_make(&m, 1001);
+  CU_ASSERT_EQUAL(c.recs[0].type, SPOOL_REC_MSG);
+  CU_ASSERT_EQUAL(c.recs[0].id, 1001);
+  CU_ASSERT_EQUAL(c.recs[0].target, 2);
+  CU_ASSERT(c.recs[0].msg && msg_equal(c.recs[0].msg, &m));
+  CU_ASSERT(c.recs[0].msg && c.recs[0].msg->udh_len == sizeof udh_bytes);
+  msg_make(&m, 1002);
+  CU_ASSERT_EQUAL(c.recs[1].type, SPOOL_REC_MSG);
+  CU_ASSERT(c.recs[1].msg && msg_equal(c.recs[1].msg, &m));
+  CU_ASSERT(c.recs[1].msg && c.recs[1].msg->udh_len == 0);
+  CU_ASSERT_EQUAL(c.recs[2].type, SPOOL_REC_SENT);
+  CU_ASSERT_EQUAL(c.recs[2].id, 1002);
+  CU_ASSERT_EQUAL(c.recs[2].target, 5);
+  CU_ASSERT_STRING_EQUAL(c.recs[2].smsc_id, "1087269843");
+  CU_ASSERT_EQUAL(c.recs[3].type, SPOOL_REC_RECEIPT);
+  CU_ASSERT_EQUAL(c.recs[3].id, 9);
+  CU_ASSERT_EQUAL(c.recs[3].target, 7);
+  CU_ASSERT_STRING_EQUAL(c.recs[3].user, "load");
+  const struct msg_receipt *got = &c.recs[3].receipt;
+  CU_ASSERT_STRING_EQUAL(got->id, rc1.id);
+  CU_ASSERT(got->state == rc1.state && got->err == rc1.err && got->submit_time == rc1.submit_time &&
+            got->done_time == rc1.done_time && addr_equal(&got->src, &rc1.src) &&
+            addr_equal(&got->dst, &rc1.dst));
+  /* The high-water mark: above the IDS record, the highest message id seen. */
+  CU_ASSERT_EQUAL(c.recs[4].type, SPOOL_REC_IDS);
+  CU_ASSERT_EQUAL(c.recs[4].id, 1004);
+  spool_stats(s, &st);
+  CU_ASSERT_EQUAL(st.live_messages, 2);
+  CU_ASSERT_EQUAL(st.live_receipts, 1);
+  /* A mark above every id is kept as it is, across a second restart. */
+  CU_ASSERT(wait_durable(s, append_id(s, SPOOL_REC_IDS, 5000)));
+  spool_close(s);
+  collector_reset(&c);
+  s = open_with(&c, 0, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL_FATAL(c.n, 5);
+  CU_ASSERT_EQUAL(c.recs[4].id, 5000);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static atomic_uint durable_calls;
+
+static void on_durable(void *arg)
+{
+  atomic_fetch_add((atomic_uint *)arg, 1);
+}
+
+static void test_durable_listeners(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 0, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  atomic_store(&durable_calls, 0);
+  CU_ASSERT_EQUAL(spool_on_durable(s, on_durable, &durable_calls), 0);
+  uint64_t prev = 0;
+  for (uint64_t id = 1; id <= 1000; id++) {
+    uint64_t t = append_msg(s, id);
+    CU_ASSERT(t > prev);
+    prev = t;
+  }
+  CU_ASSERT(wait_durable(s, prev));
+  CU_ASSERT(atomic_load(&durable_calls) > 0);
+  struct spool_stats st;
+  spool_stats(s, &st);
+  CU_ASSERT(st.fsyncs >= 1);
+  CU_ASSERT(st.fsyncs <= 1001);   /* group commit: the records share fsyncs */
+  CU_ASSERT_FALSE(spool_failing(s, NULL, 0));
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static void test_torn_tail(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  uint64_t t = 0;
+  for (uint64_t id = 1; id <= 100; id++)
+    t = append_msg(s, id * 10);   /* id % 10 == 0: every record the same length */
+  CU_ASSERT(wait_durable(s, t));
+  spool_close(s);
+  char names[8][600];
+  uint64_t bytes;
+  CU_ASSERT_EQUAL_FATAL(dir_segments(names, 8, &bytes), 1);
+  off_t full = (off_t)bytes, reclen = (full - 24) / 100;
+  CU_ASSERT_EQUAL_FATAL(truncate(names[0], full - reclen / 2), 0);
+
+  s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 99);
+  CU_ASSERT_EQUAL(c.recs[98].id, 990);
+  CU_ASSERT_EQUAL(c.warnings, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, names[0]));
+  CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "torn"));
+  struct stat st;
+  CU_ASSERT_EQUAL(stat(names[0], &st), 0);
+  CU_ASSERT_EQUAL(st.st_size, full - reclen);
+  spool_close(s);
+  collector_reset(&c);
+  /* Cut once: the next start is clean. */
+  s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.warnings, 0);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 99);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static void test_corruption_middle(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 4096, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  uint64_t t = 0;
+  for (uint64_t id = 1; id <= 20; id++)
+    CU_ASSERT((t = append_msg(s, id * 10)) > 0);
+  CU_ASSERT(wait_durable(s, t));
+  spool_close(s);
+  char names[8][600];
+  uint64_t bytes;
+  CU_ASSERT_FATAL(dir_segments(names, 8, &bytes) >= 1);
+  /* Messages spread over several segments only when batches do: write a
+   * second run so that there are two segments. */
+  s = open_with(&c, 4096, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  for (uint64_t id = 21; id <= 40; id++)
+    CU_ASSERT((t = append_msg(s, id * 10)) > 0);
+  CU_ASSERT(wait_durable(s, t));
+  spool_close(s);
+  collector_reset(&c);
+  CU_ASSERT_FATAL(dir_segments(names, 8, &bytes) >= 2);
+  /* Flip a payload byte of the second record (after IDS and one MSG). */
+  int fd = open(names[0], O_RDWR);
+  CU_ASSERT_FATAL(fd >= 0);
+  uint8_t len_le[4];   /* the first MSG's payload length, after the 24-byte IDS record */
+  CU_ASSERT_EQUAL(pread(fd, len_le, 4, 24 + 8), 4);
+  off_t reclen = 16 + (len_le[0] | len_le[1] << 8 | len_le[2] << 16), at = 24 + reclen + 40;
+  uint8_t byte;
+  CU_ASSERT_EQUAL(pread(fd, &byte, 1, at), 1);
+  byte ^= 0x55;
+  CU_ASSERT_EQUAL(pwrite(fd, &byte, 1, at), 1);
+  close(fd);
+
+  s = open_with(&c, 4096, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.warnings, 1);
+  char expect[700];
+  snprintf(expect, sizeof expect, "%s at offset %lld", names[0], (long long)(24 + reclen));
+  CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, expect));
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 39);
+  CU_ASSERT_EQUAL(c.recs[0].id, 10);
+  CU_ASSERT_EQUAL(c.recs[1].id, 30);   /* 20 was the damaged one */
+  CU_ASSERT_EQUAL(c.recs[38].id, 400);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static void stats_wait(struct spool *s, struct spool_stats *st, uint64_t max_segments)
+{
+  for (int i = 0; i < 3000; i++) {
+    spool_stats(s, st);
+    if (st->segments <= max_segments)
+      return;
+    sleep_ms(1);
+  }
+}
+
+static void test_segments_deleted(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 8192, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  uint64_t t = 0;
+  for (uint64_t id = 1; id <= 500; id++) {
+    t = append_msg(s, id);
+    if (id % 20 == 0)
+      wait_durable(s, t);   /* small batches: many segments */
+  }
+  CU_ASSERT(wait_durable(s, t));
+  char names[64][600];
+  uint64_t bytes;
+  struct spool_stats st;
+  spool_stats(s, &st);
+  CU_ASSERT(st.segments > 5);
+  CU_ASSERT(dir_segments(names, 64, &bytes) > 5);
+  for (uint64_t id = 1; id <= 500; id++)
+    t = append_id(s, SPOOL_REC_FINISHED, id);
+  CU_ASSERT(wait_durable(s, t));
+  stats_wait(s, &st, 1);
+  CU_ASSERT_EQUAL(st.live_messages, 0);
+  CU_ASSERT_EQUAL(st.segments, 1);
+  CU_ASSERT(st.segments_deleted > 5);
+  CU_ASSERT_EQUAL(dir_segments(names, 64, &bytes), 1);
+  spool_close(s);
+  collector_reset(&c);
+  s = open_with(&c, 8192, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.n, 1);
+  CU_ASSERT_EQUAL(c.recs[0].type, SPOOL_REC_IDS);
+  CU_ASSERT_EQUAL(c.recs[0].id, 500);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static void test_compaction(void)
+{
+  dir_make();
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 64 * 1024, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct msg_receipt rc;
+  receipt_make(&rc, 1);
+  uint64_t t = 0, id = 0;
+  struct spool_stats st;
+  for (int round = 0; round < 10; round++) {
+    uint64_t first = id + 1;
+    for (int i = 0; i < 10000; i++) {
+      t = append_msg(s, ++id);
+      if (i % 1000 == 999)
+        wait_durable(s, t);
+    }
+    /* The last 10 of each round stay, one with its SENT. */
+    t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_SENT, .id = id, .target = 1, .smsc_id = "abc" });
+    t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = (uint64_t)round + 1,
+                                                 .target = 7, .receipt = &rc, .user = "u" });
+    for (uint64_t k = first; k <= id - 10; k++)
+      t = append_id(s, SPOOL_REC_FINISHED, k);
+    CU_ASSERT(wait_durable(s, t));
+    spool_stats(s, &st);
+    CU_ASSERT(st.disk_bytes < 8u << 20);   /* one round writes ~2.5 MB; ten would be 25 */
+  }
+  /* Once idle, compaction brings the spool down to about what is live. */
+  for (int i = 0; i < 100; i++) {
+    sleep_ms(100);
+    spool_stats(s, &st);
+    if (st.disk_bytes < 256 * 1024)
+      break;
+  }
+  CU_ASSERT(st.disk_bytes < 256 * 1024);
+  CU_ASSERT(st.compacted > 0);
+  CU_ASSERT_EQUAL(st.live_messages, 100);
+  CU_ASSERT_EQUAL(st.live_receipts, 10);
+  char names[64][600];
+  uint64_t bytes;
+  dir_segments(names, 64, &bytes);
+  CU_ASSERT(bytes < 256 * 1024);
+  spool_close(s);
+
+  s = open_with(&c, 64 * 1024, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.warnings, 0);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 100);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_SENT), 10);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_RECEIPT), 10);
+  bool intact = true, sent_after_msg = true;
+  uint64_t seen_mask = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    const struct replayed *r = &c.recs[i];
+    if (r->type == SPOOL_REC_MSG) {
+      struct msg m;
+      msg_make(&m, r->id);
+      intact &= r->msg && msg_equal(r->msg, &m) && (r->id - 1) % 10000 >= 9990;
+      if (r->id % 10000 == 0)
+        seen_mask |= 1u << (r->id / 10000);
+    } else if (r->type == SPOOL_REC_SENT) {
+      sent_after_msg &= (seen_mask >> (r->id / 10000)) & 1;
+    }
+  }
+  CU_ASSERT(intact);
+  CU_ASSERT(sent_after_msg);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+static void test_disk_full(void)
+{
+  dir_make();
+  if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0) {
+    printf("\n  note: cannot mount a tmpfs (%s): disk-full test skipped\n", strerror(errno));
+    dir_remove();
+    return;
+  }
+  char filler[300];
+  snprintf(filler, sizeof filler, "%s/filler", dir);
+  FILE *f = fopen(filler, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  static char block[1024];
+  for (int i = 0; i < 640; i++)
+    fwrite(block, 1, sizeof block, f);
+  fclose(f);
+
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 128 * 1024, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  uint64_t id = 0, last_ok = 0, accepted = 0;
+  char why[256] = "";
+  for (int i = 0; i < 100000 && !spool_failing(s, why, sizeof why); i++) {
+    uint64_t t = append_msg(s, ++id);
+    if (t) {
+      last_ok = t;
+      accepted++;
+    }
+    if (i % 50 == 49)
+      sleep_ms(1);
+  }
+  CU_ASSERT_FATAL(spool_failing(s, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "No space"));
+  CU_ASSERT_EQUAL(append_msg(s, ++id), 0);   /* refused while failing */
+  CU_ASSERT(spool_durable(s) < last_ok);     /* what failed is not durable */
+  struct spool_stats st;
+  spool_stats(s, &st);
+  CU_ASSERT(st.failed);
+
+  unlink(filler);   /* space returns: the spool resumes by itself */
+  for (int i = 0; i < 300 && spool_failing(s, NULL, 0); i++)
+    sleep_ms(10);
+  CU_ASSERT_FALSE(spool_failing(s, NULL, 0));
+  CU_ASSERT(wait_durable(s, last_ok));
+  uint64_t t = append_msg(s, ++id);
+  CU_ASSERT(t > last_ok);
+  accepted += t > 0;
+  CU_ASSERT(wait_durable(s, t));
+  spool_close(s);
+
+  s = open_with(&c, 128 * 1024, true);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(c.warnings, 0);   /* no half record was left behind */
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), accepted);
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+  CU_ASSERT_EQUAL(umount(dir), 0);
+  rmdir(dir);
+}
+
+void suite_spool(void);
+void suite_spool(void)
+{
+  static const struct test_case cases[] = {
+    { "records come back intact and only while live", test_roundtrip },
+    { "durable ticket and listeners", test_durable_listeners },
+    { "torn tail cut off", test_torn_tail },
+    { "corruption in the middle skipped and reported", test_corruption_middle },
+    { "finished segments deleted", test_segments_deleted },
+    { "compaction keeps disk use bounded", test_compaction },
+    { "disk full: refuse, then resume", test_disk_full },
+    { NULL, NULL },
+  };
+  test_add_suite("spool", cases);
+}
