@@ -3,7 +3,7 @@
 # emgload (UCP, 10 connections, receipts) -> emgd (ucp-in 10 instances,
 # smpp-out 10 instances) -> emgsink (SMPP, receipts after DLR_DELAY ms,
 # default 0-10000) and the receipts back. 145-character texts, 13-digit
-# addresses, persist off. Prints msgs/s, ack latency, and emgd's CPU and
+# addresses, persist off (PERSIST=true for on). Prints msgs/s, ack latency, and emgd's CPU and
 # peak RSS. All three processes share this machine's cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ sink_pid=$!
 for _ in $(seq 100); do [ -s "$tmp/sink.port" ] && break; sleep 0.05; done
 ucp=$(free_port)
 cat > "$tmp/emgd.conf" <<CONF
-general: { node_id = 1; persist = false; log_level = "${LOG_LEVEL:-info}"; log_file = "$tmp/emgd.log";
+general: { node_id = 1; persist = ${PERSIST:-false}; spool_dir = "$tmp/spool"; log_level = "${LOG_LEVEL:-info}"; log_file = "$tmp/emgd.log";
            dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
@@ -43,6 +43,7 @@ connectors = (
 );
 routes = ( { to = "smpp-out"; } );
 CONF
+mkdir -p "$tmp/spool"
 build/emgd -c "$tmp/emgd.conf" --foreground &
 emgd_pid=$!
 pids+=($emgd_pid)
@@ -61,9 +62,9 @@ pids=()
 
 lines=$(wc -l < "$tmp/emgd.log")
 echo "emgd log      $lines lines at log level ${LOG_LEVEL:-info}"
-jq -r --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg sc "$sink_cpu" --arg dd "$dlr_delay" '
+jq -r --arg persist "${PERSIST:-false}" --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg sc "$sink_cpu" --arg dd "$dlr_delay" '
   "messages      \(.acked) acked of \(.sent) sent, \(.refused) refused, \(.receipts) receipts (\(.receipts_missing) missing)",
-  "throughput    \(.msgs_per_s | floor) msgs/s (UCP in, SMPP out, receipts after \($dd) ms)",
+  "throughput    \(.msgs_per_s | floor) msgs/s (UCP in, SMPP out, receipts after \($dd) ms, persist \($persist))",
   "ack latency   p50 \(.ack_latency_ms.p50) ms, p99 \(.ack_latency_ms.p99) ms, max \(.ack_latency_ms.max) ms",
   "emgd          \($ec) s CPU, peak RSS \($em) MB",
   "emgsink       \($sc) s CPU"' "$tmp/load.json"

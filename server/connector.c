@@ -21,6 +21,8 @@
 #define PUMP_BATCH 256
 /* How long an ack is held above max_total_queue_soft. */
 #define SLOW_ACK_MS 100
+/* How far past its start a UCP server connector begins its SCTS. */
+#define SCTS_RESTART_MARGIN_S 3
 /* Distinct target queues one instance stages to in one loop iteration. */
 #define MAX_STAGES 16
 
@@ -37,6 +39,7 @@ struct held_ack {
   uint32_t ref;
   uint32_t raw_status;
   enum proto_op op;
+  uint64_t ticket;                 /* persist on: the journal ticket that must be durable first */
   char msgid[MSG_ID_LEN];
 };
 
@@ -51,7 +54,8 @@ struct early_receipt {
   struct early_receipt *next;
   uint64_t due_ms;
   unsigned tries;
-  char key[MSG_ID_LEN];
+  uint32_t ref, raw_status;        /* of the SMSC's deliver: answered once matched or given up */
+  char key[DLR_ID_LEN];
   struct msg_receipt receipt;
 };
 
@@ -158,13 +162,22 @@ static void requeue_front(struct queue *q, struct qitem *it)
   queue_push(q, &l, 1);
 }
 
+/* ---- the journal (persist on) ---- */
+
+static uint64_t journal_msg_event(struct core *core, enum spool_record_type type, uint64_t id,
+                                  uint16_t target, const char *smsc_id)
+{
+  struct spool_record rec = { .type = type, .id = id, .target = target, .smsc_id = smsc_id };
+  return core_journal(core, &rec);
+}
+
 /* ---- receipts towards origins ---- */
 
 /* The receipt item for the origin of a message and the queue it goes to,
  * or NULL when the origin does not want this state or cannot be found. */
 static struct qitem *origin_receipt(struct core *core, struct log_category *log,
                                    const struct dlr_info *info, const struct msg_receipt *r,
-                                   struct queue **q)
+                                   struct queue **q, uint64_t *ticket)
 {
   if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors)
     return NULL;
@@ -182,17 +195,29 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
   it->receipt.dst = info->dst;
   if (!it->receipt.submit_time)
     it->receipt.submit_time = info->submit_time;
+  if (core->spool) {
+    /* Receipt ids come from the message id space: they only need to be unique. */
+    static _Thread_local struct id_block receipt_ids;
+    it->journal_id = ids_next(&core->ids, &receipt_ids);
+    struct spool_record rec = { .type = SPOOL_REC_RECEIPT, .id = it->journal_id,
+                                .target = info->origin_connector, .receipt = &it->receipt,
+                                .user = info->origin_user };
+    *ticket = core_journal(core, &rec);
+  }
   return it;
 }
 
-/* Queues a receipt for the origin of a message, if the origin wants it. */
-static void receipt_to_origin(struct instance *in, const struct dlr_info *info,
-                              const struct msg_receipt *r)
+/* Queues a receipt for the origin of a message, if the origin wants it.
+ * Returns the journal ticket of its record (1 when nothing was journaled). */
+static uint64_t receipt_to_origin(struct instance *in, const struct dlr_info *info,
+                                  const struct msg_receipt *r)
 {
   struct queue *q;
-  struct qitem *it = origin_receipt(in->conn->core, in->log, info, r, &q);
+  uint64_t ticket = 1;
+  struct qitem *it = origin_receipt(in->conn->core, in->log, info, r, &q, &ticket);
   if (it)
     stage(in, q, it);
+  return ticket;
 }
 
 static void dlr_info_of(const struct msg *m, struct dlr_info *info)
@@ -216,6 +241,7 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
   struct core *core = in->conn->core;
   atomic_fetch_add(state == MSG_STATE_EXPIRED ? &core->stats.expired : &core->stats.failed, 1);
   atomic_fetch_sub(&core->in_flight, 1);
+  journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   struct dlr_info info;
   dlr_info_of(it->msg, &info);
   struct msg_receipt r = { 0 };
@@ -311,7 +337,9 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
   resp.status = status;
   if (msgid)
     snprintf(resp.msgid, sizeof resp.msgid, "%.64s", msgid);
-  session_respond(in->session, &resp);
+  /* An instance ending (or between sessions) has nobody to answer. */
+  if (in->session)
+    session_respond(in->session, &resp);
 }
 
 /* The id the client will know the message by: UCP "AdC:SCTS" (unique per
@@ -321,8 +349,14 @@ static void origin_ref(struct instance *in, struct msg *m)
   struct connector *c = in->conn;
   if (c->scts) {
     char scts[13];
+    /* (AdC, SCTS) must stay unique across a restart too: the allocator of
+     * the previous process may have run ahead of the clock before it
+     * ended, so the new one starts SCTS_RESTART_MARGIN_S seconds on. */
+    int64_t now = m->received_ms / 1000;
+    if (now < c->core->started + SCTS_RESTART_MARGIN_S)
+      now = c->core->started + SCTS_RESTART_MARGIN_S;
     pthread_mutex_lock(&c->scts_lock);
-    ucp_scts_next(c->scts, m->dst.addr, m->received_ms / 1000, scts);
+    ucp_scts_next(c->scts, m->dst.addr, now, scts);
     pthread_mutex_unlock(&c->scts_lock);
     snprintf(m->origin.ref, sizeof m->origin.ref, "%.32s:%s", m->dst.addr, scts);
   } else {
@@ -330,20 +364,23 @@ static void origin_ref(struct instance *in, struct msg *m)
   }
 }
 
+/* Holds an ack until due_in_ms have passed (the soft limit) and, with
+ * persist on, until the journal says ticket is durable. */
 static void hold_ack(struct instance *in, const struct proto_pdu *req, enum proto_op op,
-                     const char *msgid)
+                     const char *msgid, unsigned due_in_ms, uint64_t ticket)
 {
   struct held_ack *h = malloc(sizeof *h);
   if (!h) {
-    respond(in, req->ref, req->raw_status, op, PROTO_OK, msgid);
+    respond(in, req->ref, req->raw_status, op, PROTO_E_TEMPORARY, NULL);
     return;
   }
   h->op = op;
   h->next = NULL;
-  h->due_ms = evloop_now_ms(in->loop) + SLOW_ACK_MS;
+  h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
+  h->ticket = ticket;
   h->ref = req->ref;
   h->raw_status = req->raw_status;
-  snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid);
+  snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid ? msgid : "");
   if (in->held_tail)
     in->held_tail->next = h;
   else
@@ -354,13 +391,16 @@ static void hold_ack(struct instance *in, const struct proto_pdu *req, enum prot
 static void release_held_acks(struct instance *in, bool all)
 {
   uint64_t now = evloop_now_ms(in->loop);
-  while (in->held_head && (all || in->held_head->due_ms <= now)) {
+  struct spool *spool = in->conn->core->spool;
+  uint64_t durable = spool ? spool_durable(spool) : UINT64_MAX;
+  /* Tickets grow along the list, so the first one not ready stops it. */
+  while (in->held_head && (all || (in->held_head->due_ms <= now && in->held_head->ticket <= durable))) {
     struct held_ack *h = in->held_head;
     in->held_head = h->next;
     if (!in->held_head)
       in->held_tail = NULL;
     if (in->session)
-      respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid);
+      respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
     free(h);
   }
 }
@@ -495,8 +535,31 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
     return;
   }
-  /* Persistence goes here: with persist on, the ack waits until the spool
-   * records of the parts are durable. */
+  /* With persist on, each part is journaled and the ack waits until the
+   * records are durable: an acked message survives any crash. */
+  uint64_t ticket = 1;
+  for (struct qitem *it = parts.head; it && core->spool; it = it->next) {
+    struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id,
+                                .target = (uint16_t)target, .msg = it->msg };
+    uint64_t t = core_journal(core, &rec);
+    if (!t) {
+      /* The journal refuses (disk full, I/O error): never ack what is not
+       * stored. Parts already journaled are marked finished. */
+      for (struct qitem *done = parts.head; done != it; done = done->next)
+        journal_msg_event(core, SPOOL_REC_FINISHED, done->msg->id, 0, NULL);
+      while (parts.head) {
+        struct qitem *next = parts.head->next;
+        qitem_free(parts.head);
+        parts.head = next;
+      }
+      atomic_fetch_sub(&core->in_flight, 1);
+      atomic_fetch_add(&core->stats.refused_journal, 1);
+      LOGD(in->log, "message to %s refused: the journal cannot write", req->msg.dst.addr);
+      respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
+      return;
+    }
+    ticket = t;
+  }
   if (parts.count > 1)
     atomic_fetch_add(&core->in_flight, parts.count - 1);
   atomic_fetch_add(&core->stats.received, 1);
@@ -507,19 +570,22 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
     next = it->next;
     stage(in, q, it);
   }
-  if (admit == CORE_ADMIT_SLOW) {
+  if (admit == CORE_ADMIT_SLOW)
     atomic_fetch_add(&core->stats.slowed, 1);
-    hold_ack(in, req, resp_op, m->origin.ref);
-  } else {
+  if (admit == CORE_ADMIT_SLOW || core->spool)
+    hold_ack(in, req, resp_op, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket);
+  else
     respond(in, req->ref, req->raw_status, resp_op, PROTO_OK, m->origin.ref);
-  }
 }
 
 /* ---- client side: what the SMSC sends us ---- */
 
 /* Looks the receipt up in the DLR table and passes it on to the origin;
  * 0 when its entry is not (or no longer) there. */
-static int match_receipt(struct instance *in, const char *key, const struct msg_receipt *r)
+/* Looks the receipt up in the DLR table and passes it on to the origin.
+ * Returns 0 when its entry is not (or no longer) there, else the journal
+ * ticket that must be durable before the SMSC is told we have it. */
+static uint64_t match_receipt(struct instance *in, const char *key, const struct msg_receipt *r)
 {
   struct dlr_info info;
   if (!dlrtab_lookup(in->conn->core->dlr, (uint16_t)in->conn->index, key,
@@ -527,8 +593,13 @@ static int match_receipt(struct instance *in, const char *key, const struct msg_
     return 0;
   LOGD2(in->log, "receipt for %" PRIu64 " (SMSC id %s): state %u err %u", info.msg_id, r->id,
         r->state, r->err);
-  receipt_to_origin(in, &info, r);
-  return 1;
+  uint64_t ticket = receipt_to_origin(in, &info, r);
+  if (msg_state_final(r->state)) {
+    uint64_t t = journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
+    if (t > ticket)
+      ticket = t;
+  }
+  return ticket ? ticket : 1;
 }
 
 static void unmatched(struct instance *in, const struct msg_receipt *r)
@@ -548,26 +619,44 @@ static void early_append(struct instance *in, struct early_receipt *e)
   in->early_count++;
 }
 
+/* Answers an SMSC's receipt: with persist on, only once what it changed is
+ * in the journal, so that a receipt the SMSC was told we have is never lost. */
+static void answer_receipt(struct instance *in, uint32_t ref, uint32_t raw_status, uint64_t ticket)
+{
+  if (!in->conn->core->spool) {
+    respond(in, ref, raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
+    return;
+  }
+  struct proto_pdu req = { .ref = ref, .raw_status = raw_status };
+  hold_ack(in, &req, PROTO_OP_DELIVER_RESP, NULL, 0, ticket);
+}
+
 static void receipt_in(struct instance *in, const struct proto_pdu *req)
 {
   struct connector *c = in->conn;
-  respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
   atomic_fetch_add(&c->core->stats.receipts_in, 1);
-  char key[MSG_ID_LEN];
+  char key[DLR_ID_LEN];
   if (dlr_id_normalize(key, sizeof key, req->receipt.id,
                        (enum dlr_id_type)c->cfg->msgid_receipt) < 0) {
     unmatched(in, &req->receipt);
+    respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
     return;
   }
-  if (match_receipt(in, key, &req->receipt))
+  uint64_t ticket = match_receipt(in, key, &req->receipt);
+  if (ticket) {
+    answer_receipt(in, req->ref, req->raw_status, ticket);
     return;
+  }
   struct early_receipt *e = in->early_count < EARLY_MAX ? malloc(sizeof *e) : NULL;
   if (!e) {
     unmatched(in, &req->receipt);
+    respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
     return;
   }
   e->tries = 0;
   e->due_ms = evloop_now_ms(in->loop) + early_retry_ms[0];
+  e->ref = req->ref;
+  e->raw_status = req->raw_status;
   memcpy(e->key, key, sizeof e->key);
   e->receipt = req->receipt;
   early_append(in, e);
@@ -585,12 +674,15 @@ static void retry_early_receipts(struct instance *in, bool give_up)
     if (!in->early_head)
       in->early_tail = NULL;
     in->early_count--;
-    if (match_receipt(in, e->key, &e->receipt)) {
+    uint64_t ticket = match_receipt(in, e->key, &e->receipt);
+    if (ticket) {
+      answer_receipt(in, e->ref, e->raw_status, ticket);
       free(e);
       continue;
     }
     if (give_up || ++e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0]) {
       unmatched(in, &e->receipt);
+      respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
       free(e);
       continue;
     }
@@ -662,7 +754,8 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
   if (resp->status == PROTO_OK) {
     atomic_fetch_add(&core->stats.sent, 1);
     atomic_fetch_sub(&core->in_flight, 1);
-    char key[MSG_ID_LEN];
+    char key[DLR_ID_LEN];
+    bool awaits_receipt = false;
     if (it->msg->dlr_mask) {
       struct dlr_info info;
       dlr_info_of(it->msg, &info);
@@ -670,7 +763,15 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
           dlrtab_insert(core->dlr, (uint16_t)c->index, key, &info, time(NULL)) == -1)
         LOGW(in->log, "message %" PRIu64 ": SMSC id '%s' unusable, its receipt cannot be matched",
              it->msg->id, resp->msgid);
+      else
+        awaits_receipt = true;
     }
+    /* The journal keeps a message that awaits its receipt (its DLR entry),
+     * and lets go of one that needs nothing more. */
+    if (awaits_receipt)
+      journal_msg_event(core, SPOOL_REC_SENT, it->msg->id, (uint16_t)c->index, key);
+    else
+      journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
     LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
     qitem_free(it);
   } else if (proto_status_temporary(resp->status)) {
@@ -710,6 +811,7 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   }
   atomic_fetch_add(&core->stats.sent, 1);
   atomic_fetch_sub(&core->in_flight, 1);
+  journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   if (it->msg->dlr_mask) {
     struct dlr_info info;
     dlr_info_of(it->msg, &info);
@@ -737,6 +839,8 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
   }
   if (resp->status == PROTO_OK) {
     atomic_fetch_add(&in->conn->core->stats.receipts_out, 1);
+    if (it->journal_id)
+      journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
     qitem_free(it);
     return;
   }
@@ -834,7 +938,17 @@ static void on_wake(struct evloop *loop, void *arg)
   }
   if (is_server(in->conn) && !in->session)
     take_handoff(in);
+  release_held_acks(in, false);
   pump(in);
+}
+
+/* The journal made more records durable: acks may go out. Called from the
+ * journal's writer thread; the instance's own thread does the rest. */
+static void journal_advanced(void *arg)
+{
+  struct instance *in = arg;
+  if (in->held_head)
+    evloop_wake(in->loop);
 }
 
 static void on_tick(struct evloop *loop, void *arg)
@@ -1046,6 +1160,12 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
 
 int connector_start(struct connector *c, char *err)
 {
+  if (c->core->spool)
+    for (unsigned i = 0; i < c->n_instances; i++)
+      if (spool_on_durable(c->core->spool, journal_advanced, &c->instances[i]) == -1) {
+        snprintf(err, NETUTIL_ERR_LEN, "too many journal listeners");
+        return -1;
+      }
   if (is_server(c)) {
     c->listen_fd = net_listen(c->cfg->listen, err);
     if (c->listen_fd == -1)
@@ -1200,6 +1320,7 @@ int connector_drop_message(struct connector *c, uint64_t id)
     struct core *core = c->core;
     atomic_fetch_add(&core->stats.failed, 1);
     atomic_fetch_sub(&core->in_flight, 1);
+    journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
     LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
     struct dlr_info info;
     dlr_info_of(it->msg, &info);
@@ -1207,7 +1328,8 @@ int connector_drop_message(struct connector *c, uint64_t id)
     r.state = MSG_STATE_DELETED;
     r.done_time = time(NULL);
     struct queue *q;
-    struct qitem *rit = origin_receipt(core, c->log, &info, &r, &q);
+    uint64_t ticket;
+    struct qitem *rit = origin_receipt(core, c->log, &info, &r, &q, &ticket);
     if (rit) {
       struct qlist l = { 0 };
       qlist_append(&l, rit);
@@ -1216,6 +1338,30 @@ int connector_drop_message(struct connector *c, uint64_t id)
     qitem_free(it);
     return 1;
   }
+  return 0;
+}
+
+int connector_restore(struct core *core, unsigned target, struct qitem *it, const char *user)
+{
+  if (target >= core->n_connectors)
+    return -1;
+  struct connector *c = core_connector(core, target);
+  struct queue *q;
+  if (it->kind == QITEM_RECEIPT) {
+    q = connector_user_queue(c, user);
+  } else if (!is_server(c)) {
+    q = &c->out;
+  } else {
+    const char *routed_user = "";
+    int again = router_route_user(atomic_load(&core->router), it->msg->origin.connector, it->msg,
+                                  NULL, NULL, &routed_user);
+    q = again == (int)target ? target_queue(c, routed_user) : NULL;
+  }
+  if (!q)
+    return -1;
+  struct qlist l = { 0 };
+  qlist_append(&l, it);
+  queue_push(q, &l, 0);
   return 0;
 }
 

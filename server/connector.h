@@ -60,6 +60,12 @@ struct queue *connector_queue(struct connector *c, unsigned i);
  * found, else 0. Callable from any thread. */
 int connector_drop_message(struct connector *c, uint64_t id);
 
+/* Restart (persist on): puts a message or receipt recovered from the
+ * journal back where it waits. Called before connector_start. Messages to a
+ * server connector go to the account the routes give (they are routed
+ * again); returns 0, or -1 when there is no such account any more. */
+int connector_restore(struct core *core, unsigned target, struct qitem *it, const char *user);
+
 /* Messages and receipts waiting in the connector's queues now. */
 size_t connector_queued(struct connector *c);
 

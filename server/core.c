@@ -50,6 +50,11 @@ void core_swap_router(struct core *c, struct router *r)
   c->retired_routers[c->n_retired++] = old;
 }
 
+uint64_t core_journal(struct core *c, const struct spool_record *rec)
+{
+  return c->spool ? spool_append(c->spool, rec) : 1;
+}
+
 void core_sample_rates(struct core *c)
 {
   struct core_rates *r = &c->rates;

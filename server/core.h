@@ -17,6 +17,7 @@
 #include "ids.h"
 #include "log.h"
 #include "router.h"
+#include "spool.h"
 
 struct connector;
 
@@ -48,6 +49,7 @@ struct core_stats {
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
+  _Atomic uint64_t refused_journal;   /* refused: the journal could not write (disk full) */
   _Atomic uint64_t reloads, reloads_refused;
 };
 
@@ -64,6 +66,7 @@ struct core {
   _Atomic bool stopping;
   struct core_stats stats;
   struct core_rates rates;
+  struct spool *spool;                /* persist on: the journal; NULL in memory */
   int64_t started;                    /* Unix seconds */
   struct log_category *log;
 };
@@ -78,6 +81,10 @@ enum core_admit {
  * by connector_create. Returns 0 or -1 (out of memory). */
 int core_init(struct core *c, const struct config *cfg);
 void core_destroy(struct core *c);
+
+/* persist on: appends rec to the journal. Returns its ticket, 1 when
+ * persist is off (nothing to wait for), 0 when the journal refuses. */
+uint64_t core_journal(struct core *c, const struct spool_record *rec);
 
 /* Takes this second's sample of the totals (the main loop calls it each second). */
 void core_sample_rates(struct core *c);

@@ -14,6 +14,10 @@ struct ids {
   uint64_t prefix;                /* node_id << 48 */
   uint64_t window;                /* ids taken at a time */
   _Atomic uint64_t next;          /* next sequence not yet handed to a thread */
+  /* Told of each window taken (its end, as a full id), so that a journal can
+   * record how far ids have gone and a restart never hands them out again. */
+  void (*on_window)(void *ctx, uint64_t end);
+  void *on_window_ctx;
 };
 
 /* A thread's current window of ids: [next, end). */
@@ -33,6 +37,8 @@ static inline uint64_t ids_next(struct ids *ids, struct id_block *b)
   if (b->next == b->end) {
     b->next = atomic_fetch_add(&ids->next, ids->window);
     b->end = b->next + ids->window;
+    if (ids->on_window)
+      ids->on_window(ids->on_window_ctx, ids->prefix | (b->end & IDS_SEQ_MASK));
   }
   return ids->prefix | (b->next++ & IDS_SEQ_MASK);
 }

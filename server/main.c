@@ -193,6 +193,168 @@ static void stop_all(struct daemon *d)
   log_status(d);
 }
 
+/* ---- restart: what the journal gives back ---- */
+
+/* Messages met during replay, by id, until the replay is over: a SENT
+ * record takes its message out (it waits for a receipt, not in a queue). */
+struct replay {
+  struct daemon *d;
+  struct qitem **slots;           /* open addressing on the id */
+  size_t mask, used;
+  uint64_t max_id;
+  uint64_t messages, receipts, awaiting_receipt, dropped;
+};
+
+static struct qitem **replay_slot(struct replay *r, uint64_t id)
+{
+  size_t i = (size_t)(id * 0x9E3779B97F4A7C15ull) & r->mask;
+  while (r->slots[i] && r->slots[i]->msg->id != id)
+    i = (i + 1) & r->mask;
+  return &r->slots[i];
+}
+
+static int replay_grow(struct replay *r)
+{
+  size_t cap = r->mask ? (r->mask + 1) * 2 : 1 << 16;
+  struct qitem **old = r->slots;
+  size_t old_cap = r->mask ? r->mask + 1 : 0;
+  r->slots = calloc(cap, sizeof *r->slots);
+  if (!r->slots) {
+    r->slots = old;
+    return -1;
+  }
+  r->mask = cap - 1;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i])
+      *replay_slot(r, old[i]->msg->id) = old[i];
+  free(old);
+  return 0;
+}
+
+static void replay_record(void *ctx, const struct spool_record *rec)
+{
+  struct replay *r = ctx;
+  struct core *core = &r->d->core;
+  if (rec->id > r->max_id && rec->type != SPOOL_REC_RECEIPT_DONE)
+    r->max_id = rec->id;
+  switch (rec->type) {
+  case SPOOL_REC_MSG: {
+    if ((r->used + 1) * 2 > r->mask + 1 && replay_grow(r) == -1)
+      return;
+    struct qitem *it = qitem_new(QITEM_MSG);
+    if (!it || !(it->msg = msg_clone(rec->msg))) {
+      free(it);
+      r->dropped++;
+      return;
+    }
+    it->target = rec->target;
+    struct qitem **slot = replay_slot(r, rec->id);
+    if (*slot)
+      qitem_free(*slot);   /* a compacted copy: the later one stands */
+    else
+      r->used++;
+    *slot = it;
+    break;
+  }
+  case SPOOL_REC_SENT: {
+    if (!r->mask)
+      return;
+    struct qitem **slot = replay_slot(r, rec->id);
+    if (!*slot)
+      return;
+    struct dlr_info info;
+    const struct msg *m = (*slot)->msg;
+    memset(&info, 0, sizeof info);
+    info.msg_id = m->id;
+    info.origin_connector = m->origin.connector;
+    info.dlr_mask = m->dlr_mask;
+    info.submit_time = m->received_ms / 1000;
+    memcpy(info.origin_user, m->origin.user, sizeof info.origin_user);
+    memcpy(info.origin_ref, m->origin.ref, sizeof info.origin_ref);
+    info.src = m->src;
+    info.dst = m->dst;
+    dlrtab_insert(core->dlr, rec->target, rec->smsc_id, &info, m->received_ms / 1000);
+    /* Sent already: it waits for its receipt, not for a send. The slot
+     * keeps a tombstone so that the table stays probe-able. */
+    (*slot)->kind = QITEM_RECEIPT;
+    r->awaiting_receipt++;
+    break;
+  }
+  case SPOOL_REC_RECEIPT: {
+    struct qitem *it = qitem_new(QITEM_RECEIPT);
+    if (!it) {
+      r->dropped++;
+      return;
+    }
+    it->receipt = *rec->receipt;
+    it->journal_id = rec->id;
+    if (connector_restore(core, rec->target, it, rec->user) == -1) {
+      qitem_free(it);
+      r->dropped++;
+      return;
+    }
+    r->receipts++;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static void replay_warn(void *ctx, const char *text)
+{
+  struct replay *r = ctx;
+  LOGW(r->d->log, "journal: %s", text);
+}
+
+/* Opens the journal and puts back what it holds: queued messages, open
+ * DLR entries, receipts not yet delivered, and the ids used. */
+static int open_journal(struct daemon *d)
+{
+  struct replay r = { .d = d };
+  char err[256];
+  struct spool_options opt = { .sync = true };
+  d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
+  if (!d->core.spool) {
+    LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);
+    free(r.slots);
+    return -1;
+  }
+  for (size_t i = 0; r.mask && i <= r.mask; i++) {
+    struct qitem *it = r.slots[i];
+    if (!it)
+      continue;
+    if (it->kind == QITEM_RECEIPT) {    /* sent before the restart: its DLR entry stands */
+      qitem_free(it);
+      continue;
+    }
+    if (connector_restore(&d->core, it->target, it, "") == -1) {
+      LOGW(d->log, "journal: message %" PRIu64 " has no connector to go to any more; dropped",
+           it->msg->id);
+      qitem_free(it);
+      r.dropped++;
+      continue;
+    }
+    atomic_fetch_add(&d->core.in_flight, 1);
+    r.messages++;
+  }
+  free(r.slots);
+  /* Past every id the journal saw, and a window more: ids are never reused. */
+  ids_init(&d->core.ids, d->cfg->node_id, d->cfg->id_window,
+           (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
+  LOGI(d->log, "journal: %" PRIu64 " messages queued again, %" PRIu64 " awaiting receipts, %" PRIu64
+       " receipts to deliver, %" PRIu64 " dropped",
+       r.messages, r.awaiting_receipt, r.receipts, r.dropped);
+  return 0;
+}
+
+static void journal_ids(void *ctx, uint64_t end)
+{
+  struct core *core = ctx;
+  struct spool_record rec = { .type = SPOOL_REC_IDS, .id = end };
+  core_journal(core, &rec);
+}
+
 static enum log_level log_level_of(enum config_log_level level)
 {
   switch (level) {
@@ -259,14 +421,6 @@ int main(int argc, char **argv)
     config_errors_free(&errors);
     return 1;
   }
-  if (d.cfg->persist) {
-    /* Acking a message as stored when it is not would break the promise
-     * persist makes; refuse rather than run without it. */
-    fprintf(stderr, "%s: general.persist = true needs the spool, which this version of emgd "
-                    "does not have yet; set persist = false to run in memory\n", path);
-    config_free(d.cfg);
-    return 1;
-  }
   if (log_init(log_level_of(d.cfg->log_level), d.cfg->log_file) == -1) {
     fprintf(stderr, "emgd: cannot open the log %s\n", d.cfg->log_file);
     return 1;
@@ -288,6 +442,12 @@ int main(int argc, char **argv)
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
       return 1;
     }
+  if (d.cfg->persist) {
+    if (open_journal(&d) == -1)
+      return 1;
+    d.core.ids.on_window = journal_ids;
+    d.core.ids.on_window_ctx = &d.core;
+  }
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (connector_start(d.core.connectors[i], err) == -1) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
@@ -310,6 +470,8 @@ int main(int argc, char **argv)
   stop_all(&d);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     connector_destroy(d.core.connectors[i]);
+  if (d.core.spool)
+    spool_close(d.core.spool);
   core_destroy(&d.core);
   LOGI(d.log, "emgd stopped");
   log_shutdown();

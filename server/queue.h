@@ -25,6 +25,8 @@ struct qitem {
   uint16_t attempts;              /* sends that failed temporarily */
   struct msg *msg;                /* QITEM_MSG */
   struct msg_receipt receipt;     /* QITEM_RECEIPT: id = what the origin knows the message by */
+  uint64_t journal_id;            /* QITEM_RECEIPT: ties its journal records together */
+  uint16_t target;                /* restart: the connector it waited for */
 };
 
 /* A list being built before one push. */

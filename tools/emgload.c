@@ -42,6 +42,7 @@ struct load_options {
   bool quiet;
   unsigned timeout_ms;            /* response time-out before a resubmit */
   double give_up_s;               /* end the run after this long without any progress */
+  const char *missing_path;       /* where to list messages acked but without their receipt */
   unsigned validity_s;            /* validity period asked for; 0 = none */
 };
 
@@ -526,6 +527,14 @@ static int report(struct loader *ld)
   double elapsed = (double)(end - ld->start_ns) / 1e9;
   double rate = elapsed > 0 ? (double)ld->acked / elapsed : 0;
   uint64_t missing = ld->opt.dlr && ld->acked > ld->receipts ? ld->acked - ld->receipts : 0;
+  if (ld->opt.missing_path) {
+    FILE *f = fopen(ld->opt.missing_path, "w");
+    for (uint64_t seq = 0; f && seq < ld->next_seq; seq++)
+      if ((ld->msgs[seq].flags & LOAD_ACKED) && !(ld->msgs[seq].flags & LOAD_RECEIPT))
+        fprintf(f, "%" PRIu64 "\n", seq);
+    if (f)
+      fclose(f);
+  }
   ld->receipts_unknown += ld->early_waiting;
   uint64_t unanswered = ld->sent - ld->resubmits - ld->acked - ld->refused;
   /* With --count, messages never sent (the run gave up) are a failure too. */
@@ -603,6 +612,7 @@ static void usage(FILE *out)
           "  --timeout MS            response time-out before a resubmit (default 30000)\n"
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
           "  --validity S            ask for the message to expire S seconds after submission\n"
+          "  --missing FILE          list the sequence numbers acked but left without a receipt\n"
           "  --json                  print the summary as one JSON object\n"
           "  --quiet                 no progress line\n");
 }
@@ -621,6 +631,7 @@ int main(int argc, char **argv)
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
+    { "missing", required_argument, 0, 'M' },
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -692,6 +703,7 @@ int main(int argc, char **argv)
         bad = "address pattern PREFIX:LENGTH (digits, length up to 20)";
       break;
     case 'j': o->json = true; break;
+    case 'M': o->missing_path = optarg; break;
     case 'q': o->quiet = true; break;
     case 'h': usage(stdout); return TOOL_EXIT_OK;
     default: usage(stderr); return TOOL_EXIT_USAGE;

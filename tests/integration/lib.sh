@@ -150,3 +150,11 @@ stop_pid() {
   wait "$pid" || rc=$?
   return $rc
 }
+
+# Every sequence number 0..N-1 appears at least once in a sink record file
+# (after crashes a message may appear twice: see crash.sh).
+record_seen_all() {
+  local record=$1 n=$2 seen
+  seen=$(grep -o 'emgload #[0-9]*' "$record" | sort -u | wc -l)
+  [ "$seen" = "$n" ] || { echo "record $record: $seen distinct of $n" >&2; return 1; }
+}

@@ -41,7 +41,7 @@ static void test_default_file(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   CU_ASSERT_PTR_NOT_NULL(strstr(c->path, "etc/emgd.conf"));
   CU_ASSERT_EQUAL(c->node_id, 1);
-  CU_ASSERT_FALSE(c->persist);
+  CU_ASSERT_TRUE(c->persist);
   CU_ASSERT_STRING_EQUAL(c->spool_dir, "var/spool");
   CU_ASSERT_EQUAL(c->id_window, 100);
   CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_INFO);
