@@ -3,7 +3,7 @@
 # SIGKILL at random moments under load and restarted each time. At the end
 # every message emgload saw acked reached the SMSC and its receipt came
 # back; duplicates at the sink (acks lost in a crash, so emgload sent again)
-# are counted and reported. bench/crash.sh runs it bigger.
+# are counted and reported. bench/crash.sh runs it bigger (10 kills, 200,000).
 BIN=${BIN:-$1}
 KILLS=${2:-3}
 COUNT=${3:-20000}
