@@ -1197,7 +1197,7 @@ static long segments_list(const char *dir, uint32_t **out, char *err)
     if (strlen(de->d_name) != 16 || end != de->d_name + 12 || strcmp(end, ".seg") != 0)
       continue;
     if (seq == 0 || seq > SEQ_MAX) {
-      snprintf(err, 256, "%s/%s: segment number out of range", dir, de->d_name);
+      snprintf(err, 256, "%.200s/%.20s: segment number out of range", dir, de->d_name);
       goto fail;
     }
     if (n == cap) {
