@@ -63,12 +63,18 @@ static int request_json(const char *url, const char *token, const char *method, 
   } else if (status == 401) {
     fprintf(stderr, "emgctl: %s: unauthorised (check --token or EMGCTL_TOKEN)\n", full);
     exit_code = EXIT_UNAUTHORISED;
-  } else if (status != 200 && !(status == 409 && (*out = json_loads(b.data ? b.data : "", 0, NULL)))) {
-    fprintf(stderr, "emgctl: %s: HTTP %ld: %s\n", full, status, b.data ? b.data : "");
-    exit_code = EXIT_ERROR;
-  } else if (!(*out = json_loads(b.data ? b.data : "", 0, NULL))) {
-    fprintf(stderr, "emgctl: %s: the answer is not JSON\n", full);
-    exit_code = EXIT_ERROR;
+  } else {
+    /* 200, or 409 for an action refused with its reason: both carry JSON. */
+    *out = json_loads(b.data ? b.data : "", 0, NULL);
+    if (status != 200 && (status != 409 || !*out)) {
+      fprintf(stderr, "emgctl: %s: HTTP %ld: %s\n", full, status, b.data ? b.data : "");
+      json_decref(*out);
+      *out = NULL;
+      exit_code = EXIT_ERROR;
+    } else if (!*out) {
+      fprintf(stderr, "emgctl: %s: the answer is not JSON\n", full);
+      exit_code = EXIT_ERROR;
+    }
   }
   free(b.data);
   return exit_code;
