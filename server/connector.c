@@ -220,19 +220,6 @@ static uint64_t receipt_to_origin(struct instance *in, const struct dlr_info *in
   return ticket;
 }
 
-static void dlr_info_of(const struct msg *m, struct dlr_info *info)
-{
-  memset(info, 0, sizeof *info);
-  info->msg_id = m->id;
-  info->origin_connector = m->origin.connector;
-  info->dlr_mask = m->dlr_mask;
-  info->submit_time = m->received_ms / 1000;
-  memcpy(info->origin_user, m->origin.user, sizeof info->origin_user);
-  memcpy(info->origin_ref, m->origin.ref, sizeof info->origin_ref);
-  info->src = m->src;
-  info->dst = m->dst;
-}
-
 /* A message that will not be delivered: refused for good by the SMSC
  * (REJECTED, code = its error) or past its validity (EXPIRED). Its origin
  * hears of it as a receipt in that state. */
@@ -243,7 +230,7 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
   atomic_fetch_sub(&core->in_flight, 1);
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   struct dlr_info info;
-  dlr_info_of(it->msg, &info);
+  dlr_info_from_msg(&info, it->msg);
   struct msg_receipt r = { 0 };
   r.state = state;
   r.err = (uint16_t)(code > 999 ? 999 : code);
@@ -758,7 +745,7 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     bool awaits_receipt = false;
     if (it->msg->dlr_mask) {
       struct dlr_info info;
-      dlr_info_of(it->msg, &info);
+      dlr_info_from_msg(&info, it->msg);
       if (dlr_id_normalize(key, sizeof key, resp->msgid, (enum dlr_id_type)c->cfg->msgid_submit) < 0 ||
           dlrtab_insert(core->dlr, (uint16_t)c->index, key, &info, time(NULL)) == -1)
         LOGW(in->log, "message %" PRIu64 ": SMSC id '%s' unusable, its receipt cannot be matched",
@@ -814,7 +801,7 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   if (it->msg->dlr_mask) {
     struct dlr_info info;
-    dlr_info_of(it->msg, &info);
+    dlr_info_from_msg(&info, it->msg);
     struct msg_receipt r = { 0 };
     r.state = MSG_STATE_DELIVERED;
     r.done_time = time(NULL);
@@ -1323,7 +1310,7 @@ int connector_drop_message(struct connector *c, uint64_t id)
     journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
     LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
     struct dlr_info info;
-    dlr_info_of(it->msg, &info);
+    dlr_info_from_msg(&info, it->msg);
     struct msg_receipt r = { 0 };
     r.state = MSG_STATE_DELETED;
     r.done_time = time(NULL);

@@ -631,3 +631,16 @@ int dlr_id_normalize(char *out, size_t cap, const char *id, enum dlr_id_type typ
   }
   return -1;
 }
+
+void dlr_info_from_msg(struct dlr_info *info, const struct msg *m)
+{
+  memset(info, 0, sizeof *info);
+  info->msg_id = m->id;
+  info->origin_connector = m->origin.connector;
+  info->dlr_mask = m->dlr_mask;
+  info->submit_time = m->received_ms / 1000;
+  memcpy(info->origin_user, m->origin.user, sizeof info->origin_user);
+  memcpy(info->origin_ref, m->origin.ref, sizeof info->origin_ref);
+  info->src = m->src;
+  info->dst = m->dst;
+}

@@ -36,6 +36,9 @@ struct dlr_info {
   struct msg_addr dst;
 };
 
+/* What the table keeps of message m for its receipt. */
+void dlr_info_from_msg(struct dlr_info *info, const struct msg *m);
+
 struct dlr_stats {
   size_t size;                     /* capacity */
   size_t used;

@@ -264,15 +264,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
       return;
     struct dlr_info info;
     const struct msg *m = (*slot)->msg;
-    memset(&info, 0, sizeof info);
-    info.msg_id = m->id;
-    info.origin_connector = m->origin.connector;
-    info.dlr_mask = m->dlr_mask;
-    info.submit_time = m->received_ms / 1000;
-    memcpy(info.origin_user, m->origin.user, sizeof info.origin_user);
-    memcpy(info.origin_ref, m->origin.ref, sizeof info.origin_ref);
-    info.src = m->src;
-    info.dst = m->dst;
+    dlr_info_from_msg(&info, m);
     dlrtab_insert(core->dlr, rec->target, rec->smsc_id, &info, m->received_ms / 1000);
     /* Sent already: it waits for its receipt, not for a send. The slot
      * keeps a tombstone so that the table stays probe-able. */
