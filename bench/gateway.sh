@@ -11,9 +11,11 @@ cd "$(dirname "$0")/.."
 count=${1:-1000000}
 dlr_delay=${2:-0-10000}
 window=${WINDOW:-100}
-scripts/install-deps.sh >/dev/null
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)" --target emgd emgload emgsink >/dev/null
+if [ -z "${NO_BUILD:-}" ]; then   # NO_BUILD=1: measure the binaries already in build/
+  scripts/install-deps.sh >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j "$(nproc)" --target emgd emgload emgsink >/dev/null
+fi
 
 tmp=$(mktemp -d)
 pids=()
@@ -56,7 +58,7 @@ build/emgload --protocol ucp --connect "127.0.0.1:$ucp" --user load --password s
 emgd_cpu=$(cpu_seconds "$emgd_pid")
 emgd_mb=$(peak_rss_mb "$emgd_pid")
 sink_cpu=$(cpu_seconds "$sink_pid")
-kill -TERM "$emgd_pid"; wait "$emgd_pid" || true
+kill -TERM "$emgd_pid"; wait "$emgd_pid" || true; grep -h "journal:" "$tmp/emgd.log" || true
 kill -TERM "$sink_pid"; wait "$sink_pid" || true
 pids=()
 

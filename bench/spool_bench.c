@@ -111,7 +111,7 @@ static void no_replay(void *ctx, const struct spool_record *rec)
 static void group_commit(unsigned threads)
 {
   char *dir = temp_dir(), err[256];
-  struct spool_options opt = { 0, 0, true };
+  struct spool_options opt = { .sync = true };
   struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err);
   if (!s)
     die(err);
@@ -156,7 +156,7 @@ static long max_rss_kb(void)
 static void replay_time(void)
 {
   char *dir = temp_dir(), err[256];
-  struct spool_options opt = { 0, 0, false };
+  struct spool_options opt = { .sync = false };
   struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err);
   if (!s)
     die(err);

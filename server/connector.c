@@ -32,15 +32,21 @@ enum instance_phase {
   PHASE_EXIT                       /* leave the loop */
 };
 
-/* An ack held back by the soft limit. */
+/* An ack held back by the soft limit or until the journal has its records. */
 struct held_ack {
-  struct held_ack *next;
   uint64_t due_ms;
   uint32_t ref;
   uint32_t raw_status;
   enum proto_op op;
   uint64_t ticket;                 /* persist on: the journal ticket that must be durable first */
   char msgid[MSG_ID_LEN];
+};
+
+/* Held acks in arrival order: a ring that grows, so that holding an ack
+ * (every submit with persist on) costs no allocation. */
+struct held_acks {
+  struct held_ack *slots;
+  size_t cap, head, count;         /* cap a power of two */
 };
 
 struct stage {
@@ -85,7 +91,8 @@ struct instance {
   struct stage stages[MAX_STAGES];
   unsigned n_stages;
   bool flush_pending;
-  struct held_ack *held_head, *held_tail;
+  struct held_acks held;
+  _Atomic uint64_t held_ticket;    /* ticket the oldest held ack waits for; 0 = none waits */
   uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
   uint8_t concat_ref;              /* reference of the next message this instance splits */
   struct early_receipt *early_head, *early_tail;
@@ -356,40 +363,49 @@ static void origin_ref(struct instance *in, struct msg *m)
 static void hold_ack(struct instance *in, const struct proto_pdu *req, enum proto_op op,
                      const char *msgid, unsigned due_in_ms, uint64_t ticket)
 {
-  struct held_ack *h = malloc(sizeof *h);
-  if (!h) {
-    respond(in, req->ref, req->raw_status, op, PROTO_E_TEMPORARY, NULL);
-    return;
+  struct held_acks *q = &in->held;
+  if (q->count == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 256;
+    struct held_ack *grown = malloc(cap * sizeof *grown);
+    if (!grown) {
+      respond(in, req->ref, req->raw_status, op, PROTO_E_TEMPORARY, NULL);
+      return;
+    }
+    for (size_t i = 0; i < q->count; i++)
+      grown[i] = q->slots[(q->head + i) & (q->cap - 1)];
+    free(q->slots);
+    q->slots = grown;
+    q->cap = cap;
+    q->head = 0;
   }
+  struct held_ack *h = &q->slots[(q->head + q->count++) & (q->cap - 1)];
   h->op = op;
-  h->next = NULL;
   h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
   h->ticket = ticket;
   h->ref = req->ref;
   h->raw_status = req->raw_status;
   snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid ? msgid : "");
-  if (in->held_tail)
-    in->held_tail->next = h;
-  else
-    in->held_head = h;
-  in->held_tail = h;
+  if (q->count == 1)
+    atomic_store_explicit(&in->held_ticket, ticket, memory_order_release);
 }
 
 static void release_held_acks(struct instance *in, bool all)
 {
+  struct held_acks *q = &in->held;
   uint64_t now = evloop_now_ms(in->loop);
   struct spool *spool = in->conn->core->spool;
   uint64_t durable = spool ? spool_durable(spool) : UINT64_MAX;
-  /* Tickets grow along the list, so the first one not ready stops it. */
-  while (in->held_head && (all || (in->held_head->due_ms <= now && in->held_head->ticket <= durable))) {
-    struct held_ack *h = in->held_head;
-    in->held_head = h->next;
-    if (!in->held_head)
-      in->held_tail = NULL;
+  /* Tickets grow along the ring, so the first one not ready stops it. */
+  while (q->count) {
+    struct held_ack *h = &q->slots[q->head];
+    if (!all && (h->due_ms > now || h->ticket > durable))
+      break;
     if (in->session)
       respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
-    free(h);
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
   }
+  atomic_store_explicit(&in->held_ticket, q->count ? q->slots[q->head].ticket : 0, memory_order_release);
 }
 
 /* Where a routed message waits: a client connector's queue, or for a
@@ -934,7 +950,8 @@ static void on_wake(struct evloop *loop, void *arg)
 static void journal_advanced(void *arg)
 {
   struct instance *in = arg;
-  if (in->held_head)
+  uint64_t waits = atomic_load_explicit(&in->held_ticket, memory_order_acquire);
+  if (waits && waits <= spool_durable(in->conn->core->spool))
     evloop_wake(in->loop);
 }
 
@@ -1235,6 +1252,7 @@ void connector_destroy(struct connector *c)
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
+    free(c->instances[i].held.slots);
   }
   free(c->instances);
   if (c->accept_loop)

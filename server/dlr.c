@@ -27,7 +27,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include "bigmem.h"
 #include "dlr.h"
 #include "hexutil.h"
 
@@ -257,14 +257,12 @@ static bool ring_reserve(struct shard *s, size_t size, size_t *pos)
 
 static uint8_t *ring_map(size_t cap)
 {
-  void *ring = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return ring == MAP_FAILED ? NULL : ring;
+  return bigmem_alloc(cap);
 }
 
 static void ring_unmap(uint8_t *ring, size_t cap)
 {
-  if (ring)
-    munmap(ring, cap);
+  bigmem_free(ring, cap);
 }
 
 /* Copies the live records, oldest first, into a new ring with room for
@@ -401,9 +399,9 @@ struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s)
     s->share = share;
     s->limit = slots / 4 * 3;
     s->index_mask = (uint32_t)(slots - 1);
-    s->index = calloc(slots, sizeof *s->index);
+    s->index = bigmem_alloc(slots * sizeof *s->index);
     if (!s->index || pthread_mutex_init(&s->lock, NULL) != 0) {
-      free(s->index);
+      bigmem_free(s->index, slots * sizeof *s->index);
       s->index = NULL;  /* marks the shards set up: destroy stops here */
       dlrtab_destroy(t);
       return NULL;
@@ -419,7 +417,7 @@ void dlrtab_destroy(struct dlrtab *t)
   for (uint32_t i = 0; i <= t->shard_mask && t->shards[i].index; i++) {
     struct shard *s = &t->shards[i];
     pthread_mutex_destroy(&s->lock);
-    free(s->index);
+    bigmem_free(s->index, ((size_t)s->index_mask + 1) * sizeof *s->index);
     ring_unmap(s->ring, s->ring_cap);
   }
   free(t->shards);

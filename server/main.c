@@ -462,8 +462,14 @@ int main(int argc, char **argv)
   stop_all(&d);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     connector_destroy(d.core.connectors[i]);
-  if (d.core.spool)
+  if (d.core.spool) {
+    struct spool_stats st;
+    spool_stats(d.core.spool, &st);
+    LOGI(d.log, "journal: %" PRIu64 " records, %" PRIu64 " MB written in %" PRIu64 " commits, %" PRIu64
+         " records compacted, %" PRIu64 " segments deleted", st.records, st.bytes >> 20, st.fsyncs,
+         st.compacted, st.segments_deleted);
     spool_close(d.core.spool);
+  }
   core_destroy(&d.core);
   LOGI(d.log, "emgd stopped");
   log_shutdown();

@@ -41,6 +41,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "bigmem.h"
+#include "clock.h"
+#include "crc32c.h"
 #include "spool.h"
 
 #define SPOOL_MAGIC 0x4c505345u          /* "ESPL" */
@@ -51,6 +54,8 @@
 #define RETRY_MS 500
 #define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
 #define MAX_LISTENERS 64
+#define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
+#define PREFETCH_RECORDS 8               /* how far ahead live_apply's map entries are fetched */
 #define SEG_NONE 0x7fffffffu             /* no SENT yet */
 #define SEG_DEAD 0x7ffffffeu             /* replay: the id has finished */
 #define SEQ_MAX 0x7ffffff0u              /* segment numbers stay below the markers */
@@ -59,46 +64,12 @@
  * its MSG (a compaction copy of the MSG came after it). */
 #define SEG_FLAG 0x80000000u
 
-/* ---- CRC32C (Castagnoli), slicing by 8 ---- */
-
-static uint32_t crc_table[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++)
-      c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-    crc_table[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++)
-      crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
-}
+/* ---- encoding ---- */
 
 static uint32_t get_u32(const uint8_t *p)
 {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
-{
-  crc = ~crc;
-  while (n >= 8) {
-    uint32_t lo = crc ^ get_u32(p), hi = get_u32(p + 4);
-    crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^
-          crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
-          crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
-    p += 8;
-    n -= 8;
-  }
-  while (n--)
-    crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xff];
-  return ~crc;
-}
-
-/* ---- encoding ---- */
 
 static uint8_t *put_u8(uint8_t *p, uint8_t v)
 {
@@ -428,7 +399,7 @@ static size_t idmap_home(const struct idmap *m, uint64_t id)
 
 static int idmap_init(struct idmap *m, size_t cap_pow2)
 {
-  m->slots = calloc(cap_pow2, sizeof *m->slots);
+  m->slots = bigmem_alloc(cap_pow2 * sizeof *m->slots);
   m->mask = cap_pow2 - 1;
   m->count = 0;
   m->shift = 64;
@@ -439,7 +410,7 @@ static int idmap_init(struct idmap *m, size_t cap_pow2)
 
 static void idmap_free(struct idmap *m)
 {
-  free(m->slots);
+  bigmem_free(m->slots, (m->mask + 1) * sizeof *m->slots);
   m->slots = NULL;
 }
 
@@ -505,6 +476,7 @@ struct segment {
   uint32_t seq;
   uint32_t live;                  /* records the live state still needs */
   uint64_t records, bytes;
+  int64_t started_ms;             /* monotonic: when it was opened (or found, at start-up) */
 };
 
 struct buf {
@@ -528,6 +500,8 @@ struct spool {
   struct buf pending;
   uint64_t next_ticket;           /* the last ticket handed out */
   bool writer_idle, stopping, failing;
+  bool writer_pacing;             /* waiting for more records before the next commit */
+  int64_t commit_started_us;      /* monotonic */
   char why[256];
   struct spool_stats stats;       /* the writer's figures, published once per batch */
   _Atomic uint64_t durable;
@@ -590,7 +564,7 @@ static struct segment *seg_push(struct spool *s, uint32_t seq)
     s->segs_cap = cap;
   }
   struct segment *g = &s->segs[s->nsegs++];
-  *g = (struct segment){ seq, 0, 0, 0 };
+  *g = (struct segment){ seq, 0, 0, 0, (int64_t)clock_now_ms() };
   return g;
 }
 
@@ -624,7 +598,7 @@ static uint64_t pending_add(struct spool *s, const uint8_t *recs, size_t n, unsi
   s->pending.len += n;
   s->next_ticket += nrec;
   ticket = s->next_ticket;
-  if (s->writer_idle)
+  if (s->writer_idle || (s->writer_pacing && s->pending.len >= COMMIT_FULL_BYTES))
     pthread_cond_signal(&s->wake);
 out:
   pthread_mutex_unlock(&s->lock);
@@ -840,6 +814,17 @@ static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct
   }
 }
 
+/* Starts loading the id map entry of the record at off; returns the next
+ * record's offset. */
+static size_t live_prefetch(const struct spool *s, const uint8_t *batch, size_t off)
+{
+  const uint8_t *rec = batch + off;
+  const struct idmap *m = rec[12] == SPOOL_REC_RECEIPT || rec[12] == SPOOL_REC_RECEIPT_DONE ? &s->receipts
+                                                                                             : &s->msgs;
+  __builtin_prefetch(&m->slots[idmap_home(m, record_id(rec))], 1);
+  return off + record_len(rec);
+}
+
 /* Deletes the oldest segments while they hold nothing live. */
 static void segments_delete(struct spool *s)
 {
@@ -896,10 +881,15 @@ static void compact_record(void *ctx, const uint8_t *rec)
 }
 
 /* Re-appends the live records of the oldest segment when little of it, or
- * of the whole spool, is live, and the spool has a moment. */
-static void compact_maybe(struct spool *s)
+ * of the whole spool, is live, and the spool has a moment. Under load only
+ * once the segment has been full for compact_after_ms: until then most of
+ * its live records finish by themselves (receipts come within seconds), and
+ * reading a whole segment to copy them would cost more than waiting. */
+static void compact_maybe(struct spool *s, bool idle)
 {
   if (s->nsegs < 2 || spool_durable(s) < s->compact_ticket)
+    return;
+  if (!idle && (int64_t)clock_now_ms() - s->segs[1].started_ms < (int64_t)s->opt.compact_after_ms)
     return;
   const struct segment *old = &s->segs[0];
   uint64_t live = 0, records = 0;
@@ -951,10 +941,10 @@ static void stats_publish(struct spool *s)
 }
 
 /* Deletes what is dead, compacts when due, and shows the result. */
-static void segments_maintain(struct spool *s)
+static void segments_maintain(struct spool *s, bool idle)
 {
   segments_delete(s);
-  compact_maybe(s);
+  compact_maybe(s, idle);
   stats_publish(s);
 }
 
@@ -980,24 +970,32 @@ static void batch_commit(struct spool *s)
 
   struct buf kills = { NULL, 0, 0 };
   uint64_t records = 0;
-  for (size_t off = 0; off < s->batch.len; off += record_len(s->batch.p + off), records++)
+  /* The id maps hold every live message: far bigger than the caches, so
+   * each record's entry is fetched a few records ahead of its turn. */
+  size_t ahead = 0;
+  for (unsigned i = 0; i < PREFETCH_RECORDS && ahead < s->batch.len; i++)
+    ahead = live_prefetch(s, s->batch.p, ahead);
+  for (size_t off = 0; off < s->batch.len; off += record_len(s->batch.p + off), records++) {
+    if (ahead < s->batch.len)
+      ahead = live_prefetch(s, s->batch.p, ahead);
     live_apply(s, s->batch.p + off, s->cur_seq, &kills);
+  }
   s->segs[s->nsegs - 1].records += records;
   s->records_written += records;
   s->batch.len = 0;
   if (kills.len)
     s->hold_ticket = pending_add(s, kills.p, kills.len, (unsigned)(kills.len / (HDR_LEN + 8)), false);
   free(kills.p);
-  segments_maintain(s);
+  segments_maintain(s, false);
 }
 
-/* Waits on wake (the lock held) for at most ms; returns as
+/* Waits on wake (the lock held) for at most us; returns as
  * pthread_cond_timedwait. */
-static int cond_wait_ms(struct spool *s, long ms)
+static int cond_wait_us(struct spool *s, long us)
 {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_nsec += ms * 1000000L;
+  until.tv_nsec += us * 1000L;
   until.tv_sec += until.tv_nsec / 1000000000L;
   until.tv_nsec %= 1000000000L;
   return pthread_cond_timedwait(&s->wake, &s->lock, &until);
@@ -1011,7 +1009,7 @@ static void *writer_main(void *arg)
     if (s->failing) {
       bool last = s->stopping;
       if (!last)
-        cond_wait_ms(s, RETRY_MS);
+        cond_wait_us(s, RETRY_MS * 1000L);
       pthread_mutex_unlock(&s->lock);
       batch_commit(s);
       pthread_mutex_lock(&s->lock);
@@ -1023,16 +1021,28 @@ static void *writer_main(void *arg)
       if (s->stopping)
         break;
       s->writer_idle = true;
-      int rc = cond_wait_ms(s, RETRY_MS);
+      int rc = cond_wait_us(s, RETRY_MS * 1000L);
       s->writer_idle = false;
       if (rc == ETIMEDOUT && s->pending.len == 0 && !s->stopping) {
         /* Idle: the moment to compact, which nothing else would trigger. */
         pthread_mutex_unlock(&s->lock);
-        segments_maintain(s);
+        segments_maintain(s, true);
         pthread_mutex_lock(&s->lock);
       }
       continue;
     }
+    /* Pacing: a small batch waits out the rest of commit_interval_us since
+     * the last commit began, so that a commit (a write, an fsync, and the
+     * wake-ups of every thread waiting for it) carries many records. A
+     * batch of COMMIT_FULL_BYTES goes at once. */
+    int64_t wait_us = (int64_t)s->opt.commit_interval_us - ((int64_t)clock_now_ns() / 1000 - s->commit_started_us);
+    if (wait_us > 0 && s->pending.len < COMMIT_FULL_BYTES && !s->stopping) {
+      s->writer_pacing = true;
+      cond_wait_us(s, (long)wait_us);
+      s->writer_pacing = false;
+      continue;
+    }
+    s->commit_started_us = (int64_t)clock_now_ns() / 1000;
     struct buf full = s->pending;
     s->pending = s->batch;
     s->batch = full;
@@ -1344,7 +1354,6 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
                          void (*replay)(void *ctx, const struct spool_record *rec),
                          void (*warn)(void *ctx, const char *text), void *ctx, char *err)
 {
-  pthread_once(&crc_once, crc_init);
   struct spool *s = calloc(1, sizeof *s);
   if (!s) {
     snprintf(err, 256, "out of memory");
@@ -1354,8 +1363,10 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   s->opt = *opt;
   if (!s->opt.segment_size)
     s->opt.segment_size = 64u << 20;
-  if (!s->opt.max_batch_us)
-    s->opt.max_batch_us = 2000;
+  if (!s->opt.commit_interval_us)
+    s->opt.commit_interval_us = 1000;
+  if (!s->opt.compact_after_ms)
+    s->opt.compact_after_ms = 30000;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->wake, NULL);
   pthread_cond_init(&s->space, NULL);

@@ -48,7 +48,11 @@ struct spool_record {
 
 struct spool_options {
   size_t segment_size;      /* bytes per segment file before a new one starts; 0 = 64 MiB */
-  unsigned max_batch_us;    /* longest a record waits for its group's fsync; 0 = 2000 */
+  unsigned commit_interval_us; /* least time from one commit's start to the next unless a
+                               batch fills up: fewer, larger commits; 0 = 1000 */
+  unsigned compact_after_ms; /* under load, a segment is compacted only this long after it filled
+                               (most of what it holds finishes by itself meanwhile); idle, at
+                               once. 0 = 30000 */
   bool sync;                /* false: write but never fsync (tests, benchmarks of the rest) */
 };
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bigmem.h"
 #include "charset.h"
 #include "hexutil.h"
 #include "sms_text.h"
@@ -824,7 +825,7 @@ struct ucp_scts_alloc *ucp_scts_alloc_create(size_t capacity)
     return NULL;
   while (n < capacity)
     n <<= 1;
-  a = calloc(1, sizeof *a + n * sizeof a->slot[0]);
+  a = bigmem_alloc(sizeof *a + n * sizeof a->slot[0]);
   if (!a)
     return NULL;
   a->mask = n - 1;
@@ -836,7 +837,8 @@ struct ucp_scts_alloc *ucp_scts_alloc_create(size_t capacity)
 
 void ucp_scts_alloc_destroy(struct ucp_scts_alloc *a)
 {
-  free(a);
+  if (a)
+    bigmem_free(a, sizeof *a + (a->mask + 1) * sizeof a->slot[0]);
 }
 
 /* FNV-1a, then a 64-bit finaliser so that the low bits (the home slot) mix
