@@ -24,4 +24,12 @@ static inline time_t clock_wall(void)
   return time(NULL);
 }
 
+/* Wall-clock milliseconds since the epoch: message time stamps. */
+static inline int64_t clock_wall_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 #endif

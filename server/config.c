@@ -869,14 +869,100 @@ static const struct section route_section = {
   .line_offset = offsetof(struct config_route, line), .check = check_route,
 };
 
+static const struct name_value plugin_on_errors[] = {
+  { "pass", CONFIG_PLUGIN_PASS }, { "refuse", CONFIG_PLUGIN_REFUSE }, { NULL, 0 },
+};
+_Static_assert(sizeof(enum config_plugin_on_error) == sizeof(int), "enum stored as int");
+
 #define TARGET struct config_plugin
 static const struct key plugin_keys[] = {
   { STRING_KEY("path", path, 1), .required = ALWAYS },
+  /* Names appear in the admin API and in log categories, as connectors' do. */
+  { STRING_KEY("name", name, 1), .chars = NAME_CHARS,
+    .chars_why = "letters, digits, '-', '_' and '.'" },
+  { ENUM_KEY("on_error", on_error, plugin_on_errors, CONFIG_PLUGIN_PASS) },
+  { UINT_KEY("timeout_ms", timeout_ms, 1, 60000, 50) },
 };
 #undef TARGET
-/* Open: the plugin's own settings sit next to path. */
+
+/* A float in the shortest form that reads back as the same value, so that
+ * 0.1 reaches the plugin as "0.1", not "0.10000000000000001". */
+static int float_text(char *out, size_t len, double v)
+{
+  int n = 0;
+  for (int precision = 1; precision <= 17; precision++) {
+    n = snprintf(out, len, "%.*g", precision, v);
+    if (strtod(out, NULL) == v)
+      break;
+  }
+  return n;
+}
+
+/* A plugin's own setting as text. Returns the length the text needs (at
+ * least len: it was cut), or -1 for a type that has no text (a group, a
+ * list, an array). */
+static int setting_text(const config_setting_t *s, char *out, size_t len)
+{
+  switch (config_setting_type(s)) {
+  case CONFIG_TYPE_STRING:
+    return snprintf(out, len, "%s", config_setting_get_string(s));
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64:
+    return snprintf(out, len, "%lld", config_setting_get_int64(s));
+  case CONFIG_TYPE_FLOAT:
+    return float_text(out, len, config_setting_get_float(s));
+  case CONFIG_TYPE_BOOL:
+    return snprintf(out, len, "%s", config_setting_get_bool(s) ? "true" : "false");
+  }
+  return -1;
+}
+
+/* The keys the table does not know are the plugin's own settings, kept as
+ * text in file order for the plugin's init, which judges them: only the
+ * plugin knows what it takes. A plugin without a name is called after its
+ * file, so that "plugins/blacklist.so" shows as "blacklist". */
+static void check_plugin(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+{
+  struct config_plugin *pl = base;
+  const struct section own = { SECTION(plugin_keys) };
+  char p[KEY_PATH_LEN];
+  for (int i = 0; i < config_setting_length(grp); i++) {
+    const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
+    const char *key = config_setting_name(s);
+    if (find_key(&own, key))
+      continue;
+    join_path(p, path, key);
+    if (pl->n_settings == CONFIG_PLUGIN_SETTINGS_MAX) {
+      report(ld, s, p, "more than %d settings in one plugin", CONFIG_PLUGIN_SETTINGS_MAX);
+      break;
+    }
+    struct config_plugin_setting *set = &pl->settings[pl->n_settings];
+    int len = setting_text(s, set->value, sizeof set->value);
+    if (strlen(key) >= sizeof set->key) {
+      report(ld, s, p, "a setting's name may be %zu characters at most", sizeof set->key - 1);
+    } else if (len < 0) {
+      report(ld, s, p, "must be a string, a number or a boolean, not %s",
+             type_name(config_setting_type(s)));
+    } else if ((size_t)len >= sizeof set->value) {
+      report(ld, s, p, "longer than %zu characters", sizeof set->value - 1);
+    } else {
+      snprintf(set->key, sizeof set->key, "%s", key);
+      pl->n_settings++;
+    }
+  }
+  if (!pl->name[0]) {
+    const char *file = strrchr(pl->path, '/');
+    file = file ? file + 1 : pl->path;
+    size_t len = strlen(file);
+    if (len > 3 && strcmp(file + len - 3, ".so") == 0)
+      len -= 3;
+    snprintf(pl->name, sizeof pl->name, "%.*s", (int)len, file);
+  }
+}
+
+/* Open: the plugin's own settings sit next to path (check_plugin). */
 static const struct section plugin_section = {
-  SECTION(plugin_keys), .open = true,
+  SECTION(plugin_keys), .open = true, .check = check_plugin,
   .has_line = true, .line_offset = offsetof(struct config_plugin, line),
 };
 
@@ -895,6 +981,7 @@ static const struct key general_keys[] = {
   { STRING_KEY("log_file", log_file, 0) },
   { SIZE_KEY("dlr_table_size", dlr_table_size, 1, 100000000, 1000000) },
   { UINT_KEY("dlr_ttl", dlr_ttl_s, 1, 31536000, 172800) },
+  { SIZE_KEY("history_size", history_size, 0, 100000000, 262144) },
   /* max_total_queue first: it bounds the soft limit. */
   { SIZE_KEY("max_total_queue", max_total_queue, 1, 1000000000, 110000) },
   { SIZE_KEY("max_total_queue_soft", max_total_queue_soft, 1, 1000000000, 100000),
@@ -922,7 +1009,7 @@ static const struct key root_keys[] = {
   { LIST_KEY("connectors", connectors, n_connectors, connector_section, 1, 65535),
     .unique = "name", .required = ALWAYS },
   { LIST_KEY("routes", routes, n_routes, route_section, 0, 100000) },
-  { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000) },
+  { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000), .unique = "name" },
 };
 #undef TARGET
 static const struct section root_section = { SECTION(root_keys) };

@@ -86,10 +86,32 @@ struct config_route {
   int line;
 };
 
+/* What the plugin host does when a plugin's hook fails or runs past its
+ * timeout (server/plugin_host.h). */
+enum config_plugin_on_error {
+  CONFIG_PLUGIN_PASS,      /* the message goes on as if the plugin were absent */
+  CONFIG_PLUGIN_REFUSE     /* the message is refused */
+};
+
+/* Settings of one plugin at most, and the longest value. */
+#define CONFIG_PLUGIN_SETTINGS_MAX 32
+#define CONFIG_PLUGIN_VALUE_LEN 1024
+
+/* One of the plugin's own keys, its value as text: numbers as written
+ * (floats in their shortest exact form), booleans "true" / "false". */
+struct config_plugin_setting {
+  char key[CONFIG_NAME_LEN];
+  char value[CONFIG_PLUGIN_VALUE_LEN];
+};
+
 struct config_plugin {
-  char path[CONFIG_PATH_LEN];
+  char path[CONFIG_PATH_LEN];         /* the shared object; relative to emgd's working directory */
+  char name[CONFIG_NAME_LEN];         /* unique; default: the file name of path without ".so" */
+  enum config_plugin_on_error on_error; /* default pass */
+  unsigned timeout_ms;                /* a hook taking longer fails; default 50 */
+  struct config_plugin_setting settings[CONFIG_PLUGIN_SETTINGS_MAX]; /* every other key, in file order */
+  unsigned n_settings;
   int line;
-  /* The plugin's own settings are read by the plugin host later. */
 };
 
 struct config {
@@ -104,6 +126,7 @@ struct config {
   char log_file[CONFIG_PATH_LEN];     /* "" = stderr */
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
+  size_t history_size;                /* message events kept for lookups; default 262144, 0 = none */
   size_t max_total_queue;             /* default 110000 */
   size_t max_total_queue_soft;        /* default 100000 */
 

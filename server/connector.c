@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #define SCTS_RESTART_MARGIN_S 3
 /* Distinct target queues one instance stages to in one loop iteration. */
 #define MAX_STAGES 16
+/* How often an instance publishes what connector_instance_info shows. */
+#define INFO_PUBLISH_MS 250
 
 enum instance_phase {
   PHASE_RUN,
@@ -35,6 +38,7 @@ enum instance_phase {
 /* An ack held back by the soft limit or until the journal has its records. */
 struct held_ack {
   uint64_t due_ms;
+  uint64_t received_ns;            /* monotonic: when the request came (its ack latency) */
   uint32_t ref;
   uint32_t raw_status;
   enum proto_op op;
@@ -98,6 +102,11 @@ struct instance {
   struct early_receipt *early_head, *early_tail;
   unsigned early_count;
   uint64_t backoff_ms;
+  /* what connector_instance_info shows: counted in the thread, published under the lock */
+  struct connector_instance_info counted;
+  uint64_t published_ms;
+  pthread_mutex_t info_lock;
+  struct connector_instance_info published;
 };
 
 struct connector {
@@ -128,6 +137,96 @@ struct connector {
 static bool is_server(const struct connector *c)
 {
   return c->cfg->mode == CONFIG_CONN_SERVER;
+}
+
+/* ---- what the admin API sees of an instance ---- */
+
+const uint64_t connector_latency_bounds_us[CONNECTOR_LATENCY_BUCKETS - 1] = {
+  100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+  1000000, 2500000, 5000000, 10000000
+};
+
+static void latency_record(struct connector_latency *l, uint64_t us)
+{
+  unsigned i = 0;
+  while (i < CONNECTOR_LATENCY_BUCKETS - 1 && us > connector_latency_bounds_us[i])
+    i++;
+  l->buckets[i]++;
+  l->count++;
+  l->sum_us += us;
+}
+
+static void instance_error(struct instance *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void instance_error(struct instance *in, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(in->counted.last_error, sizeof in->counted.last_error, fmt, ap);
+  va_end(ap);
+  in->counted.last_error_time = time(NULL);
+  in->counted.errors++;
+}
+
+static const char *instance_state(const struct instance *in)
+{
+  if (!in->session)
+    return is_server(in->conn) ? "idle" : "down";
+  switch (session_state(in->session)) {
+  case SESSION_OPEN: return "connected";
+  case SESSION_BINDING: return "binding";
+  case SESSION_BOUND: return "bound";
+  case SESSION_UNBINDING: return "unbinding";
+  default: return is_server(in->conn) ? "idle" : "down";
+  }
+}
+
+/* Copies what the thread counted where other threads may read it: at most
+ * every INFO_PUBLISH_MS, or at once when force is set (a state change). */
+static void instance_publish(struct instance *in, bool force)
+{
+  uint64_t t = evloop_now_ms(in->loop);
+  if (!force && t - in->published_ms < INFO_PUBLISH_MS)
+    return;
+  in->published_ms = t;
+  struct connector_instance_info *i = &in->counted;
+  struct session *s = in->session;
+  bool up = s && session_state(s) != SESSION_DISCONNECTED && session_state(s) != SESSION_CLOSED;
+  i->index = in->index;
+  i->state = instance_state(in);
+  snprintf(i->peer, sizeof i->peer, "%s", up ? session_peer(s) : "");
+  snprintf(i->user, sizeof i->user, "%s",
+           !is_server(in->conn) ? in->conn->cfg->system_id : up ? session_user(s) : "");
+  enum proto_bind_mode mode = up ? session_bind_mode(s) : 0;
+  snprintf(i->bind, sizeof i->bind, "%s", mode == PROTO_BIND_TRX ? "trx" : mode == PROTO_BIND_TX ? "tx"
+                                          : mode == PROTO_BIND_RX ? "rx" : "");
+  i->window_used = up ? session_outstanding(s) : 0;
+  i->window = in->conn->cfg->window;
+  if (s)
+    i->reconnects = session_stats(s)->reconnects;
+  if (!up)
+    i->connected_since = 0;
+  pthread_mutex_lock(&in->info_lock);
+  in->published = *i;
+  pthread_mutex_unlock(&in->info_lock);
+}
+
+unsigned connector_instance_count(const struct connector *c)
+{
+  return c->n_instances;
+}
+
+int connector_instance_info(struct connector *c, unsigned i, struct connector_instance_info *out)
+{
+  if (i >= c->n_instances)
+    return -1;
+  struct instance *in = &c->instances[i];
+  pthread_mutex_lock(&in->info_lock);
+  *out = in->published;
+  pthread_mutex_unlock(&in->info_lock);
+  if (!out->state)
+    out->state = is_server(c) ? "idle" : "down";
+  out->index = i;
+  return 0;
 }
 
 /* ---- staging: one push per target queue per loop iteration ---- */
@@ -197,6 +296,9 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
     return NULL;
   }
   it->receipt = *r;
+  it->msg_id = info->msg_id;
+  history_add(core->history, info->msg_id, HISTORY_RECEIPT_QUEUED, info->origin_connector, r->state, r->err,
+              info->origin_user);
   snprintf(it->receipt.id, sizeof it->receipt.id, "%s", info->origin_ref);
   it->receipt.src = info->src;
   it->receipt.dst = info->dst;
@@ -235,6 +337,8 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
   struct core *core = in->conn->core;
   atomic_fetch_add(state == MSG_STATE_EXPIRED ? &core->stats.expired : &core->stats.failed, 1);
   atomic_fetch_sub(&core->in_flight, 1);
+  history_add(core->history, it->msg->id, HISTORY_FAILED, (uint16_t)in->conn->index, state, code,
+              state == MSG_STATE_EXPIRED ? "validity passed" : NULL);
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   struct dlr_info info;
   dlr_info_from_msg(&info, it->msg);
@@ -247,6 +351,29 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
 }
 
 /* ---- sending from the queues ---- */
+
+/* The before_send hooks: true when the message may go; else it has failed
+ * (REJECTED to its origin). */
+static bool plugins_allow_send(struct instance *in, struct qitem *it)
+{
+  struct core *core = in->conn->core;
+  struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
+  char reason[PLUGIN_HOST_REASON_LEN];
+  if (plugin_host_before_send(plugins, it->msg, in->conn->cfg->name, reason, sizeof reason) ==
+      PLUGIN_HOST_ACCEPT)
+    return true;
+  atomic_fetch_add(&core->stats.refused_plugin, 1);
+  LOGI(in->log, "message %" PRIu64 " to %s not sent: %s", it->msg->id, it->msg->dst.addr, reason);
+  give_up_message(in, it, MSG_STATE_REJECTED, 0);
+  return false;
+}
+
+/* The after_send hooks. */
+static void plugins_sent(struct instance *in, const struct msg *m, enum emg_plugin_send_status status)
+{
+  plugin_host_after_send(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire), m,
+                         in->conn->cfg->name, status);
+}
 
 static void pump(struct instance *in)
 {
@@ -273,7 +400,12 @@ static void pump(struct instance *in)
       if (it->kind == QITEM_MSG && it->msg->validity && it->msg->validity < time(NULL)) {
         LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
              it->msg->dst.addr);
+        plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
         give_up_message(in, it, MSG_STATE_EXPIRED, 0);
+        it = next;
+        continue;
+      }
+      if (it->kind == QITEM_MSG && !plugins_allow_send(in, it)) {
         it = next;
         continue;
       }
@@ -310,6 +442,7 @@ static void pump(struct instance *in)
         queue_push(q, &rest, 1);
         return;
       }
+      it->sent_ns = clock_now_ns();
       LOGD2(in->log, "sent %s %" PRIu64 " to %s", it->kind == QITEM_MSG ? "message" : "receipt",
             it->kind == QITEM_MSG ? it->msg->id : 0,
             it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr);
@@ -331,6 +464,8 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
   resp.status = status;
   if (msgid)
     snprintf(resp.msgid, sizeof resp.msgid, "%.64s", msgid);
+  if (status != PROTO_OK)
+    in->counted.refused++;
   /* An instance ending (or between sessions) has nobody to answer. */
   if (in->session)
     session_respond(in->session, &resp);
@@ -361,7 +496,7 @@ static void origin_ref(struct instance *in, struct msg *m)
 /* Holds an ack until due_in_ms have passed (the soft limit) and, with
  * persist on, until the journal says ticket is durable. */
 static void hold_ack(struct instance *in, const struct proto_pdu *req, enum proto_op op,
-                     const char *msgid, unsigned due_in_ms, uint64_t ticket)
+                     const char *msgid, unsigned due_in_ms, uint64_t ticket, uint64_t received_ns)
 {
   struct held_acks *q = &in->held;
   if (q->count == q->cap) {
@@ -382,6 +517,7 @@ static void hold_ack(struct instance *in, const struct proto_pdu *req, enum prot
   h->op = op;
   h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
   h->ticket = ticket;
+  h->received_ns = received_ns;
   h->ref = req->ref;
   h->raw_status = req->raw_status;
   snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid ? msgid : "");
@@ -402,6 +538,8 @@ static void release_held_acks(struct instance *in, bool all)
       break;
     if (in->session)
       respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
+    if (h->received_ns)
+      latency_record(&in->counted.ack, (clock_now_ns() - h->received_ns) / 1000);
     q->head = (q->head + 1) & (q->cap - 1);
     q->count--;
   }
@@ -491,6 +629,8 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
+  in->counted.submits_in++;
+  uint64_t received_ns = clock_now_ns();
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
   if (admit == CORE_ADMIT_FULL) {
     atomic_fetch_add(&core->stats.refused_full, 1);
@@ -500,15 +640,34 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   }
   /* From here the message holds its place in in_flight (core_admit took
    * it); every refusal below gives it back. */
+  struct msg head = req->msg;
+  struct msg *m = &head;
   const char *user = "";
-  int target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
-                                 (int)c->index, &req->msg, connector_usable, core, &user);
+  int target = -1;
+  struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
+  char reason[PLUGIN_HOST_REASON_LEN];
+  enum plugin_host_verdict verdict =
+    plugin_host_before_receive(plugins, m, c->cfg->name, session_user(in->session), reason, sizeof reason);
+  if (verdict == PLUGIN_HOST_ACCEPT)
+    verdict = plugin_host_route(plugins, m, c->cfg->name, session_user(in->session), &target, reason,
+                                sizeof reason);
+  if (verdict != PLUGIN_HOST_ACCEPT) {
+    atomic_fetch_add(&core->stats.refused_plugin, 1);
+    LOGI(in->log, "message from %s to %s refused by %s", session_user(in->session), m->dst.addr, reason);
+    atomic_fetch_sub(&core->in_flight, 1);
+    respond(in, req->ref, req->raw_status, resp_op,
+            verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
+    return;
+  }
+  if (target < 0)
+    target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
+                               (int)c->index, m, connector_usable, core, &user);
   struct connector *out = target >= 0 ? core_connector(core, (unsigned)target) : NULL;
   struct queue *q = out ? target_queue(out, user) : NULL;
   if (!q) {
     atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "message from %s to %s refused: no route", session_user(in->session),
-         req->msg.dst.addr);
+         m->dst.addr);
     atomic_fetch_sub(&core->in_flight, 1);
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_ADDRESS, NULL);
     return;
@@ -521,8 +680,6 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
     respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
-  struct msg head = req->msg;
-  struct msg *m = &head;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   m->id = ids_next(&core->ids, &in->ids);
@@ -566,6 +723,10 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   if (parts.count > 1)
     atomic_fetch_add(&core->in_flight, parts.count - 1);
   atomic_fetch_add(&core->stats.received, 1);
+  for (struct qitem *it = parts.head; it; it = it->next) {
+    history_add(core->history, it->msg->id, HISTORY_RECEIVED, (uint16_t)c->index, 0, 0, m->origin.user);
+    history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, user);
+  }
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
         m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
         parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
@@ -576,9 +737,12 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   if (admit == CORE_ADMIT_SLOW)
     atomic_fetch_add(&core->stats.slowed, 1);
   if (admit == CORE_ADMIT_SLOW || core->spool)
-    hold_ack(in, req, resp_op, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket);
-  else
+    hold_ack(in, req, resp_op, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket,
+             received_ns);
+  else {
     respond(in, req->ref, req->raw_status, resp_op, PROTO_OK, m->origin.ref);
+    latency_record(&in->counted.ack, (clock_now_ns() - received_ns) / 1000);
+  }
 }
 
 /* ---- client side: what the SMSC sends us ---- */
@@ -596,6 +760,10 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
     return 0;
   LOGD2(in->log, "receipt for %" PRIu64 " (SMSC id %s): state %u err %u", info.msg_id, r->id,
         r->state, r->err);
+  plugin_host_after_dlr(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire),
+                        info.msg_id, r);
+  history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
+              r->err, r->id);
   uint64_t ticket = receipt_to_origin(in, &info, r);
   if (msg_state_final(r->state)) {
     uint64_t t = journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
@@ -631,13 +799,14 @@ static void answer_receipt(struct instance *in, uint32_t ref, uint32_t raw_statu
     return;
   }
   struct proto_pdu req = { .ref = ref, .raw_status = raw_status };
-  hold_ack(in, &req, PROTO_OP_DELIVER_RESP, NULL, 0, ticket);
+  hold_ack(in, &req, PROTO_OP_DELIVER_RESP, NULL, 0, ticket, 0);
 }
 
 static void receipt_in(struct instance *in, const struct proto_pdu *req)
 {
   struct connector *c = in->conn;
   atomic_fetch_add(&c->core->stats.receipts_in, 1);
+  in->counted.receipts_in++;
   char key[DLR_ID_LEN];
   if (dlr_id_normalize(key, sizeof key, req->receipt.id,
                        (enum dlr_id_type)c->cfg->msgid_receipt) < 0) {
@@ -722,6 +891,8 @@ static void on_bound(struct session *s)
   struct connector *c = in->conn;
   atomic_store(&in->bound, true);
   in->backoff_ms = 0;
+  in->counted.connected_since = time(NULL);
+  instance_publish(in, true);
   if (is_server(c) && in->user >= 0) {
     in->waiting_on = &c->user_queues[in->user];
     queue_add_waiter(in->waiting_on, in->loop);
@@ -754,9 +925,15 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
+  plugins_sent(in, it->msg, resp->status == PROTO_OK ? EMG_PLUGIN_SENT
+                           : proto_status_temporary(resp->status) ? EMG_PLUGIN_SEND_TEMPORARY
+                                                                   : EMG_PLUGIN_SEND_FAILED);
   if (resp->status == PROTO_OK) {
     atomic_fetch_add(&core->stats.sent, 1);
     atomic_fetch_sub(&core->in_flight, 1);
+    history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)c->index, 0, 0, resp->msgid);
+    int64_t waited_ms = clock_wall_ms() - it->msg->received_ms;
+    latency_record(&in->counted.delivery, waited_ms > 0 ? (uint64_t)waited_ms * 1000 : 0);
     char key[DLR_ID_LEN];
     bool awaits_receipt = false;
     if (it->msg->dlr_mask) {
@@ -781,10 +958,13 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     /* Throttled or full: keep the queue's order and back off this instance. */
     atomic_fetch_add(&core->stats.retried, 1);
     it->attempts++;
+    history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status,
+                proto_status_name(resp->status));
     in->backoff_ms = in->backoff_ms ? in->backoff_ms * 2 : 100;
     if (in->backoff_ms > 10000)
       in->backoff_ms = 10000;
     in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
+    it->next_attempt_ms = (int64_t)time(NULL) * 1000 + (int64_t)in->backoff_ms;
     LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id,
          proto_status_name(resp->status), in->backoff_ms);
     requeue_front(&c->out, it);
@@ -814,6 +994,8 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   }
   atomic_fetch_add(&core->stats.sent, 1);
   atomic_fetch_sub(&core->in_flight, 1);
+  history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)in->conn->index, 0, 0,
+              session_user(in->session));
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   if (it->msg->dlr_mask) {
     struct dlr_info info;
@@ -830,6 +1012,19 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
 {
   struct instance *in = session_app(s);
   struct qitem *it = cookie;
+  if (it->sent_ns)
+    latency_record(&in->counted.response, (clock_now_ns() - it->sent_ns) / 1000);
+  if (resp->status == PROTO_OK) {
+    if (it->kind == QITEM_MSG)
+      in->counted.submits_out++;
+    else
+      in->counted.receipts_out++;
+  } else {
+    instance_error(in, "%s %" PRIu64 " refused: %s (%u)", it->kind == QITEM_MSG ? "message" : "receipt",
+                   it->kind == QITEM_MSG ? it->msg->id : it->journal_id, proto_status_name(resp->status),
+                   resp->raw_status);
+    it->last_status = (uint8_t)resp->status;
+  }
   if (it->kind == QITEM_MSG && is_server(in->conn)) {
     delivery_answered(in, it, resp);
     return;
@@ -842,6 +1037,8 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
   }
   if (resp->status == PROTO_OK) {
     atomic_fetch_add(&in->conn->core->stats.receipts_out, 1);
+    history_add(in->conn->core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
+                it->receipt.state, 0, session_user(in->session));
     if (it->journal_id)
       journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
     qitem_free(it);
@@ -857,6 +1054,12 @@ static void on_unanswered(struct session *s, void *cookie, enum session_loss why
   struct instance *in = session_app(s);
   struct qitem *it = cookie;
   struct connector *c = in->conn;
+  if (why == SESSION_LOST_TIMEOUT)
+    instance_error(in, "no response to a %s within %u ms", it->kind == QITEM_MSG ? "message" : "receipt",
+                   c->cfg->response_timeout_ms);
+  if (it->kind == QITEM_MSG)
+    history_add(c->core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, 0,
+                why == SESSION_LOST_TIMEOUT ? "no response" : "connection lost");
   if (it->kind == QITEM_MSG && !is_server(c)) {
     atomic_fetch_add(&c->core->stats.retried, 1);
     requeue_front(&c->out, it);
@@ -876,6 +1079,8 @@ static void on_disconnect(struct session *s, const char *reason)
 {
   struct instance *in = session_app(s);
   atomic_store(&in->bound, false);
+  if (!is_server(in->conn))   /* a client leaving is no error of ours */
+    instance_error(in, "connection lost: %s", reason);
   if (in->waiting_on) {
     queue_remove_waiter(in->waiting_on, in->loop);
     in->waiting_on = NULL;
@@ -958,6 +1163,7 @@ static void journal_advanced(void *arg)
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
+  instance_publish(in, false);
   release_held_acks(in, false);
   retry_early_receipts(in, false);
   pump(in);
@@ -1150,6 +1356,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     in->user = -1;
     in->handoff_fd = -1;
     pthread_mutex_init(&in->handoff_lock, NULL);
+    pthread_mutex_init(&in->info_lock, NULL);
     in->loop = evloop_create(10);
     if (!in->loop || evloop_tick(in->loop, on_tick, in) == -1) {
       snprintf(err, NETUTIL_ERR_LEN, "cannot create the event loop of instance %u", i);
@@ -1252,6 +1459,7 @@ void connector_destroy(struct connector *c)
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
+    pthread_mutex_destroy(&c->instances[i].info_lock);
     free(c->instances[i].held.slots);
   }
   free(c->instances);
@@ -1327,6 +1535,7 @@ int connector_drop_message(struct connector *c, uint64_t id)
     atomic_fetch_sub(&core->in_flight, 1);
     journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
     LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
+    history_add(core->history, id, HISTORY_FAILED, (uint16_t)c->index, MSG_STATE_DELETED, 0, "dropped by the operator");
     struct dlr_info info;
     dlr_info_from_msg(&info, it->msg);
     struct msg_receipt r = { 0 };

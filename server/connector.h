@@ -69,6 +69,45 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
 /* Messages and receipts waiting in the connector's queues now. */
 size_t connector_queued(struct connector *c);
 
+/* Latencies as Prometheus histograms: counts per bucket (not cumulative),
+ * bucket i holding values up to connector_latency_bounds_us[i]; the last
+ * bucket holds everything larger (+Inf). */
+#define CONNECTOR_LATENCY_BUCKETS 17
+extern const uint64_t connector_latency_bounds_us[CONNECTOR_LATENCY_BUCKETS - 1];
+struct connector_latency {
+  uint64_t buckets[CONNECTOR_LATENCY_BUCKETS];
+  uint64_t count;
+  uint64_t sum_us;
+};
+
+/* What the admin API shows of one instance: a copy its thread publishes a
+ * few times a second (the session itself is the thread's alone). */
+struct connector_instance_info {
+  unsigned index;
+  const char *state;               /* "down", "connecting", "binding", "bound", "unbinding", "idle" */
+  char peer[64];                   /* "HOST:PORT", "" when down */
+  char user[MSG_USER_LEN];         /* server: the bound account; client: our system_id */
+  char bind[4];                    /* "tx", "rx", "trx" or "" */
+  unsigned window_used, window;    /* requests awaiting a response, of at most */
+  uint64_t submits_in;             /* messages taken from this session (server) or MOs (client) */
+  uint64_t submits_out;            /* messages sent and accepted */
+  uint64_t receipts_in, receipts_out;
+  uint64_t refused;                /* requests we answered with an error */
+  uint64_t errors;                 /* responses with an error, time-outs, decode errors */
+  uint64_t reconnects;
+  int64_t connected_since;         /* Unix seconds, 0 when down */
+  char last_error[160];            /* "" when none yet */
+  int64_t last_error_time;         /* Unix seconds */
+  struct connector_latency ack;    /* server: submit in -> its ack out (journal and soft limit included) */
+  struct connector_latency response; /* request out -> its response in (the peer's answer time) */
+  struct connector_latency delivery; /* client: accepted from the origin -> accepted by the SMSC */
+};
+
+/* Instances of the connector, and the published view of instance i:
+ * 0, or -1 when there is no instance i. Callable from any thread. */
+unsigned connector_instance_count(const struct connector *c);
+int connector_instance_info(struct connector *c, unsigned i, struct connector_instance_info *out);
+
 /* Sessions now bound, over all instances. */
 unsigned connector_bound(const struct connector *c);
 

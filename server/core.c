@@ -11,8 +11,9 @@ int core_init(struct core *c, const struct config *cfg)
   c->log = log_category("emg.core");
   atomic_init(&c->router, router_create(cfg));
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
+  c->history = history_create(cfg->history_size);
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
-  if (!atomic_load(&c->router) || !c->dlr || !c->connectors) {
+  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->connectors) {
     core_destroy(c);
     return -1;
   }
@@ -28,9 +29,15 @@ void core_destroy(struct core *c)
   for (unsigned i = 0; i < c->n_retired; i++)
     router_destroy(c->retired_routers[i]);
   c->n_retired = 0;
+  plugin_host_destroy(atomic_exchange(&c->plugins, NULL));
+  for (unsigned i = 0; i < c->n_retired_plugins; i++)
+    plugin_host_destroy(c->retired_plugins[i]);
+  c->n_retired_plugins = 0;
   if (c->dlr)
     dlrtab_destroy(c->dlr);
   c->dlr = NULL;
+  history_destroy(c->history);
+  c->history = NULL;
   free(c->connectors);
   c->connectors = NULL;
 }
@@ -88,4 +95,21 @@ enum core_admit core_admit(struct core *c)
     return CORE_ADMIT_FULL;
   }
   return before >= c->cfg->max_total_queue_soft ? CORE_ADMIT_SLOW : CORE_ADMIT_OK;
+}
+
+void core_swap_plugins(struct core *c, struct plugin_host *h)
+{
+  struct plugin_host *old = atomic_exchange(&c->plugins, h);
+  if (!old)
+    return;
+  /* Unloading a plugin whose hook a thread is still running would crash:
+   * the retired ones stay loaded; past the array, the oldest goes, many
+   * reloads after any call on it has returned. */
+  if (c->n_retired_plugins == sizeof c->retired_plugins / sizeof c->retired_plugins[0]) {
+    plugin_host_destroy(c->retired_plugins[0]);
+    memmove(c->retired_plugins, c->retired_plugins + 1,
+            (c->n_retired_plugins - 1) * sizeof c->retired_plugins[0]);
+    c->n_retired_plugins--;
+  }
+  c->retired_plugins[c->n_retired_plugins++] = old;
 }

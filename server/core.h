@@ -14,8 +14,10 @@
 #include <stdint.h>
 #include "config.h"
 #include "dlr.h"
+#include "history.h"
 #include "ids.h"
 #include "log.h"
+#include "plugin_host.h"
 #include "router.h"
 #include "spool.h"
 
@@ -49,7 +51,8 @@ struct core_stats {
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
-  _Atomic uint64_t refused_journal;   /* refused: the journal could not write (disk full) */
+  _Atomic uint64_t refused_journal;
+  _Atomic uint64_t refused_plugin;    /* refused by a plugin (or its failure, with on_error refuse) */   /* refused: the journal could not write (disk full) */
   _Atomic uint64_t reloads, reloads_refused;
 };
 
@@ -58,7 +61,11 @@ struct core {
   _Atomic(struct router *) router;    /* swapped whole on reload */
   struct router *retired_routers[64]; /* freed at exit: a thread may still be routing with one */
   unsigned n_retired;
+  _Atomic(struct plugin_host *) plugins; /* swapped whole on reload; NULL = none */
+  struct plugin_host *retired_plugins[16]; /* as retired_routers */
+  unsigned n_retired_plugins;
   struct dlrtab *dlr;
+  struct history *history;            /* recent events of each message, for lookups */
   struct ids ids;
   struct connector **connectors;
   unsigned n_connectors;
@@ -99,6 +106,10 @@ enum core_admit core_admit(struct core *c);
 
 /* Replaces the router (a reload); the old one stays valid until core_destroy. */
 void core_swap_router(struct core *c, struct router *r);
+
+/* Puts plugin host h in place (start-up, reload); the old one stays loaded
+ * until core_destroy, since a thread may still be in one of its hooks. */
+void core_swap_plugins(struct core *c, struct plugin_host *h);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

@@ -111,6 +111,10 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
   for (unsigned i = 0; !why && i < next->n_connectors; i++)
     if (strcmp(next->connectors[i].name, d->cfg->connectors[i].name) != 0)
       why = "the connectors changed (a restart applies that)";
+  char plugin_err[2048] = "";
+  struct plugin_host *plugins = why ? NULL : plugin_host_load(next, plugin_err, sizeof plugin_err);
+  if (!why && !plugins)
+    why = plugin_err;
   struct router *r = why ? NULL : router_create(next);
   if (!why && !r)
     why = "out of memory";
@@ -118,12 +122,15 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
     atomic_fetch_add(&d->core.stats.reloads_refused, 1);
     LOGE(d->log, "reload refused, routes unchanged: %s", why);
     snprintf(why_out, why_len, "%s", why);
+    plugin_host_destroy(plugins);
     config_free(next);
     goto out;
   }
+  core_swap_plugins(&d->core, plugins);
   core_swap_router(&d->core, r);
   atomic_fetch_add(&d->core.stats.reloads, 1);
-  LOGI(d->log, "reloaded %s: %u routes in place", d->path, next->n_routes);
+  LOGI(d->log, "reloaded %s: %u routes and %u plugins in place", d->path, next->n_routes,
+       next->n_plugins);
   config_free(next);
   rc = 0;
 out:
@@ -370,8 +377,17 @@ static int check_config_only(const char *path)
     config_errors_free(&errors);
     return 1;
   }
-  printf("%s: configuration OK (%u connectors, %u routes)\n", path, cfg->n_connectors,
-         cfg->n_routes);
+  /* Plugins are loaded too: their init checks their own settings. */
+  char err[2048];
+  struct plugin_host *plugins = plugin_host_load(cfg, err, sizeof err);
+  if (!plugins) {
+    fprintf(stderr, "%s\n", err);
+    config_free(cfg);
+    return 1;
+  }
+  printf("%s: configuration OK (%u connectors, %u routes, %u plugins)\n", path, cfg->n_connectors,
+         cfg->n_routes, plugin_host_count(plugins));
+  plugin_host_destroy(plugins);
   config_free(cfg);
   return 0;
 }
@@ -428,6 +444,13 @@ int main(int argc, char **argv)
     return 1;
   }
   d.core.n_connectors = d.cfg->n_connectors;
+  char plugin_err[2048];
+  struct plugin_host *plugins = plugin_host_load(d.cfg, plugin_err, sizeof plugin_err);
+  if (!plugins) {
+    LOGE(d.log, "plugins: %s", plugin_err);
+    return 1;
+  }
+  core_swap_plugins(&d.core, plugins);
   char err[NETUTIL_ERR_LEN];
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (!connector_create(&d.core, i, err)) {

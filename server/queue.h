@@ -23,9 +23,13 @@ struct qitem {
   struct qitem *next;
   enum qitem_kind kind;
   uint16_t attempts;              /* sends that failed temporarily */
+  uint8_t last_status;            /* enum proto_status of the last failed send; 0 = none */
+  int64_t next_attempt_ms;        /* throttled: Unix ms before which it is not sent again */
   struct msg *msg;                /* QITEM_MSG */
   struct msg_receipt receipt;     /* QITEM_RECEIPT: id = what the origin knows the message by */
   uint64_t journal_id;            /* QITEM_RECEIPT: ties its journal records together */
+  uint64_t msg_id;                /* QITEM_RECEIPT: the message it reports on (its history) */
+  uint64_t sent_ns;               /* monotonic: when its request went out */
   uint16_t target;                /* restart: the connector it waited for */
 };
 

@@ -1,0 +1,110 @@
+/* test_history.c - the ring of message events: lookups in order, the ring
+ * overwriting its oldest, and readers during writes seeing whole events. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "history.h"
+#include "testutil.h"
+
+static void test_find_in_order(void)
+{
+  struct history *h = history_create(100);   /* rounded up to 128 */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  CU_ASSERT_EQUAL(history_capacity(h), 128);
+  history_add(h, 7, HISTORY_RECEIVED, 0, 0, 0, "load");
+  history_add(h, 8, HISTORY_RECEIVED, 0, 0, 0, "load");
+  history_add(h, 7, HISTORY_SENT, 1, 0, 0, "abc123");
+  history_add(h, 7, HISTORY_RECEIPT, 1, 2, 0, NULL);
+  struct history_entry e[8];
+  CU_ASSERT_EQUAL_FATAL(history_find(h, 7, e, 8), 3);
+  CU_ASSERT_EQUAL(e[0].event, HISTORY_RECEIVED);
+  CU_ASSERT_STRING_EQUAL(e[0].detail, "load");
+  CU_ASSERT_EQUAL(e[1].event, HISTORY_SENT);
+  CU_ASSERT_EQUAL(e[1].connector, 1);
+  CU_ASSERT_STRING_EQUAL(e[1].detail, "abc123");
+  CU_ASSERT_EQUAL(e[2].state, 2);
+  CU_ASSERT_STRING_EQUAL(e[2].detail, "");
+  CU_ASSERT(e[0].time_ms <= e[2].time_ms && e[0].time_ms > 1700000000000);
+  CU_ASSERT_EQUAL(history_find(h, 9, e, 8), 0);
+  CU_ASSERT_EQUAL(history_find(h, 7, e, 2), 2);   /* max respected */
+  CU_ASSERT_STRING_EQUAL(history_event_name(HISTORY_RECEIPT_DELIVERED), "receipt_delivered");
+  CU_ASSERT_STRING_EQUAL(history_event_name(200), "?");
+  history_destroy(h);
+}
+
+static void test_ring_overwrites_oldest(void)
+{
+  struct history *h = history_create(16);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  for (uint64_t i = 1; i <= 40; i++)
+    history_add(h, i, HISTORY_RECEIVED, 0, 0, 0, NULL);
+  struct history_entry e[4];
+  CU_ASSERT_EQUAL(history_find(h, 24, e, 4), 0);   /* gone */
+  CU_ASSERT_EQUAL(history_find(h, 25, e, 4), 1);   /* the oldest still held */
+  CU_ASSERT_EQUAL(history_find(h, 40, e, 4), 1);
+  CU_ASSERT_EQUAL(history_recorded(h), 40);
+  history_destroy(h);
+
+  struct history *none = history_create(0);        /* keeps nothing, costs nothing */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(none);
+  history_add(none, 1, HISTORY_RECEIVED, 0, 0, 0, NULL);
+  CU_ASSERT_EQUAL(history_find(none, 1, e, 4), 0);
+  history_destroy(none);
+}
+
+struct writer {
+  struct history *h;
+  uint64_t id;
+};
+
+/* Each writer's detail is its id in text: a reader that mixed two events
+ * would see a detail that does not match the id. */
+static void *write_many(void *arg)
+{
+  struct writer *w = arg;
+  char detail[32];
+  snprintf(detail, sizeof detail, "id-%llu", (unsigned long long)w->id);
+  for (int i = 0; i < 200000; i++)
+    history_add(w->h, w->id, HISTORY_SENT, (uint16_t)w->id, 0, (uint32_t)i, detail);
+  return NULL;
+}
+
+static void test_readers_see_whole_events(void)
+{
+  struct history *h = history_create(1024);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  struct writer w[2] = { { h, 1 }, { h, 2 } };
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++)
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, write_many, &w[i]), 0);
+  struct history_entry e[1024];
+  unsigned bad = 0;
+  for (int round = 0; round < 200; round++)
+    for (uint64_t id = 1; id <= 2; id++) {
+      size_t n = history_find(h, id, e, 1024);
+      for (size_t k = 0; k < n; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "id-%llu", (unsigned long long)id);
+        bad += e[k].connector != id || strcmp(e[k].detail, want) != 0;
+      }
+    }
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  CU_ASSERT_EQUAL(bad, 0);
+  /* Once quiet, the whole ring is there to be found. */
+  CU_ASSERT_EQUAL(history_find(h, 1, e, 1024) + history_find(h, 2, e, 1024), 1024);
+  CU_ASSERT_EQUAL(history_recorded(h), 400000);
+  history_destroy(h);
+}
+
+void suite_history(void);
+void suite_history(void)
+{
+  static const struct test_case cases[] = {
+    { "events of one message, oldest first", test_find_in_order },
+    { "the ring overwrites its oldest", test_ring_overwrites_oldest },
+    { "readers during writes see whole events", test_readers_see_whole_events },
+    { NULL, NULL },
+  };
+  test_add_suite("history", cases);
+}
