@@ -34,6 +34,7 @@ struct daemon {
   int signal_fd;
   uint64_t last_status_ms;
   uint64_t last_sample_s;
+  bool journal_failing;               /* as last logged */
   struct log_category *log;
 };
 
@@ -66,11 +67,29 @@ static void log_status(struct daemon *d)
        atomic_load(&s->reloads_refused));
 }
 
-/* Housekeeping: DLR entries past their TTL, a status line every 10 s. */
+/* Logs when the journal starts refusing (disk full, I/O error) and when it
+ * writes again: the spool retries by itself, and refuses submits meanwhile. */
+static void watch_journal(struct daemon *d)
+{
+  char why[256];
+  bool failing = d->core.spool && spool_failing(d->core.spool, why, sizeof why);
+  if (failing == d->journal_failing)
+    return;
+  d->journal_failing = failing;
+  if (failing)
+    LOGE(d->log, "journal in %s cannot write: %s; submits are refused until it can",
+         d->cfg->spool_dir, why);
+  else
+    LOGI(d->log, "journal in %s writes again: submits accepted", d->cfg->spool_dir);
+}
+
+/* Housekeeping: DLR entries past their TTL, the journal's state, a status
+ * line every 10 s. */
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct daemon *d = arg;
   uint64_t now = evloop_now_ms(loop);
+  watch_journal(d);
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
