@@ -7,6 +7,7 @@
 #        smpp_probe.pl PORT bad-password USER
 #        smpp_probe.pl PORT unknown-command USER PASSWORD
 #        smpp_probe.pl PORT binds N USER PASSWORD   (N binds held open together)
+#        smpp_probe.pl PORT submit USER PASSWORD SRC DST TEXT   (one submit, its status and id)
 use strict;
 use warnings;
 use Net::SMPP;
@@ -54,6 +55,15 @@ if ($mode eq 'before-bind') {
         printf "bind_%d=0x%02x\n", $i, $resp->{status};
         push @held, $smpp;
     }
+} elsif ($mode eq 'submit') {
+    my ($user, $password, $src, $dst, $text) = @args;
+    my ($smpp, $resp) = bind_as($user, $password);
+    printf "bind_status=0x%02x\n", $resp->{status};
+    my $sub = $smpp->submit_sm(source_addr => $src, source_addr_ton => 1, source_addr_npi => 1,
+                               destination_addr => $dst, dest_addr_ton => 0, dest_addr_npi => 1,
+                               short_message => $text);
+    printf "submit_status=0x%02x\nmessage_id=%s\n", $sub->{status}, $sub->{message_id} // '';
+    $smpp->unbind();
 } else {
     die "unknown mode $mode\n";
 }
