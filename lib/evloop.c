@@ -7,6 +7,7 @@
  * in the order they were added. Epoll is level-triggered, so a callback that
  * reads only part of what is pending is called again next iteration. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -42,6 +43,7 @@ struct callback_list {
 struct evloop {
   int epoll_fd;
   int wake_fd;
+  _Atomic bool wake_pending;       /* a wake is written and not yet handled: later ones need no write */
   unsigned tick_ms;
   uint64_t now_ms;
   uint64_t next_tick_ms;
@@ -92,8 +94,12 @@ static void run_deferred(struct evloop *loop)
 static void wake_ready(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   uint64_t count;
-  /* Draining the counter re-arms it; several wakes coalesce into one call. */
-  if (read(fd, &count, sizeof count) == (ssize_t)sizeof count && loop->wake_fn)
+  /* Draining the counter re-arms it; several wakes coalesce into one call.
+   * The flag is cleared after the read and before the call: a waker that
+   * still saw it set has made its change before the call looks. */
+  ssize_t n = read(fd, &count, sizeof count);
+  atomic_store(&loop->wake_pending, false);
+  if (n == (ssize_t)sizeof count && loop->wake_fn)
     loop->wake_fn(loop, loop->wake_arg);
 }
 
@@ -249,6 +255,10 @@ void evloop_on_wake(struct evloop *loop, evloop_fn fn, void *arg)
 
 void evloop_wake(struct evloop *loop)
 {
+  /* One write per handled wake: the writes were most of the cost of waking
+   * a loop that other threads signal many times a millisecond. */
+  if (atomic_exchange(&loop->wake_pending, true))
+    return;
   uint64_t one = 1;
   /* Only fails when the counter is about to overflow, i.e. a wake is pending anyway. */
   ssize_t written = write(loop->wake_fd, &one, sizeof one);
