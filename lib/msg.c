@@ -5,7 +5,8 @@
 
 struct msg *msg_clone(const struct msg *m)
 {
-  struct msg *copy = malloc(sizeof *copy + m->udh_len + m->data_len);
+  size_t callback_len = m->callback ? strnlen(m->callback, MSG_CALLBACK_LEN - 1) : 0;
+  struct msg *copy = malloc(sizeof *copy + m->udh_len + m->data_len + (m->callback ? callback_len + 1 : 0));
   if (!copy)
     return NULL;
   *copy = *m;
@@ -16,6 +17,12 @@ struct msg *msg_clone(const struct msg *m)
     memcpy(payload + m->udh_len, m->data, m->data_len);
   copy->udh = m->udh_len ? payload : NULL;
   copy->data = payload + m->udh_len;
+  if (m->callback) {
+    char *callback = (char *)payload + m->udh_len + m->data_len;
+    memcpy(callback, m->callback, callback_len);
+    callback[callback_len] = '\0';
+    copy->callback = callback;
+  }
   return copy;
 }
 

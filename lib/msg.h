@@ -20,6 +20,15 @@
 #define MSG_ADDR_LEN 48  /* UTF-8 bytes with NUL: SMPP C21, UCP 16 digits, 11 GSM chars alphanumeric */
 #define MSG_ID_LEN 65    /* protocol message ids, NUL included (SMPP C65) */
 #define MSG_USER_LEN 33  /* account names and passwords, NUL included */
+#define MSG_CALLBACK_LEN 1024 /* a receipt callback URL, NUL included */
+
+/* How an HTTP origin wants its receipts: GET of a URL with Kannel's
+ * %-escapes (dlr-url), or a JSON POST to a URL. */
+enum msg_callback_method {
+  MSG_CALLBACK_NONE = 0,
+  MSG_CALLBACK_GET = 1,
+  MSG_CALLBACK_POST = 2
+};
 
 /* TON values, as SMPP and UCP's OTOA/OTON use them. */
 enum msg_ton {
@@ -69,6 +78,8 @@ struct msg {
   int64_t deferred;        /* not before, Unix seconds; 0 = now; < 0: relative as validity */
   int64_t received_ms;     /* when the gateway accepted it, Unix ms */
   struct msg_origin origin;
+  uint8_t callback_method; /* enum msg_callback_method: receipts by HTTP callback */
+  const char *callback;    /* its URL (< MSG_CALLBACK_LEN bytes); NULL = none */
   uint16_t udh_len;        /* UDH octets, UDHL included; 0 = none */
   uint32_t data_len;       /* payload octets (septets for GSM7) */
   const uint8_t *udh;

@@ -304,13 +304,19 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
   it->receipt.dst = info->dst;
   if (!it->receipt.submit_time)
     it->receipt.submit_time = info->submit_time;
+  if (info->callback[0] && !(it->callback = strdup(info->callback))) {
+    qitem_free(it);
+    return NULL;
+  }
+  it->callback_method = info->callback_method;
   if (core->spool) {
     /* Receipt ids come from the message id space: they only need to be unique. */
     static _Thread_local struct id_block receipt_ids;
     it->journal_id = ids_next(&core->ids, &receipt_ids);
     struct spool_record rec = { .type = SPOOL_REC_RECEIPT, .id = it->journal_id,
                                 .target = info->origin_connector, .receipt = &it->receipt,
-                                .user = info->origin_user };
+                                .user = info->origin_user, .callback = it->callback,
+                                .callback_method = it->callback_method };
     *ticket = core_journal(core, &rec);
   }
   return it;

@@ -25,6 +25,7 @@
  * its heap, which is exactly the memory the table must not hold. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bigmem.h"
@@ -59,6 +60,8 @@ struct rec {
   int64_t submit_time;
   uint8_t src_ton, src_npi, dst_ton, dst_npi;
   uint8_t len[STR_COUNT];
+  uint8_t callback_method;
+  uint16_t callback_len;         /* the callback URL follows the strings (HTTP origins only) */
   char text[];
 };
 
@@ -66,7 +69,7 @@ struct rec {
 /* The largest record: every string at its longest. */
 #define REC_MAX                                                                           \
   REC_ROUND(offsetof(struct rec, text) + (DLR_ID_LEN - 1) + (MSG_USER_LEN - 1) +          \
-            (MSG_ID_LEN - 1) + 2 * (MSG_ADDR_LEN - 1))
+            (MSG_ID_LEN - 1) + 2 * (MSG_ADDR_LEN - 1) + (MSG_CALLBACK_LEN - 1))
 
 struct shard {
   _Alignas(64) pthread_mutex_t lock;  /* a cache line of its own: shards do not share */
@@ -338,6 +341,9 @@ static void rec_fill(struct rec *r, size_t size, uint32_t hash, uint16_t out_con
     memcpy(text, str[i], len[i]);
     text += len[i];
   }
+  r->callback_method = info->callback_method;
+  r->callback_len = (uint16_t)strnlen(info->callback, sizeof info->callback - 1);
+  memcpy(text, info->callback, r->callback_len);
 }
 
 static void rec_read(const struct rec *r, struct dlr_info *info)
@@ -358,6 +364,9 @@ static void rec_read(const struct rec *r, struct dlr_info *info)
     out[i][r->len[i]] = '\0';
     text += r->len[i];
   }
+  info->callback_method = r->callback_method;
+  memcpy(info->callback, text, r->callback_len);
+  info->callback[r->callback_len] = '\0';
 }
 
 static struct shard *shard_of(const struct dlrtab *t, uint64_t hash)
@@ -437,7 +446,8 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
   };
   if (len[STR_KEY] == 0 || len[STR_KEY] >= DLR_ID_LEN)
     return -1;
-  size_t size = offsetof(struct rec, text);
+  size_t callback_len = strnlen(info->callback, sizeof info->callback - 1);
+  size_t size = offsetof(struct rec, text) + callback_len;
   for (int i = 0; i < STR_COUNT; i++)
     size += len[i];
   size = REC_ROUND(size);
@@ -641,4 +651,7 @@ void dlr_info_from_msg(struct dlr_info *info, const struct msg *m)
   memcpy(info->origin_ref, m->origin.ref, sizeof info->origin_ref);
   info->src = m->src;
   info->dst = m->dst;
+  info->callback_method = m->callback_method;
+  if (m->callback)
+    snprintf(info->callback, sizeof info->callback, "%s", m->callback);
 }

@@ -34,6 +34,8 @@ struct dlr_info {
   char origin_ref[MSG_ID_LEN];     /* the id the origin knows the message by */
   struct msg_addr src;             /* the original sender and recipient */
   struct msg_addr dst;
+  uint8_t callback_method;         /* HTTP origins: enum msg_callback_method */
+  char callback[MSG_CALLBACK_LEN]; /* the receipt callback URL; "" = none */
 };
 
 /* What the table keeps of message m for its receipt. */

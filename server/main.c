@@ -306,6 +306,12 @@ static void replay_record(void *ctx, const struct spool_record *rec)
     }
     it->receipt = *rec->receipt;
     it->journal_id = rec->id;
+    it->callback_method = rec->callback_method;
+    if (rec->callback && !(it->callback = strdup(rec->callback))) {
+      qitem_free(it);
+      r->dropped++;
+      return;
+    }
     if (connector_restore(core, rec->target, it, rec->user) == -1) {
       qitem_free(it);
       r->dropped++;

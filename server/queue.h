@@ -29,6 +29,8 @@ struct qitem {
   struct msg_receipt receipt;     /* QITEM_RECEIPT: id = what the origin knows the message by */
   uint64_t journal_id;            /* QITEM_RECEIPT: ties its journal records together */
   uint64_t msg_id;                /* QITEM_RECEIPT: the message it reports on (its history) */
+  char *callback;                 /* QITEM_RECEIPT to an HTTP origin: its URL (owned); else NULL */
+  uint8_t callback_method;        /* enum msg_callback_method */
   uint64_t sent_ns;               /* monotonic: when its request went out */
   uint16_t target;                /* restart: the connector it waited for */
 };
@@ -58,6 +60,12 @@ struct queue {
   _Atomic size_t count;           /* written under lock; read without it */
   struct evloop *waiters[QUEUE_MAX_WAITERS];
   unsigned n_waiters;
+  /* queue_walk lets go of the lock between chunks; walk_next is its place
+   * meanwhile (the next item it visits), moved on by whoever removes that
+   * item. walk_lock admits one walker at a time; the message path never
+   * takes it. */
+  pthread_mutex_t walk_lock;
+  struct qitem *walk_next;
 };
 
 void queue_init(struct queue *q);
@@ -85,7 +93,12 @@ static inline size_t queue_count(struct queue *q)
 
 /* Calls fn for up to limit items from position offset, in queue order,
  * under the queue's lock (fn must be quick and must not touch the queue).
- * Returns the number of items in the queue. */
+ * The lock is held for at most QUEUE_WALK_CHUNK items at a time, however
+ * far offset is, so that a listing never holds up the threads pushing and
+ * taking; what they do between two chunks shifts the positions a little,
+ * as it would a moment later anyway. Returns the number of items in the
+ * queue. */
+#define QUEUE_WALK_CHUNK 1024
 size_t queue_walk(struct queue *q, size_t offset, size_t limit,
                   void (*fn)(const struct qitem *it, void *ctx), void *ctx);
 

@@ -121,7 +121,21 @@ static uint8_t *put_addr(uint8_t *p, const struct msg_addr *a)
   return put_u8(p, a->npi);
 }
 
+/* An HTTP origin's receipt callback, at the end of MSG and RECEIPT
+ * records, and only there when there is one: records without it (all from
+ * UCP and SMPP origins) stay as they were. */
+static uint8_t *put_callback(uint8_t *p, uint8_t method, const char *url)
+{
+  if (!url || !*url)
+    return p;
+  size_t n = strnlen(url, MSG_CALLBACK_LEN - 1);
+  p = put_u8(p, method);
+  p = put_u16(p, (uint16_t)n);
+  return put_bytes(p, url, n);
+}
+
 #define ADDR_MAX (1 + MSG_ADDR_LEN + 2)
+#define CALLBACK_MAX (1 + 2 + MSG_CALLBACK_LEN)
 #define STR_MAX 256
 
 /* The most bytes record_encode can write for rec. */
@@ -130,11 +144,12 @@ static size_t record_bound(const struct spool_record *rec)
   size_t n = HDR_LEN + 8 + 2;
   switch (rec->type) {
   case SPOOL_REC_MSG:
-    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len;
+    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len +
+           CALLBACK_MAX;
   case SPOOL_REC_SENT:
     return n + STR_MAX;
   case SPOOL_REC_RECEIPT:
-    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX;
+    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + CALLBACK_MAX;
   default:
     return n;
   }
@@ -175,6 +190,7 @@ static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_
     p = put_u32(p, m->data_len);
     p = put_bytes(p, m->udh, m->udh_len);
     p = put_bytes(p, m->data, m->data_len);
+    p = put_callback(p, m->callback_method, m->callback);
     break;
   }
   case SPOOL_REC_SENT:
@@ -192,6 +208,7 @@ static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_
     p = put_u64(p, (uint64_t)r->done_time);
     p = put_addr(p, &r->src);
     p = put_addr(p, &r->dst);
+    p = put_callback(p, rec->callback_method, rec->callback);
     break;
   }
   default:
@@ -255,7 +272,25 @@ struct decoded {
   struct msg msg;
   struct msg_receipt receipt;
   char text[STR_MAX];             /* SENT: smsc_id; RECEIPT: user */
+  char callback[MSG_CALLBACK_LEN];
 };
+
+/* The callback at the end of a payload, if the record has one. */
+static bool get_callback(struct reader *r, uint8_t *method, char *out)
+{
+  if (r->bad || r->p >= r->end)
+    return false;
+  *method = (uint8_t)get_n(r, 1);
+  size_t n = get_n(r, 2);
+  const uint8_t *url = n < MSG_CALLBACK_LEN ? take(r, n) : NULL;
+  if (!url) {
+    r->bad = true;
+    return false;
+  }
+  memcpy(out, url, n);
+  out[n] = '\0';
+  return true;
+}
 
 /* Decodes a validated record; -1 when its payload does not parse. */
 static int record_decode(const uint8_t *rec, struct decoded *d)
@@ -290,6 +325,8 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     m->data_len = (uint32_t)get_n(&r, 4);
     m->udh = m->udh_len ? take(&r, m->udh_len) : NULL;
     m->data = take(&r, m->data_len);
+    if (get_callback(&r, &m->callback_method, d->callback))
+      m->callback = d->callback;
     d->rec.msg = m;
     break;
   }
@@ -310,6 +347,8 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     rc->done_time = (int64_t)get_n(&r, 8);
     get_addr(&r, &rc->src);
     get_addr(&r, &rc->dst);
+    if (get_callback(&r, &d->rec.callback_method, d->callback))
+      d->rec.callback = d->callback;
     d->rec.user = d->text;
     d->rec.receipt = rc;
     break;

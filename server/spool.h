@@ -44,6 +44,8 @@ struct spool_record {
   const char *smsc_id;      /* SENT: normalised, as the DLR table keys it */
   const struct msg_receipt *receipt; /* RECEIPT */
   const char *user;         /* RECEIPT: the origin account */
+  const char *callback;     /* RECEIPT: the origin's receipt callback URL (HTTP); NULL = none */
+  uint8_t callback_method;  /* RECEIPT: enum msg_callback_method */
 };
 
 struct spool_options {

@@ -34,7 +34,8 @@ static bool info_equal(const struct dlr_info *a, const struct dlr_info *b)
          strcmp(a->origin_user, b->origin_user) == 0 && strcmp(a->origin_ref, b->origin_ref) == 0 &&
          strcmp(a->src.addr, b->src.addr) == 0 && a->src.ton == b->src.ton &&
          a->src.npi == b->src.npi && strcmp(a->dst.addr, b->dst.addr) == 0 &&
-         a->dst.ton == b->dst.ton && a->dst.npi == b->dst.npi;
+         a->dst.ton == b->dst.ton && a->dst.npi == b->dst.npi &&
+         a->callback_method == b->callback_method && strcmp(a->callback, b->callback) == 0;
 }
 
 static void test_insert_lookup_remove(void)
@@ -56,6 +57,18 @@ static void test_insert_lookup_remove(void)
   CU_ASSERT_EQUAL(st.matched, 1);
   CU_ASSERT_EQUAL(st.unmatched, 1);
   CU_ASSERT_EQUAL(st.evicted + st.expired + st.replaced, 0);
+
+  /* An HTTP origin's callback URL travels with the entry, at its full length. */
+  info_make(&in, 43);
+  in.callback_method = MSG_CALLBACK_GET;
+  memset(in.callback, 'u', sizeof in.callback - 1);
+  memcpy(in.callback, "http://127.0.0.1:9/dlr?s=%d&id=", 31);
+  in.callback[sizeof in.callback - 1] = '\0';
+  CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "cb1", &in, 1000), 0);
+  memset(&out, 0xa5, sizeof out);
+  CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "cb1", true, &out), 1);
+  CU_ASSERT(info_equal(&in, &out));
+  CU_ASSERT_EQUAL(strlen(out.callback), MSG_CALLBACK_LEN - 1);
   dlrtab_destroy(t);
   CU_ASSERT_PTR_NULL(dlrtab_create(0, 3600));
 }

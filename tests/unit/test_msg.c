@@ -35,7 +35,23 @@ static void test_clone(void)
   msg_free(c);
   CU_ASSERT_EQUAL(memcmp(cc->data, "hello", 5), 0);
   CU_ASSERT_EQUAL(cc->udh[0], 0x05);
+  CU_ASSERT_PTR_NULL(cc->callback);
   msg_free(cc);
+
+  /* A receipt callback URL is owned by the copy too. */
+  char url[] = "http://127.0.0.1:8080/dlr?id=%I&status=%d";
+  m.udh = udh;
+  m.data = data;
+  m.callback = url;
+  m.callback_method = MSG_CALLBACK_GET;
+  c = msg_clone(&m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  url[0] = 'X';
+  CU_ASSERT_PTR_NOT_EQUAL(c->callback, url);
+  CU_ASSERT_STRING_EQUAL(c->callback, "http://127.0.0.1:8080/dlr?id=%I&status=%d");
+  CU_ASSERT_EQUAL(c->callback_method, MSG_CALLBACK_GET);
+  CU_ASSERT_EQUAL(c->data_len, 5);
+  msg_free(c);
 }
 
 static void test_clone_empty(void)

@@ -24,6 +24,8 @@ struct replayed {
   char smsc_id[256];
   struct msg_receipt receipt;
   char user[256];
+  char callback[MSG_CALLBACK_LEN];
+  uint8_t callback_method;
 };
 
 struct collector {
@@ -53,6 +55,9 @@ static void collect(void *ctx, const struct spool_record *rec)
     r->receipt = *rec->receipt;
   if (rec->user)
     snprintf(r->user, sizeof r->user, "%s", rec->user);
+  if (rec->callback)
+    snprintf(r->callback, sizeof r->callback, "%s", rec->callback);
+  r->callback_method = rec->callback_method;
 }
 
 static void collect_warn(void *ctx, const char *text)
@@ -112,6 +117,9 @@ static void msg_make(struct msg *m, uint64_t id)
     data_bytes[i] = (uint8_t)(i * 7 + 1);
   m->data_len = sizeof data_bytes - (uint32_t)(id % 5);
   m->data = data_bytes;
+  /* Every other one from an HTTP origin, with a receipt callback. */
+  m->callback = (id % 2) ? NULL : "http://127.0.0.1:8080/dlr?id=%I&status=%d&to=%P";
+  m->callback_method = (id % 2) ? MSG_CALLBACK_NONE : MSG_CALLBACK_GET;
 }
 
 static int addr_equal(const struct msg_addr *a, const struct msg_addr *b)
@@ -130,7 +138,8 @@ static int msg_equal(const struct msg *a, const struct msg *b)
          a->origin.session == b->origin.session && strcmp(a->origin.user, b->origin.user) == 0 &&
          strcmp(a->origin.ref, b->origin.ref) == 0 && a->udh_len == b->udh_len &&
          a->data_len == b->data_len && (!a->udh_len || memcmp(a->udh, b->udh, a->udh_len) == 0) &&
-         memcmp(a->data, b->data, a->data_len) == 0;
+         memcmp(a->data, b->data, a->data_len) == 0 && a->callback_method == b->callback_method &&
+         (a->callback ? b->callback && strcmp(a->callback, b->callback) == 0 : !b->callback);
 }
 
 static void receipt_make(struct msg_receipt *r, uint64_t id)
@@ -252,7 +261,8 @@ static void test_roundtrip(void)
   CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1003) > 0);   /* its SENT dies with it */
   CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1004) > 0);
   CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 9, .target = 7,
-                                                     .receipt = &rc1, .user = "load" }) > 0);
+                                                     .receipt = &rc1, .user = "load",
+                                                     .callback = "http://app/dlr", .callback_method = MSG_CALLBACK_POST }) > 0);
   CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 10, .target = 7,
                                                      .receipt = &rc2, .user = "other" }) > 0);
   uint64_t last = append_id(s, SPOOL_REC_RECEIPT_DONE, 10);
@@ -285,6 +295,9 @@ static void test_roundtrip(void)
   CU_ASSERT_EQUAL(c.recs[3].id, 9);
   CU_ASSERT_EQUAL(c.recs[3].target, 7);
   CU_ASSERT_STRING_EQUAL(c.recs[3].user, "load");
+  CU_ASSERT_STRING_EQUAL(c.recs[3].callback, "http://app/dlr");
+  CU_ASSERT_EQUAL(c.recs[3].callback_method, MSG_CALLBACK_POST);
+  CU_ASSERT(c.recs[1].msg && c.recs[1].msg->callback && c.recs[0].msg && !c.recs[0].msg->callback);
   const struct msg_receipt *got = &c.recs[3].receipt;
   CU_ASSERT_STRING_EQUAL(got->id, rc1.id);
   CU_ASSERT(got->state == rc1.state && got->err == rc1.err && got->submit_time == rc1.submit_time &&
