@@ -1,14 +1,18 @@
 /* emgload.c - the load generator: submits messages over SMPP or UCP through N
- * binds with a window each, at a smooth global rate, and collects the acks
- * and receipts, reporting counts and latencies.
+ * binds with a window each, or over HTTP (the JSON API or Kannel's sendsms)
+ * through N kept-alive connections, at a smooth global rate, and collects
+ * the acks and receipts, reporting counts and latencies.
  *
  * Every text carries its sequence number ("emgload #0000000042 ..."), so a
  * sink's record file shows loss and duplication end to end. Runs on one event
- * loop through the connector runtime emgd uses. */
+ * loop: SMPP and UCP through the connector runtime emgd uses, HTTP through
+ * the HTTP connector's client, with receipts coming back to a small HTTP
+ * listener on the same loop (the dlr-url carries the sequence number). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +22,18 @@
 #include "charset.h"
 #include "clock.h"
 #include "histogram.h"
+#include "http_client.h"
+#include "netutil.h"
 #include "ratelimit.h"
 #include "session.h"
 #include "sms_text.h"
 #include "tool_util.h"
 
 struct load_options {
-  const struct proto_ops *proto;
+  const char *protocol;           /* "smpp", "ucp" or "http" */
+  const struct proto_ops *proto;  /* SMPP and UCP; NULL for HTTP */
+  bool http_kannel;               /* HTTP: Kannel's sendsms instead of the JSON API */
+  const char *dlr_listen;         /* HTTP: where the receipt listener binds */
   const char *connect;
   const char *user;
   const char *password;
@@ -77,7 +86,11 @@ struct load_conn {
 struct loader {
   struct load_options opt;
   struct evloop *loop;
-  struct load_conn *conns;
+  struct load_conn *conns;        /* SMPP and UCP */
+  struct http_client *http;       /* HTTP */
+  struct MHD_Daemon *dlr_daemon;  /* HTTP: receives the receipt callbacks */
+  int dlr_fd;
+  uint64_t http_pause_until_ns;   /* HTTP: no sending after a connection failure, briefly */
   struct ratelimit rate;
   struct load_msg *msgs;
   size_t msgs_cap;
@@ -229,18 +242,12 @@ static bool more_to_send(struct loader *ld)
   return true;
 }
 
-static int send_one(struct loader *ld, struct load_conn *c)
+/* Message seq, payload in text. */
+static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *text, size_t cap)
 {
-  static uint8_t text[4096];
-  bool resend = ld->resend_len > 0;
-  uint64_t seq = resend ? ld->resend[ld->resend_len - 1] : ld->next_seq;
-  struct load_msg *lm = msg_slot(ld, seq);
-  if (!lm)
-    return -1;
-  struct proto_pdu pdu;
-  memset(&pdu, 0, sizeof pdu);
-  pdu.op = PROTO_OP_SUBMIT;
-  struct msg *m = &pdu.msg;
+  memset(m, 0, sizeof *m);
+  /* HTTP templates carry the id (%I) into the receipt URL. */
+  m->id = seq;
   /* Addresses come from the sequence number, so a resend repeats them. */
   uint64_t addr_rng = seq * 0x9E3779B97F4A7C15ull + 1;
   tool_addr_generate(&ld->opt.from, &addr_rng, m->src.addr);
@@ -251,7 +258,7 @@ static int send_one(struct loader *ld, struct load_conn *c)
   m->dcs = (uint8_t)ld->opt.coding;
   m->dlr_mask = ld->opt.dlr ? MSG_DLR_DELIVERED | MSG_DLR_FAILED : 0;
   m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
-  m->data_len = (uint32_t)build_text(ld, seq, text, sizeof text);
+  m->data_len = (uint32_t)build_text(ld, seq, text, cap);
   m->data = text;
   if (ld->opt.coding == SMS_TEXT_8BIT) {
     /* Binary goes with a UDH of its own: 16-bit application ports (WAP push). */
@@ -259,8 +266,30 @@ static int send_one(struct loader *ld, struct load_conn *c)
     m->udh = port_udh;
     m->udh_len = sizeof port_udh;
   }
-  if (session_request(c->session, &pdu, (void *)(uintptr_t)seq) == -1)
+}
+
+/* Sends the next message (a resend first) on c, or over HTTP when c is NULL. */
+static int send_one(struct loader *ld, struct load_conn *c)
+{
+  static uint8_t text[4096];
+  bool resend = ld->resend_len > 0;
+  uint64_t seq = resend ? ld->resend[ld->resend_len - 1] : ld->next_seq;
+  struct load_msg *lm = msg_slot(ld, seq);
+  if (!lm)
     return -1;
+  if (c) {
+    struct proto_pdu pdu;
+    memset(&pdu, 0, sizeof pdu);
+    pdu.op = PROTO_OP_SUBMIT;
+    build_msg(ld, seq, &pdu.msg, text, sizeof text);
+    if (session_request(c->session, &pdu, (void *)(uintptr_t)seq) == -1)
+      return -1;
+  } else {
+    struct msg m;
+    build_msg(ld, seq, &m, text, sizeof text);
+    if (http_client_submit(ld->http, &m, (void *)(uintptr_t)seq) != 0)
+      return -1;
+  }
   if (resend) {
     ld->resend_len--;
     lm->flags &= (uint8_t)~LOAD_PENDING_RESEND;
@@ -273,15 +302,16 @@ static int send_one(struct loader *ld, struct load_conn *c)
   return 0;
 }
 
+/* Sends on c, or over HTTP when c is NULL, as far as window and rate allow. */
 static void fill(struct loader *ld, struct load_conn *c)
 {
-  if (ld->stopping || !c->bound)
-    return;
   uint64_t now = clock_now_ns();
+  if (ld->stopping || (c && !c->bound) || (!c && now < ld->http_pause_until_ns))
+    return;
   /* Asking until the session says no also tells it to call on_ready when
-   * room opens again. */
+   * room opens again (HTTP: each answer calls fill). */
   unsigned room;
-  while ((room = session_can_send(c->session)) && more_to_send(ld)) {
+  while ((room = c ? session_can_send(c->session) : http_client_room(ld->http)) && more_to_send(ld)) {
     uint64_t n = ratelimit_take(&ld->rate, now, room);
     for (uint64_t i = 0; i < n; i++)
       if (!more_to_send(ld) || send_one(ld, c) == -1)
@@ -293,7 +323,9 @@ static void fill(struct loader *ld, struct load_conn *c)
 
 static void fill_all(struct loader *ld)
 {
-  for (unsigned i = 0; i < ld->opt.connections; i++)
+  if (ld->http)
+    fill(ld, NULL);
+  for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
     fill(ld, &ld->conns[i]);
 }
 
@@ -334,18 +366,16 @@ static void count_receipt(struct loader *ld, uint64_t seq, uint8_t state)
   histogram_record(&ld->receipt_ms, (ld->last_progress_ns - lm->acked_ns) / 1000000);
 }
 
-static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+/* The answer to message seq: taken (with the id its receipt will carry) or refused. */
+static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *msgid)
 {
-  struct load_conn *c = session_app(s);
-  struct loader *ld = c->ld;
-  uint64_t seq = (uintptr_t)cookie;
   struct load_msg *lm = &ld->msgs[seq];
   uint64_t now = clock_now_ns();
   if (lm->flags & (LOAD_ACKED | LOAD_REFUSED)) {
     ld->duplicate_acks++;
     return;
   }
-  if (resp->status == PROTO_OK) {
+  if (ok) {
     lm->flags |= LOAD_ACKED;
     lm->acked_ns = now;
     ld->acked++;
@@ -353,14 +383,14 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
     ld->last_progress_ns = now;
     histogram_record(&ld->ack_us, (now - lm->sent_ns) / 1000);
     uint32_t state;
-    if (ld->opt.dlr && resp->msgid[0]) {
-      if (ld->early_waiting && id_map_get(&ld->early, resp->msgid, &state) == 0 &&
+    if (ld->opt.dlr && msgid[0]) {
+      if (ld->early_waiting && id_map_get(&ld->early, msgid, &state) == 0 &&
           state != EARLY_TAKEN) {
-        id_map_put(&ld->early, resp->msgid, EARLY_TAKEN);
+        id_map_put(&ld->early, msgid, EARLY_TAKEN);
         ld->early_waiting--;
         count_receipt(ld, seq, (uint8_t)state);
       } else {
-        id_map_put(&ld->ids, resp->msgid, (uint32_t)seq);
+        id_map_put(&ld->ids, msgid, (uint32_t)seq);
       }
     }
   } else {
@@ -368,6 +398,47 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
     ld->refused++;
     ld->last_progress_ns = now;
   }
+}
+
+static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  struct load_conn *c = session_app(s);
+  record_answer(c->ld, (uintptr_t)cookie, resp->status == PROTO_OK, resp->msgid);
+}
+
+/* A receipt for the message its receiver called id; one that beats the
+ * answer to its submit (another bind, or the callback before the HTTP
+ * answer) waits for it. */
+static void receipt_arrived(struct loader *ld, const char *id, uint8_t state)
+{
+  uint32_t seq;
+  if (id_map_get(&ld->ids, id, &seq) == 0) {
+    count_receipt(ld, seq, state);
+    return;
+  }
+  if (id_map_put(&ld->early, id, state) == 0)
+    ld->early_waiting++;
+  else
+    ld->receipts_unknown++;
+}
+
+/* HTTP: a message's answer. Its id for receipts is its sequence number,
+ * which the dlr-url carries back. */
+static void on_http_done(void *arg, void *cookie, const struct http_client_result *r)
+{
+  struct loader *ld = arg;
+  uint64_t seq = (uintptr_t)cookie;
+  char id[24];
+  if (r->http_status == 0) {
+    /* No answer (connection refused, reset, time-out): send it again after
+     * a pause, as after a lost response on a bind. */
+    queue_resend(ld, seq);
+    ld->http_pause_until_ns = clock_now_ns() + 100000000ull;
+    return;
+  }
+  snprintf(id, sizeof id, "%" PRIu64, seq);
+  record_answer(ld, seq, r->status == PROTO_OK, id);
+  fill(ld, NULL);
 }
 
 static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
@@ -393,17 +464,7 @@ static void on_request(struct session *s, const struct proto_pdu *req)
     ld->mo++;
     return;
   }
-  uint32_t seq;
-  if (id_map_get(&ld->ids, req->receipt.id, &seq) == 0) {
-    count_receipt(ld, seq, req->receipt.state);
-    return;
-  }
-  /* An SMSC may send the receipt on another bind before the ack of the
-   * submit arrives on this one: keep it until the ack comes. */
-  if (id_map_put(&ld->early, req->receipt.id, req->receipt.state) == 0)
-    ld->early_waiting++;
-  else
-    ld->receipts_unknown++;
+  receipt_arrived(ld, req->receipt.id, req->receipt.state);
 }
 
 static void on_bound(struct session *s)
@@ -443,13 +504,170 @@ static uint64_t outstanding(const struct loader *ld)
   return ld->sent - ld->resubmits - ld->acked - ld->refused;
 }
 
+/* ---- HTTP receipts: GET /dlr?seq=N&type=T, Kannel's DLR types ---- */
+
+static enum MHD_Result on_dlr_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version, const char *upload_data,
+                                      size_t *upload_size, void **con_cls)
+{
+  struct loader *ld = cls;
+  static char ok[] = "ok";
+  const char *seq = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seq");
+  const char *type = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "type");
+  /* 1 delivered, 2 failed; buffered and SMSC answers are not final. */
+  uint8_t state = !type ? 0 : strcmp(type, "1") == 0 ? MSG_STATE_DELIVERED
+                          : strcmp(type, "2") == 0 ? MSG_STATE_UNDELIVERABLE
+                                                   : 0;
+  *upload_size = 0;
+  if (seq && state)
+    receipt_arrived(ld, seq, state);
+  else if (!seq)
+    ld->receipts_unknown++;
+  struct MHD_Response *resp = MHD_create_response_from_buffer(2, ok, MHD_RESPMEM_PERSISTENT);
+  enum MHD_Result rc = MHD_queue_response(conn, seq ? MHD_HTTP_OK : MHD_HTTP_BAD_REQUEST, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
+static void on_dlr_io(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct loader *ld = arg;
+  MHD_run(ld->dlr_daemon);
+}
+
+/* The receipt listener, run by this loop through its epoll fd. Writes the
+ * base of the dlr-url ("http://HOST:PORT/dlr") into base. */
+static int dlr_listen(struct loader *ld, char *base, size_t cap)
+{
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  char err[NETUTIL_ERR_LEN], host[128];
+  const union MHD_DaemonInfo *info;
+  const char *colon = strrchr(ld->opt.dlr_listen, ':');
+  if (!colon || net_parse_addr(ld->opt.dlr_listen, &addr, &addr_len, err) == -1) {
+    fprintf(stderr, "emgload: --dlr-listen %s: %s\n", ld->opt.dlr_listen, colon ? err : "HOST:PORT");
+    return -1;
+  }
+  snprintf(host, sizeof host, "%.*s", (int)(colon - ld->opt.dlr_listen), ld->opt.dlr_listen);
+  ld->dlr_daemon = MHD_start_daemon(MHD_USE_EPOLL | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
+                                    NULL, NULL, on_dlr_request, ld, MHD_OPTION_SOCK_ADDR,
+                                    (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+                                    MHD_OPTION_CONNECTION_LIMIT, 10000u, MHD_OPTION_END);
+  if (!ld->dlr_daemon || !(info = MHD_get_daemon_info(ld->dlr_daemon, MHD_DAEMON_INFO_EPOLL_FD)) ||
+      evloop_add(ld->loop, (ld->dlr_fd = info->epoll_fd), EVLOOP_READ, on_dlr_io, ld) == -1) {
+    fprintf(stderr, "emgload: cannot listen for receipts on %s\n", ld->opt.dlr_listen);
+    return -1;
+  }
+  info = MHD_get_daemon_info(ld->dlr_daemon, MHD_DAEMON_INFO_BIND_PORT);
+  snprintf(base, cap, "http://%s:%u/dlr", host, info ? (unsigned)info->port : 0u);
+  return 0;
+}
+
+/* ---- HTTP submits ---- */
+
+/* Appends s to a template, %-encoded, every '%' doubled so that the
+ * template keeps it. */
+static void tmpl_append_encoded(char *t, size_t cap, const char *s)
+{
+  size_t len = strlen(t);
+  for (; *s && len + 7 < cap; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || strchr("-_.~", c))
+      t[len++] = (char)c;
+    else
+      len += (size_t)snprintf(t + len, cap - len, "%%%%%02X", c);
+  }
+  t[len] = 0;
+}
+
+static void tmpl_append(char *t, size_t cap, const char *s)
+{
+  size_t len = strlen(t);
+  snprintf(t + len, cap - len, "%s", s);
+}
+
+/* The HTTP client for the JSON API or Kannel's sendsms, with the receipt
+ * listener's URL in every message when --dlr asks for receipts. */
+static int http_setup(struct loader *ld)
+{
+  static char url[1024], body[1024];
+  char base[256], num[32];
+  struct load_options *o = &ld->opt;
+  struct http_client_config cfg = {
+    .url = url,
+    .connections = o->connections,
+    .window = o->connections * o->window,
+    .timeout_ms = o->timeout_ms,
+  };
+  if (o->dlr && dlr_listen(ld, base, sizeof base) == -1)
+    return -1;
+  if (!o->http_kannel) {
+    snprintf(url, sizeof url, "http://%s/api/v1/messages", o->connect);
+    cfg.method = HTTP_CLIENT_POST_JSON;
+    cfg.body = body;
+    cfg.user = o->user;
+    cfg.password = o->password;
+    snprintf(body, sizeof body, "{\"from\":\"%%P\",\"to\":\"%%p\",%s",
+             o->coding == SMS_TEXT_8BIT ? "\"hex\":\"%h\",\"udh\":\"%u\",\"coding\":\"binary\""
+                                        : "\"text\":\"%b\"");
+    if (o->dlr) {
+      /* %%d stays %d for the gateway to fill in. */
+      tmpl_append(body, sizeof body, ",\"dlr_mask\":3,\"dlr_url\":\"");
+      tmpl_append(body, sizeof body, base);
+      tmpl_append(body, sizeof body, "?seq=%I&type=%%d\"");
+    }
+    if (o->validity_s) {
+      snprintf(num, sizeof num, ",\"validity\":%u", o->validity_s);
+      tmpl_append(body, sizeof body, num);
+    }
+    tmpl_append(body, sizeof body, "}");
+  } else {
+    snprintf(url, sizeof url, "http://%s/cgi-bin/sendsms?username=", o->connect);
+    tmpl_append_encoded(url, sizeof url, o->user ? o->user : "");
+    tmpl_append(url, sizeof url, "&password=");
+    tmpl_append_encoded(url, sizeof url, o->password ? o->password : "");
+    tmpl_append(url, sizeof url, "&from=%P&to=%p&text=%b");
+    if (o->coding == SMS_TEXT_8BIT)
+      tmpl_append(url, sizeof url, "&coding=1&udh=%u");
+    else if (o->coding == SMS_TEXT_UCS2)
+      tmpl_append(url, sizeof url, "&coding=2&charset=UTF-8");
+    if (o->dlr) {
+      tmpl_append(url, sizeof url, "&dlr-mask=3&dlr-url=");
+      tmpl_append_encoded(url, sizeof url, base);
+      tmpl_append_encoded(url, sizeof url, "?seq=");
+      tmpl_append(url, sizeof url, "%I");
+      tmpl_append_encoded(url, sizeof url, "&type=%d");
+    }
+    if (o->validity_s) {
+      snprintf(num, sizeof num, "&validity=%u", (o->validity_s + 59) / 60);
+      tmpl_append(url, sizeof url, num);
+    }
+  }
+  if (!(ld->http = http_client_create(ld->loop, &cfg, on_http_done, ld))) {
+    fprintf(stderr, "emgload: cannot set up the HTTP client\n");
+    return -1;
+  }
+  return 0;
+}
+
+static void http_teardown(struct loader *ld)
+{
+  http_client_destroy(ld->http);
+  ld->http = NULL;
+  if (ld->dlr_daemon) {
+    evloop_remove(ld->loop, ld->dlr_fd);
+    MHD_stop_daemon(ld->dlr_daemon);
+    ld->dlr_daemon = NULL;
+  }
+}
+
 static void begin_stop(struct loader *ld)
 {
   if (ld->stopping)
     return;
   ld->stopping = true;
   ld->stop_deadline_ns = clock_now_ns() + 3000000000ull;
-  for (unsigned i = 0; i < ld->opt.connections; i++)
+  for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
     session_stop(ld->conns[i].session);
 }
 
@@ -481,6 +699,10 @@ static void on_signal(int signo, void *arg)
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct loader *ld = arg;
+  /* The receipt listener's time-outs; before `now`, which receipts it
+   * counts must not be later than. */
+  if (ld->dlr_daemon)
+    MHD_run(ld->dlr_daemon);
   uint64_t now = clock_now_ns();
   if (!ld->opt.count && !ld->sending_done &&
       (double)(now - ld->start_ns) / 1e9 >= ld->opt.duration_s) {
@@ -489,8 +711,10 @@ static void on_tick(struct evloop *loop, void *arg)
   }
   if (ld->stopping) {
     unsigned open = 0;
-    for (unsigned i = 0; i < ld->opt.connections; i++)
+    for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
       open += session_state(ld->conns[i].session) != SESSION_CLOSED;
+    if (ld->http)
+      open += http_client_room(ld->http) < ld->opt.connections * ld->opt.window;
     if (open == 0 || now > ld->stop_deadline_ns)
       evloop_stop(loop);
     return;
@@ -543,7 +767,7 @@ static int report(struct loader *ld)
     json_t *j = json_pack(
       "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f,"
       " s:{s:f, s:f, s:f, s:f}, s:{s:f, s:f, s:f}}",
-      "protocol", ld->opt.proto->name, "connections", (json_int_t)ld->opt.connections,
+      "protocol", ld->opt.protocol, "connections", (json_int_t)ld->opt.connections,
       "window", (json_int_t)ld->opt.window, "sent", (json_int_t)ld->sent,
       "acked", (json_int_t)ld->acked, "refused", (json_int_t)ld->refused,
       "unanswered", (json_int_t)unanswered, "unsent", (json_int_t)unsent,
@@ -566,8 +790,9 @@ static int report(struct loader *ld)
       json_decref(j);
     }
   } else {
-    printf("emgload: %s to %s, %u connections x window %u\n", ld->opt.proto->name,
-           ld->opt.connect, ld->opt.connections, ld->opt.window);
+    printf("emgload: %s%s to %s, %u connections x window %u\n", ld->opt.protocol,
+           ld->opt.proto ? "" : ld->opt.http_kannel ? " (kannel)" : " (json)", ld->opt.connect,
+           ld->opt.connections, ld->opt.window);
     printf("  sent       %12" PRIu64 "  (resubmits %" PRIu64 ")\n", ld->sent, ld->resubmits);
     printf("  acked      %12" PRIu64 "\n", ld->acked);
     printf("  refused    %12" PRIu64 "\n", ld->refused);
@@ -597,10 +822,13 @@ static int report(struct loader *ld)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgload --protocol smpp|ucp --connect HOST:PORT [options]\n"
-          "  --user U --password P   bind/login credentials\n"
-          "  --connections N         binds, each with its own window (default 1)\n"
-          "  --window W              outstanding submits per connection (default 10)\n"
+          "usage: emgload --protocol smpp|ucp|http --connect HOST:PORT [options]\n"
+          "  --user U --password P   bind/login credentials (HTTP: Basic, or Kannel's parameters)\n"
+          "  --connections N         binds (HTTP: kept-alive connections), each with its own window (default 1)\n"
+          "  --window W              outstanding submits per connection (default 10; HTTP/1.1 sends one\n"
+          "                          at a time per connection, the others wait their turn)\n"
+          "  --http-api json|kannel  HTTP: POST /api/v1/messages or GET /cgi-bin/sendsms (default json)\n"
+          "  --dlr-listen HOST:PORT  HTTP: where receipts are called back (default 127.0.0.1:0)\n"
           "  --count N | --duration S  how many messages, or for how long (default --count 1000)\n"
           "  --rate MPS              global, smooth rate limit (default none)\n"
           "  --dlr                   request receipts and wait for them\n"
@@ -632,6 +860,7 @@ int main(int argc, char **argv)
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
     { "missing", required_argument, 0, 'M' },
+    { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -644,6 +873,7 @@ int main(int argc, char **argv)
   o->coding = SMS_TEXT_GSM7;
   o->timeout_ms = 30000;
   o->give_up_s = 60;
+  o->dlr_listen = "127.0.0.1:0";
   tool_parse_addr_pattern("4917000:13", &o->from);
   tool_parse_addr_pattern("4917100:13", &o->to);
   int ch;
@@ -651,9 +881,16 @@ int main(int argc, char **argv)
     const char *bad = NULL;
     switch (ch) {
     case 'p':
-      if (!(o->proto = proto_find(optarg)))
-        bad = "--protocol (smpp or ucp)";
+      o->protocol = optarg;
+      if (strcmp(optarg, "http") != 0 && !(o->proto = proto_find(optarg)))
+        bad = "--protocol (smpp, ucp or http)";
       break;
+    case 'A':
+      if (strcmp(optarg, "json") != 0 && strcmp(optarg, "kannel") != 0)
+        bad = "--http-api (json or kannel)";
+      o->http_kannel = strcmp(optarg, "kannel") == 0;
+      break;
+    case 'R': o->dlr_listen = optarg; break;
     case 'c': o->connect = optarg; break;
     case 'u': o->user = optarg; break;
     case 'P': o->password = optarg; break;
@@ -713,7 +950,7 @@ int main(int argc, char **argv)
       return TOOL_EXIT_USAGE;
     }
   }
-  if (!o->proto || !o->connect || optind < argc || o->connections == 0 || o->window == 0 ||
+  if (!o->protocol || !o->connect || optind < argc || o->connections == 0 || o->window == 0 ||
       (o->count == 0 && o->duration_s <= 0)) {
     usage(stderr);
     return TOOL_EXIT_USAGE;
@@ -746,8 +983,22 @@ int main(int argc, char **argv)
     .reconnect_min_ms = 100,
     .reconnect_max_ms = 2000,
   };
+  if (!msg_slot(&ld, o->count ? o->count : 1)) {
+    fprintf(stderr, "emgload: out of memory\n");
+    return TOOL_EXIT_SETUP;
+  }
+  if (!o->proto) {
+    if (http_setup(&ld) == -1)
+      return TOOL_EXIT_SETUP;
+    evloop_tick(ld.loop, on_tick, &ld);
+    evloop_run(ld.loop);
+    http_teardown(&ld);
+    if (!o->quiet && tool_stderr_tty())
+      fputc('\n', stderr);
+    return report(&ld);
+  }
   ld.conns = calloc(o->connections, sizeof *ld.conns);
-  if (!ld.conns || !msg_slot(&ld, o->count ? o->count : 1)) {
+  if (!ld.conns) {
     fprintf(stderr, "emgload: out of memory\n");
     return TOOL_EXIT_SETUP;
   }

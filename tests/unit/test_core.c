@@ -98,12 +98,49 @@ static void test_ids_unique(void)
   CU_ASSERT_EQUAL(ids_next(&ids, &b) & IDS_SEQ_MASK, 80001);
 }
 
+/* Ranges from a shared sequence: windows stay inside them, a spare range
+ * follows on, ids go on alone (counted) when none came, and a spare that
+ * came too late is not used below what was handed out. */
+static void test_ids_ranges(void)
+{
+  static struct ids ids;
+  ids_init(&ids, 7, 10, 1);
+  ids_use_ranges(&ids, 1000, 30);
+  struct id_block b = { 0, 0 };
+  CU_ASSERT_EQUAL(ids_next(&ids, &b) & IDS_SEQ_MASK, 1000);
+  CU_ASSERT_FALSE(ids_want_range(&ids));     /* 10 of 30 taken */
+  for (int i = 0; i < 10; i++)
+    ids_next(&ids, &b);                       /* 20 of 30 taken */
+  CU_ASSERT_TRUE(ids_want_range(&ids));
+  CU_ASSERT_TRUE(ids_offer(&ids, 5000, 20));
+  CU_ASSERT_FALSE(ids_offer(&ids, 9000, 20)); /* one spare at a time */
+  CU_ASSERT_FALSE(ids_want_range(&ids));
+  uint64_t seq[40];
+  for (int i = 0; i < 39; i++)
+    seq[i] = ids_next(&ids, &b) & IDS_SEQ_MASK;
+  CU_ASSERT_EQUAL(seq[8], 1019);              /* the first range's end */
+  CU_ASSERT_EQUAL(seq[9], 1020);
+  CU_ASSERT_EQUAL(seq[18], 1029);
+  CU_ASSERT_EQUAL(seq[19], 5000);             /* then the spare */
+  CU_ASSERT_EQUAL(seq[38], 5019);
+  CU_ASSERT_EQUAL(atomic_load(&ids.unbacked), 0);
+  seq[39] = ids_next(&ids, &b) & IDS_SEQ_MASK;
+  CU_ASSERT_EQUAL(seq[39], 5020);             /* no range left: on alone, counted */
+  CU_ASSERT_EQUAL(atomic_load(&ids.unbacked), 1);
+  CU_ASSERT_TRUE(ids_offer(&ids, 100, 50));   /* too late: below what was handed out */
+  for (int i = 0; i < 10; i++)
+    ids_next(&ids, &b);
+  CU_ASSERT((ids_next(&ids, &b) & IDS_SEQ_MASK) > 5020);
+  CU_ASSERT_EQUAL(ids_node(ids_next(&ids, &b)), 7);
+}
+
 void suite_core(void);
 void suite_core(void)
 {
   static const struct test_case cases[] = {
     { "queue order and front pushes", test_queue_order },
     { "ids unique across threads", test_ids_unique },
+    { "ids from ranges of a shared sequence", test_ids_ranges },
     { NULL, NULL },
   };
   test_add_suite("core", cases);

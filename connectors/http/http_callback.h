@@ -1,0 +1,78 @@
+/* http_callback.h - sends delivery receipts to HTTP clients: a GET of an
+ * expanded dlr-url or a JSON POST to a callback URL, retried with
+ * exponential back-off on connection errors, time-outs, 408, 429 and 5xx,
+ * within a bound of attempts and of time.
+ *
+ * One thread of its own runs libcurl's multi interface (http_curl): any
+ * thread may enqueue, without blocking, up to a bounded number of callbacks
+ * held at once; connections to a client are kept alive and reused. */
+#ifndef EMG_HTTP_CALLBACK_H
+#define EMG_HTTP_CALLBACK_H
+
+#include <stdint.h>
+
+/* Zero means the default. */
+struct http_callback_limits {
+  unsigned queue_max;           /* callbacks held at once, waiting or in flight; default 10000 */
+  unsigned concurrency;         /* requests at once (and kept-alive connections); default 16 */
+  unsigned attempts_max;        /* tries per callback; default 6 */
+  unsigned backoff_min_ms;      /* wait before the first retry, doubling after each; default 1000 */
+  unsigned backoff_max_ms;      /* longest wait between tries; default 60000 */
+  unsigned give_up_ms;          /* no try later than this after the first; default 600000 */
+  unsigned timeout_ms;          /* one request, connection included; default 10000 */
+  unsigned connect_timeout_ms;  /* default 5000 */
+};
+
+enum http_callback_method {
+  HTTP_CALLBACK_GET,
+  HTTP_CALLBACK_POST            /* body as application/json */
+};
+
+enum http_callback_outcome {
+  HTTP_CALLBACK_SENT,           /* the client answered 2xx */
+  HTTP_CALLBACK_FAILED,         /* refused for good (another 4xx), or out of attempts or time */
+  HTTP_CALLBACK_DROPPED         /* still held when http_callback_stop gave up waiting */
+};
+
+enum http_callback_error {
+  HTTP_CALLBACK_E_FULL = -1,    /* queue_max callbacks are held: count it, drop or retry later */
+  HTTP_CALLBACK_E_STOPPED = -2, /* stopping */
+  HTTP_CALLBACK_E_INVALID = -3, /* no URL */
+  HTTP_CALLBACK_E_NOMEM = -4
+};
+
+/* Told once per callback that was accepted: SENT and FAILED in the sender's
+ * thread, DROPPED in the thread calling http_callback_stop. Must not call
+ * back into the sender. May be NULL. */
+typedef void (*http_callback_done_fn)(void *arg, void *cookie, enum http_callback_outcome outcome);
+
+struct http_callback_stats {
+  uint64_t sent;                /* delivered */
+  uint64_t retried;             /* tries after the first */
+  uint64_t failed;              /* given up */
+  uint64_t refused;             /* not accepted: queue full */
+  uint64_t dropped;             /* held at stop */
+  uint64_t pending;             /* held now */
+};
+
+struct http_callback;
+
+/* Starts the sender's thread. NULL when it cannot (memory, thread). */
+struct http_callback *http_callback_start(const struct http_callback_limits *lim,
+                                          http_callback_done_fn done, void *arg);
+
+/* Enqueues a callback (url and body are copied; body NULL for GET).
+ * Never blocks on the network. Returns 0 or an HTTP_CALLBACK_E_* code;
+ * done is called only for a callback that was accepted. Any thread. */
+int http_callback_send(struct http_callback *cb, const char *url, enum http_callback_method method,
+                       const char *body, void *cookie);
+
+/* The counters, from any thread. */
+void http_callback_stats(struct http_callback *cb, struct http_callback_stats *out);
+
+/* Refuses further sends, waits up to wait_ms for what is held to be sent
+ * or to fail, then stops the thread and drops the rest (done with DROPPED
+ * for each). Frees cb. Returns how many were dropped. */
+uint64_t http_callback_stop(struct http_callback *cb, unsigned wait_ms);
+
+#endif
