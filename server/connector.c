@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "cluster.h"
 #include "connector.h"
 #include "netutil.h"
 #include "session.h"
@@ -71,6 +72,8 @@ struct early_receipt {
 
 /* When an unmatched receipt is looked up again, after it first came. */
 static const unsigned early_retry_ms[] = { 50, 250, 1000, 3000 };
+/* With a database: tries before the receipt is looked up there (300 ms). */
+#define CLUSTER_AFTER_TRIES 2
 #define EARLY_MAX 100000
 
 struct instance {
@@ -345,6 +348,8 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
   atomic_fetch_sub(&core->in_flight, 1);
   history_add(core->history, it->msg->id, HISTORY_FAILED, (uint16_t)in->conn->index, state, code,
               state == MSG_STATE_EXPIRED ? "validity passed" : NULL);
+  core_log_event(core, DB_LOG_FAILED, it->msg, (int)in->conn->index, NULL, state,
+                 (uint16_t)(code > 65535 ? 65535 : code));
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   struct dlr_info info;
   dlr_info_from_msg(&info, it->msg);
@@ -732,6 +737,7 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   for (struct qitem *it = parts.head; it; it = it->next) {
     history_add(core->history, it->msg->id, HISTORY_RECEIVED, (uint16_t)c->index, 0, 0, m->origin.user);
     history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, user);
+    core_log_event(core, DB_LOG_ACCEPTED, it->msg, target, NULL, 0, 0);
   }
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
         m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
@@ -770,6 +776,7 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
                         info.msg_id, r);
   history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
               r->err, r->id);
+  core_log_receipt(in->conn->core, info.msg_id, r);
   uint64_t ticket = receipt_to_origin(in, &info, r);
   if (msg_state_final(r->state)) {
     uint64_t t = journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
@@ -858,8 +865,16 @@ static void retry_early_receipts(struct instance *in, bool give_up)
       free(e);
       continue;
     }
-    if (give_up || ++e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0]) {
-      unmatched(in, &e->receipt);
+    /* With a database, a receipt no local entry knows may be for a message
+     * another node sent: after a short wait it is looked up there. */
+    struct cluster *cluster = in->conn->core->cluster;
+    e->tries++;
+    if (give_up || e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0] ||
+        (cluster && e->tries == CLUSTER_AFTER_TRIES)) {
+      if (cluster)
+        cluster_resolve_receipt(cluster, (uint16_t)in->conn->index, e->key, &e->receipt);
+      else
+        unmatched(in, &e->receipt);
       respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
       free(e);
       continue;
@@ -958,6 +973,7 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
       journal_msg_event(core, SPOOL_REC_SENT, it->msg->id, (uint16_t)c->index, key);
     else
       journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+    core_log_event(core, DB_LOG_SENT, it->msg, (int)c->index, awaits_receipt ? key : NULL, 0, 0);
     LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
     qitem_free(it);
   } else if (proto_status_temporary(resp->status)) {
@@ -1002,6 +1018,7 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   atomic_fetch_sub(&core->in_flight, 1);
   history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)in->conn->index, 0, 0,
               session_user(in->session));
+  core_log_event(core, DB_LOG_SENT, it->msg, (int)in->conn->index, NULL, 0, 0);
   journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   if (it->msg->dlr_mask) {
     struct dlr_info info;
@@ -1530,6 +1547,30 @@ struct queue *connector_queue(struct connector *c, unsigned i)
   return i == 0 ? &c->out : &c->user_queues[i - 1];
 }
 
+int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r)
+{
+  struct queue *q;
+  uint64_t ticket;
+  struct qitem *it = origin_receipt(core, core->log, info, r, &q, &ticket);
+  if (!it)
+    return -1;
+  struct qlist l = { 0 };
+  qlist_append(&l, it);
+  queue_push(q, &l, 0);
+  return 0;
+}
+
+bool connector_user_bound(struct connector *c, const char *user)
+{
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    struct connector_instance_info info;
+    if (connector_instance_info(c, i, &info) == 0 && strcmp(info.state, "bound") == 0 &&
+        strcmp(info.user, user) == 0)
+      return true;
+  }
+  return false;
+}
+
 int connector_drop_message(struct connector *c, uint64_t id)
 {
   for (unsigned i = 0; i < connector_queue_count(c); i++) {
@@ -1542,6 +1583,7 @@ int connector_drop_message(struct connector *c, uint64_t id)
     journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
     LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
     history_add(core->history, id, HISTORY_FAILED, (uint16_t)c->index, MSG_STATE_DELETED, 0, "dropped by the operator");
+    core_log_event(core, DB_LOG_FAILED, it->msg, (int)c->index, NULL, MSG_STATE_DELETED, 0);
     struct dlr_info info;
     dlr_info_from_msg(&info, it->msg);
     struct msg_receipt r = { 0 };

@@ -60,6 +60,16 @@ struct queue *connector_queue(struct connector *c, unsigned i);
  * found, else 0. Callable from any thread. */
 int connector_drop_message(struct connector *c, uint64_t id);
 
+/* A receipt whose message this node's DLR table does not hold (it was sent
+ * through another node, or its entry is gone), resolved through the
+ * database: queued for the origin account as a local one would be (and
+ * journaled). Returns 0, or -1 when the account is not here. Any thread. */
+int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r);
+
+/* Whether a session of account user is bound to connector c now (as the
+ * instances last published it). */
+bool connector_user_bound(struct connector *c, const char *user);
+
 /* Restart (persist on): puts a message or receipt recovered from the
  * journal back where it waits. Called before connector_start. Messages to a
  * server connector go to the account the routes give (they are routed

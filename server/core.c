@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 #include "core.h"
+#include "sms_text.h"
 
 int core_init(struct core *c, const struct config *cfg)
 {
@@ -112,4 +113,37 @@ void core_swap_plugins(struct core *c, struct plugin_host *h)
     c->n_retired_plugins--;
   }
   c->retired_plugins[c->n_retired_plugins++] = old;
+}
+
+void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, int target,
+                    const char *smsc_id, uint8_t state, uint16_t error)
+{
+  if (!c->db_log)
+    return;
+  struct db_log_event ev;
+  db_log_event_from_msg(&ev, kind, m);
+  if (m->origin.connector < c->cfg->n_connectors)
+    ev.origin_connector = c->cfg->connectors[m->origin.connector].name;
+  if (target >= 0 && (unsigned)target < c->cfg->n_connectors)
+    ev.target_connector = c->cfg->connectors[target].name;
+  ev.smsc_id = smsc_id;
+  ev.state = state;
+  ev.error = error;
+  struct sms_text_concat concat;
+  if (kind == DB_LOG_ACCEPTED && m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 &&
+      concat.total) {
+    ev.segment_ref = concat.ref;
+    ev.segment_seq = concat.seq;
+    ev.segment_count = concat.total;
+  }
+  db_log_event(c->db_log, &ev);
+}
+
+void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt *r)
+{
+  if (!c->db_log)
+    return;
+  struct db_log_event ev = { .kind = DB_LOG_RECEIPT, .msg_id = msg_id, .state = r->state,
+                             .error = r->err, .done_time = r->done_time };
+  db_log_event(c->db_log, &ev);
 }

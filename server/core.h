@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "config.h"
+#include "db.h"
 #include "dlr.h"
 #include "history.h"
 #include "ids.h"
@@ -74,6 +75,8 @@ struct core {
   struct core_stats stats;
   struct core_rates rates;
   struct spool *spool;                /* persist on: the journal; NULL in memory */
+  struct db_log *db_log;              /* the message log in PostgreSQL; NULL without one */
+  struct cluster *cluster;            /* with a database: ids, nodes, receipts between nodes */
   int64_t started;                    /* Unix seconds */
   struct log_category *log;
 };
@@ -110,6 +113,14 @@ void core_swap_router(struct core *c, struct router *r);
 /* Puts plugin host h in place (start-up, reload); the old one stays loaded
  * until core_destroy, since a thread may still be in one of its hooks. */
 void core_swap_plugins(struct core *c, struct plugin_host *h);
+
+/* The message log: one event, with the connector names filled in from
+ * their indexes (origin from the message, target given; -1 = none). */
+void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, int target,
+                    const char *smsc_id, uint8_t state, uint16_t error);
+
+/* The message log: a receipt for message msg_id. */
+void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt *r);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

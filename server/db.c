@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include <libpq-fe.h>
 #include "clock.h"
+#include "crc32c.h"
 #include "db.h"
 #include "ids.h"
 
@@ -607,14 +608,6 @@ struct rec {
   struct strv s[REC_STRINGS];
 };
 
-/* The spill records' checksum: FNV-1a, to notice torn and damaged records. */
-static uint32_t rec_sum(const uint8_t *p, size_t n)
-{
-  uint32_t h = 2166136261u;
-  while (n--)
-    h = (h ^ *p++) * 16777619u;
-  return h;
-}
 
 static uint8_t *put_str(uint8_t *p, const char *s)
 {
@@ -705,7 +698,7 @@ static int rec_frame(const uint8_t *p, size_t avail, bool verify, size_t *len)
     return -1;
   if (avail < REC_HDR + plen)
     return 0;
-  if (verify && rec_sum(p + 8, 4 + plen) != sum)
+  if (verify && crc32c(0, p + 8, 4 + plen) != sum)
     return -1;
   *len = REC_HDR + plen;
   return 1;
@@ -1132,7 +1125,7 @@ static int spill_append(struct lane *log, uint8_t *p, size_t len, uint64_t event
   for (size_t off = 0; off < len; off += spill_event_len(p + off)) {
     uint32_t plen;
     memcpy(&plen, p + off + 8, 4);
-    uint32_t sum = rec_sum(p + off + 8, 4 + plen);
+    uint32_t sum = crc32c(0, p + off + 8, 4 + plen);
     memcpy(p + off + 4, &sum, 4);
   }
   size_t done = 0;

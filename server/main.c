@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "admin.h"
 #include "config.h"
+#include "cluster.h"
 #include "connector.h"
 #include "core.h"
 #include "log.h"
@@ -40,9 +41,10 @@ struct daemon {
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: emgd -c FILE [--foreground] [--check-config]\n"
+  fprintf(out, "usage: emgd -c FILE [--foreground] [--check-config | --init-db]\n"
                "  -c, --config FILE   the configuration (libconfig syntax, see doc/configuration.md)\n"
                "  --check-config      check the configuration, print every error, and exit\n"
+               "  --init-db           create or upgrade the schema of the configured database\n"
                "  --foreground        stay in the foreground (emgd never daemonises itself)\n");
 }
 
@@ -417,20 +419,84 @@ static int check_config_only(const char *path)
   return 0;
 }
 
+/* --init-db: creates the schema of the configured database, or brings it up
+ * to date, and exits. */
+static int init_database(const char *path)
+{
+  struct config_errors errors = { 0 };
+  struct config *cfg = config_load(path, &errors);
+  if (!cfg) {
+    for (unsigned i = 0; i < errors.count; i++)
+      fprintf(stderr, "%s\n", errors.lines[i]);
+    config_errors_free(&errors);
+    return 1;
+  }
+  int rc = 1;
+  if (!cfg->has_database) {
+    fprintf(stderr, "%s: no database section: there is no database to set up\n", path);
+    goto out;
+  }
+  char err[DB_ERR_LEN];
+  int applied = 0;
+  if (db_init_schema(cfg->db_conninfo, 0, &applied, err) < 0) {
+    fprintf(stderr, "%s: database: %s\n", path, err);
+    goto out;
+  }
+  printf("database schema at version %d (%d migration%s applied)\n", DB_SCHEMA_VERSION, applied,
+         applied == 1 ? "" : "s");
+  rc = 0;
+out:
+  config_free(cfg);
+  return rc;
+}
+
+/* The message log's writers tell when it comes up or goes down. */
+static void db_log_changed(void *ctx, bool connected, const char *error)
+{
+  struct daemon *d = ctx;
+  if (connected)
+    LOGI(d->log, "message log: connected, writing");
+  else
+    LOGW(d->log, "message log: database unreachable (%s); events wait in memory and %s, and "
+         "are written when it is back", error ? error : "?", d->cfg->spool_dir);
+}
+
+/* With a database section: the message log and the cluster thread. */
+static int open_database(struct daemon *d)
+{
+  char err[DB_ERR_LEN];
+  if (d->cfg->db_message_log) {
+    struct db_log_limits limits = { .on_change = db_log_changed, .ctx = d };
+    d->core.db_log = db_log_open(d->cfg->db_conninfo, d->cfg->spool_dir, &limits, err);
+    if (!d->core.db_log) {
+      LOGE(d->log, "message log: %s", err);
+      return -1;
+    }
+  }
+  d->core.cluster = cluster_start(&d->core, ids_high_water(&d->core.ids), 5000, err);
+  if (!d->core.cluster) {
+    LOGE(d->log, "database: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   static const struct option longopts[] = {
     { "config", required_argument, 0, 'c' },   { "check-config", no_argument, 0, 'k' },
     { "foreground", no_argument, 0, 'f' },     { "version", no_argument, 0, 'V' },
-    { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+    { "help", no_argument, 0, 'h' },           { "init-db", no_argument, 0, 'i' },
+    { 0, 0, 0, 0 }
   };
   const char *path = NULL;
-  bool check_only = false;
+  bool check_only = false, init_db = false;
   int ch;
   while ((ch = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
     switch (ch) {
     case 'c': path = optarg; break;
     case 'k': check_only = true; break;
+    case 'i': init_db = true; break;
     case 'f': break;
     case 'V': printf("emgd %s\n", EMGD_VERSION); return 0;
     case 'h': usage(stdout); return 0;
@@ -443,6 +509,8 @@ int main(int argc, char **argv)
   }
   if (check_only)
     return check_config_only(path);
+  if (init_db)
+    return init_database(path);
 
   static struct daemon d;
   d.path = path;
@@ -488,6 +556,8 @@ int main(int argc, char **argv)
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
   }
+  if (d.cfg->has_database && open_database(&d) == -1)
+    return 1;
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (connector_start(d.core.connectors[i], err) == -1) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
@@ -508,8 +578,14 @@ int main(int argc, char **argv)
 
   admin_stop(d.admin);
   stop_all(&d);
+  cluster_stop(d.core.cluster);
+  d.core.cluster = NULL;
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     connector_destroy(d.core.connectors[i]);
+  if (d.core.db_log) {
+    db_log_close(d.core.db_log, 10000);
+    d.core.db_log = NULL;
+  }
   if (d.core.spool) {
     struct spool_stats st;
     spool_stats(d.core.spool, &st);

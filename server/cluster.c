@@ -1,0 +1,413 @@
+/* cluster.c - id ranges, heartbeats and receipts between nodes, in one
+ * thread on its own database connection. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "clock.h"
+#include "cluster.h"
+#include "connector.h"
+#include "core.h"
+#include "db.h"
+
+#define ID_RANGE 1000000              /* ids per range from the shared sequence */
+#define HEARTBEAT_MS 5000
+#define LOOKUP_TRIES 10               /* a receipt is looked up this often, */
+#define LOOKUP_RETRY_MS 500           /* this far apart: the log lags by up to a batch */
+#define DOWN_RETRY_MS 2000            /* the database away: tried again after */
+#define DOWN_KEEP_MS 600000           /* and given up after this long */
+#define PENDING_MAX 100000            /* receipts waiting to be resolved, at most */
+#define CLAIM_MAX 500
+
+struct pending {
+  struct pending *next;
+  uint16_t connector;
+  char key[DLR_ID_LEN];
+  struct msg_receipt receipt;
+  unsigned tries;
+  uint64_t due_ms, first_ms;
+};
+
+struct cluster {
+  struct core *core;
+  struct db *db;                      /* the thread's */
+  struct db *lookups;                 /* cluster_message's (the admin thread) */
+  char name[64];
+  pthread_t thread;
+  bool started;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  bool stopping;
+  struct pending *in_head, *in_tail;  /* from connector threads */
+  unsigned in_count;
+  struct pending *waiting;            /* the thread's: to be looked up (again) */
+  unsigned waiting_count;
+  _Atomic uint64_t resolved, handed_over, claimed, unresolved, id_ranges;
+  _Atomic bool connected;
+  char last_error[256];               /* under lock */
+  struct log_category *log;
+};
+
+static void note_error(struct cluster *c, const char *what, const char *err)
+{
+  pthread_mutex_lock(&c->lock);
+  bool was = atomic_exchange(&c->connected, false);
+  snprintf(c->last_error, sizeof c->last_error, "%s: %s", what, err);
+  pthread_mutex_unlock(&c->lock);
+  if (was)
+    LOGW(c->log, "database: %s: %s (the node goes on alone and keeps trying)", what, err);
+}
+
+static void note_ok(struct cluster *c)
+{
+  if (!atomic_exchange(&c->connected, true))
+    LOGI(c->log, "database reachable: ids, receipts between nodes and heartbeats resume");
+}
+
+static int connector_index(const struct core *core, const char *name)
+{
+  for (unsigned i = 0; i < core->cfg->n_connectors; i++)
+    if (strcmp(core->cfg->connectors[i].name, name) == 0)
+      return (int)i;
+  return -1;
+}
+
+/* What the log row says about a message, as its DLR entry would. */
+static int info_from_row(const struct core *core, const struct db_message *row, struct dlr_info *info)
+{
+  int origin = connector_index(core, row->origin_connector);
+  if (origin < 0)
+    return -1;
+  memset(info, 0, sizeof *info);
+  info->msg_id = row->id;
+  info->origin_connector = (uint16_t)origin;
+  info->dlr_mask = row->dlr_mask;
+  info->submit_time = row->received_ms / 1000;
+  snprintf(info->origin_user, sizeof info->origin_user, "%s", row->origin_user);
+  snprintf(info->origin_ref, sizeof info->origin_ref, "%s", row->origin_ref);
+  info->src = row->src;
+  info->dst = row->dst;
+  return 0;
+}
+
+/* The log knows the message: its receipt goes to the origin here, or to
+ * the node that accepted it. */
+static void resolved(struct cluster *c, const struct pending *p, const struct db_message *row)
+{
+  struct core *core = c->core;
+  struct dlr_info info;
+  if (info_from_row(core, row, &info) < 0) {
+    atomic_fetch_add(&c->unresolved, 1);
+    LOGW(c->log, "receipt for message %" PRIu64 ": its origin connector %s is not configured here",
+         row->id, row->origin_connector);
+    return;
+  }
+  core_log_receipt(core, row->id, &p->receipt);
+  struct connector *origin = core_connector(core, info.origin_connector);
+  if (row->node_id == core->cfg->node_id || connector_user_bound(origin, info.origin_user)) {
+    if (connector_receipt_for_origin(core, &info, &p->receipt) == 0)
+      atomic_fetch_add(&c->resolved, 1);
+    return;
+  }
+  struct db_handoff h;
+  memset(&h, 0, sizeof h);
+  h.msg_id = row->id;
+  snprintf(h.origin_connector, sizeof h.origin_connector, "%s", row->origin_connector);
+  snprintf(h.origin_user, sizeof h.origin_user, "%s", row->origin_user);
+  snprintf(h.target_connector, sizeof h.target_connector, "%s", core->cfg->connectors[p->connector].name);
+  snprintf(h.smsc_id, sizeof h.smsc_id, "%s", p->key);
+  h.receipt = p->receipt;
+  snprintf(h.receipt.id, sizeof h.receipt.id, "%s", row->origin_ref);
+  h.receipt.src = row->src;
+  h.receipt.dst = row->dst;
+  if (!h.receipt.submit_time)
+    h.receipt.submit_time = row->received_ms / 1000;
+  char err[DB_ERR_LEN];
+  if (db_receipt_handoff(c->db, core->cfg->node_id, row->node_id, &h, err) < 0) {
+    note_error(c, "handing a receipt over", err);
+    atomic_fetch_add(&c->unresolved, 1);
+    return;
+  }
+  atomic_fetch_add(&c->handed_over, 1);
+  LOGD(c->log, "receipt for message %" PRIu64 " handed to node %u", row->id, row->node_id);
+}
+
+/* Looks the waiting receipts up; keeps those to try again. */
+static void lookup_due(struct cluster *c, uint64_t now)
+{
+  struct pending **link = &c->waiting;
+  while (*link) {
+    struct pending *p = *link;
+    if (p->due_ms > now) {
+      link = &p->next;
+      continue;
+    }
+    struct db_message row;
+    char err[DB_ERR_LEN];
+    int rc = db_receipt_lookup(c->db, c->core->cfg->connectors[p->connector].name, p->key, &row, err);
+    bool done = true;
+    if (rc == 1) {
+      note_ok(c);
+      resolved(c, p, &row);
+    } else if (rc == 0 && ++p->tries < LOOKUP_TRIES) {
+      note_ok(c);
+      p->due_ms = now + LOOKUP_RETRY_MS;
+      done = false;
+    } else if (rc < 0 && now - p->first_ms < DOWN_KEEP_MS) {
+      note_error(c, "looking a receipt up", err);
+      p->due_ms = now + DOWN_RETRY_MS;
+      done = false;
+    } else {
+      atomic_fetch_add(&c->unresolved, 1);
+      atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
+      LOGI(c->log, "receipt for unknown message id '%s' (state %u): not in the message log either",
+           p->receipt.id, p->receipt.state);
+    }
+    if (done) {
+      *link = p->next;
+      c->waiting_count--;
+      free(p);
+    } else {
+      link = &p->next;
+    }
+  }
+}
+
+/* A receipt another node resolved for a message of ours. */
+static int take_handed(void *arg, const struct db_handoff *h)
+{
+  struct cluster *c = arg;
+  struct core *core = c->core;
+  struct dlr_info info;
+  int target = connector_index(core, h->target_connector);
+  /* Our own DLR entry knows the origin best (an HTTP origin's callback
+   * too); taking it out also closes it. */
+  bool local = target >= 0 && dlrtab_lookup(core->dlr, (uint16_t)target, h->smsc_id,
+                                            msg_state_final(h->receipt.state), &info);
+  if (local && msg_state_final(h->receipt.state)) {
+    struct spool_record rec = { .type = SPOOL_REC_FINISHED, .id = info.msg_id };
+    core_journal(core, &rec);
+  }
+  if (!local) {
+    int origin = connector_index(core, h->origin_connector);
+    if (origin < 0) {
+      LOGW(c->log, "receipt for message %" PRIu64 " from node %u: no connector %s here: dropped",
+           h->msg_id, h->from_node, h->origin_connector);
+      return 0;
+    }
+    memset(&info, 0, sizeof info);
+    info.msg_id = h->msg_id;
+    info.origin_connector = (uint16_t)origin;
+    info.dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED;
+    info.submit_time = h->receipt.submit_time;
+    snprintf(info.origin_user, sizeof info.origin_user, "%s", h->origin_user);
+    snprintf(info.origin_ref, sizeof info.origin_ref, "%s", h->receipt.id);
+    info.src = h->receipt.src;
+    info.dst = h->receipt.dst;
+  }
+  if (connector_receipt_for_origin(core, &info, &h->receipt) < 0)
+    LOGW(c->log, "receipt for message %" PRIu64 " from node %u: account %s is not here: dropped",
+         h->msg_id, h->from_node, h->origin_user);
+  atomic_fetch_add(&c->claimed, 1);
+  return 0;
+}
+
+static void claim(struct cluster *c)
+{
+  char err[DB_ERR_LEN];
+  int n = db_receipt_claim(c->db, c->core->cfg->node_id, CLAIM_MAX, take_handed, c, err);
+  if (n < 0)
+    note_error(c, "claiming receipts", err);
+  else
+    note_ok(c);
+}
+
+static void top_up_ids(struct cluster *c)
+{
+  struct ids *ids = &c->core->ids;
+  if (!ids_want_range(ids))
+    return;
+  uint64_t first;
+  char err[DB_ERR_LEN];
+  if (db_id_block(c->db, ID_RANGE, ids_high_water(ids), &first, err) < 0) {
+    note_error(c, "taking an id range", err);
+    return;
+  }
+  note_ok(c);
+  ids_offer(ids, first, ID_RANGE);
+  atomic_fetch_add(&c->id_ranges, 1);
+}
+
+static void *cluster_main(void *arg)
+{
+  struct cluster *c = arg;
+  uint64_t last_beat = 0;
+  pthread_mutex_lock(&c->lock);
+  while (!c->stopping) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += CLUSTER_POLL_MS * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(&c->wake, &c->lock, &until);
+    if (c->stopping)
+      break;
+    /* New receipts join the waiting ones, first try after their arrival. */
+    struct pending *in = c->in_head;
+    unsigned n = c->in_count;
+    c->in_head = c->in_tail = NULL;
+    c->in_count = 0;
+    pthread_mutex_unlock(&c->lock);
+
+    while (in) {
+      struct pending *next = in->next;
+      in->next = c->waiting;
+      c->waiting = in;
+      in = next;
+    }
+    c->waiting_count += n;
+    uint64_t now = clock_now_ms();
+    lookup_due(c, now);
+    claim(c);
+    top_up_ids(c);
+    if (now - last_beat >= HEARTBEAT_MS) {
+      char err[DB_ERR_LEN];
+      if (db_node_heartbeat(c->db, c->core->cfg->node_id, c->name, err) < 0)
+        note_error(c, "heartbeat", err);
+      last_beat = now;
+    }
+    pthread_mutex_lock(&c->lock);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return NULL;
+}
+
+struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms, char *err)
+{
+  struct cluster *c = calloc(1, sizeof *c);
+  if (!c) {
+    snprintf(err, 256, "out of memory");
+    return NULL;
+  }
+  c->core = core;
+  c->log = log_category("emg.cluster");
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->wake, NULL);
+  char dberr[DB_ERR_LEN];
+  c->db = db_open(core->cfg->db_conninfo, timeout_ms, dberr);
+  c->lookups = c->db ? db_open(core->cfg->db_conninfo, timeout_ms, dberr) : NULL;
+  if (!c->db || !c->lookups) {
+    snprintf(err, 256, "database.conninfo: %.200s", dberr);
+    cluster_stop(c);
+    return NULL;
+  }
+  char host[48] = "";
+  gethostname(host, sizeof host - 1);
+  snprintf(c->name, sizeof c->name, "%s:%ld", host, (long)getpid());
+  atomic_store(&c->connected, true);
+  if (db_node_register(c->db, core->cfg->node_id, c->name, dberr) < 0)
+    note_error(c, "registering the node", dberr);
+  /* The first range; without the database, an empty one: ids go on alone
+   * until the thread gets a range. */
+  uint64_t first = first_seq, count = 0;
+  if (db_id_block(c->db, ID_RANGE, first_seq, &first, dberr) == 0) {
+    count = ID_RANGE;
+    atomic_fetch_add(&c->id_ranges, 1);
+  } else {
+    note_error(c, "taking an id range", dberr);
+  }
+  ids_use_ranges(&core->ids, first, count);
+  if (pthread_create(&c->thread, NULL, cluster_main, c) != 0) {
+    snprintf(err, 256, "cannot start the cluster thread");
+    cluster_stop(c);
+    return NULL;
+  }
+  c->started = true;
+  return c;
+}
+
+void cluster_stop(struct cluster *c)
+{
+  if (!c)
+    return;
+  if (c->started) {
+    pthread_mutex_lock(&c->lock);
+    c->stopping = true;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+  }
+  if (c->started)
+    LOGI(c->log, "receipts through the database: %" PRIu64 " resolved here, %" PRIu64 " handed over, %" PRIu64
+         " claimed, %" PRIu64 " unresolved; %" PRIu64 " id ranges taken, %" PRIu64 " id windows past them",
+         atomic_load(&c->resolved), atomic_load(&c->handed_over), atomic_load(&c->claimed),
+         atomic_load(&c->unresolved), atomic_load(&c->id_ranges), atomic_load(&c->core->ids.unbacked));
+  unsigned left = c->waiting_count + c->in_count;
+  if (left)
+    LOGW(c->log, "%u receipts not yet resolved through the database at stop", left);
+  for (struct pending *lists[2] = { c->waiting, c->in_head }, **l = lists; l < lists + 2; l++)
+    for (struct pending *p = *l, *next; p; p = next) {
+      next = p->next;
+      free(p);
+    }
+  db_close(c->db);
+  db_close(c->lookups);
+  pthread_cond_destroy(&c->wake);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+void cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
+                             const struct msg_receipt *r)
+{
+  struct pending *p = NULL;
+  pthread_mutex_lock(&c->lock);
+  if (c->in_count + c->waiting_count < PENDING_MAX && (p = calloc(1, sizeof *p))) {
+    p->connector = connector;
+    snprintf(p->key, sizeof p->key, "%s", key);
+    p->receipt = *r;
+    p->first_ms = clock_now_ms();
+    if (c->in_tail)
+      c->in_tail->next = p;
+    else
+      c->in_head = p;
+    c->in_tail = p;
+    c->in_count++;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!p) {
+    atomic_fetch_add(&c->unresolved, 1);
+    atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
+  }
+}
+
+void cluster_stats(struct cluster *c, struct cluster_stats *out)
+{
+  memset(out, 0, sizeof *out);
+  out->receipts_resolved = atomic_load(&c->resolved);
+  out->receipts_handed_over = atomic_load(&c->handed_over);
+  out->receipts_claimed = atomic_load(&c->claimed);
+  out->receipts_unresolved = atomic_load(&c->unresolved);
+  out->id_ranges = atomic_load(&c->id_ranges);
+  out->ids_unbacked = atomic_load(&c->core->ids.unbacked);
+  out->connected = atomic_load(&c->connected);
+  pthread_mutex_lock(&c->lock);
+  snprintf(out->last_error, sizeof out->last_error, "%s", c->last_error);
+  pthread_mutex_unlock(&c->lock);
+}
+
+int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err)
+{
+  char dberr[DB_ERR_LEN];
+  int rc = db_message_get(c->lookups, id, out, dberr);
+  if (rc < 0) {
+    snprintf(err, 256, "%s", dberr);
+    return -1;
+  }
+  return rc;
+}

@@ -1,0 +1,61 @@
+/* cluster.h - what emgd does with a shared database besides the message
+ * log: id ranges from the shared sequence, this node's heartbeat, and
+ * receipts between nodes.
+ *
+ * A receipt that no DLR entry of this node matches (the message went out
+ * through another node sharing the SMSC account, or its entry is gone) is
+ * looked up in the message log. When the message's origin account has a
+ * session bound here, or the message was this node's own, the receipt goes
+ * to it here; otherwise it is handed to the node that accepted the message,
+ * which claims the receipts handed to it every CLUSTER_POLL_MS, closes its
+ * DLR entry and delivers them.
+ *
+ * One thread of its own does all of it, on its own connection, so that a
+ * slow or absent database never holds up a connector. */
+#ifndef EMG_CLUSTER_H
+#define EMG_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "msg.h"
+
+#define CLUSTER_POLL_MS 200
+
+struct core;
+struct cluster;
+
+struct cluster_stats {
+  uint64_t receipts_resolved;        /* unknown here, found in the log */
+  uint64_t receipts_handed_over;     /* to the node that accepted the message */
+  uint64_t receipts_claimed;         /* handed to this node by others */
+  uint64_t receipts_unresolved;      /* not in the log either, after the retries */
+  uint64_t id_ranges;                /* ranges taken from the shared sequence */
+  uint64_t ids_unbacked;             /* id windows taken past the ranges (database away) */
+  bool connected;
+  char last_error[256];
+};
+
+/* Connects (bounded by timeout_ms), registers the node, takes the first id
+ * range (ids continue from first_seq, the journal's high-water mark, or
+ * above), and starts the thread. Without the database at start the node
+ * runs on its own ids and keeps trying. NULL with a reason in err (256
+ * bytes) only when conninfo is unusable or the thread cannot start. */
+struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms, char *err);
+void cluster_stop(struct cluster *c);
+
+/* A receipt from an SMSC on connector `connector` that this node cannot
+ * match: key is its normalised id. Copied; resolved by the thread. Any
+ * thread. */
+void cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
+                             const struct msg_receipt *r);
+
+void cluster_stats(struct cluster *c, struct cluster_stats *out);
+
+/* Looks message id up in the message log (the history of a message no
+ * longer held in memory): 1 and *out filled, 0 when not there, -1 when the
+ * database cannot answer now (err says why). Blocks up to the time-out;
+ * for the admin thread. */
+struct db_message;
+int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err);
+
+#endif

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# db_gateway.sh BUILD - emgd with a real PostgreSQL (a throw-away cluster):
+#  1. emgd --init-db creates the schema (twice: the second changes nothing);
+#  2. the message log holds one row per message sent, with its receipt state;
+#  3. the database stopped for 20 s under load: traffic never stops, and once
+#     it is back every row is written, none twice;
+#  4. two nodes on one database: ids from the shared sequence never overlap,
+#     and receipts that reach node B for messages sent through node A are
+#     handed over and delivered to A's client.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/pg_lib.sh"
+
+pg_start
+rows() { pg_psql -c "SELECT count(*) FROM message_log WHERE $1"; }
+# wait_rows CONDITION N SECONDS: until N rows match (bounded)
+wait_rows() {
+  for _ in $(seq $(($3 * 10))); do [ "$(rows "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  return 1
+}
+
+start_sink s smpp --dlr-delay 0-500
+write_node() {   # write_node NAME NODE_ID UCP_PORT BIND_MODE
+  mkdir -p "$TMP/$1.spool"
+  cat > "$TMP/$1.conf" <<CONF
+general: { node_id = $2; persist = true; spool_dir = "$TMP/$1.spool"; };
+database: { conninfo = "$PG_URL"; message_log = true; };
+connectors = (
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$3"; instances = 2;
+    users = ( { name = "load"; password = "secret"; }, { name = "alpha"; password = "secret"; },
+              { name = "beta"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 50; bind_mode = "$4"; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+}
+load() {   # load NAME PORT COUNT [emgload options...]
+  local name=$1 port=$2 count=$3
+  shift 3
+  "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$port" --user "${USER_NAME:-load}" --password secret \
+    --connections 2 --window 20 --count "$count" --dlr --wait-dlr 30 --json --quiet "$@" > "$TMP/$name.json"
+}
+
+# 1. The schema.
+ucp_a=$(free_port)
+write_node a 21 "$ucp_a" transceiver
+check "emgd --init-db creates the schema" "$BIN/emgd" -c "$TMP/a.conf" --init-db
+check "a second --init-db applies nothing" bash -c "'$BIN/emgd' -c '$TMP/a.conf' --init-db | grep -q '(0 migrations applied)'"
+
+# 2. The message log.
+start_emgd a "$TMP/a.conf"
+wait_port "$ucp_a"
+load first "$ucp_a" 5000
+check "5000 acked and their receipts back" \
+  [ "$(jget "$TMP/first.json" .acked)" = 5000 -a "$(jget "$TMP/first.json" .receipts)" = 5000 ]
+check "the log has a row per message" wait_rows "true" 5000 20
+check "... every one with its SMSC id and the delivered receipt" \
+  wait_rows "smsc_id IS NOT NULL AND receipt_state = 2 AND origin_user = 'load' AND node_id = 21" 5000 20
+check "... and its origin's reference and addresses" \
+  [ "$(rows "origin_ref LIKE '4917100%:%' AND src_addr LIKE '4917000%' AND target_connector = 'smpp-out'")" = 5000 ]
+
+# 3. The database away for 20 s under load (1,000 messages a second).
+load steady "$ucp_a" 40000 --rate 1000 --from 4917777:13 &
+loader=$!
+STARTED_PIDS+=("$loader")
+sleep 5
+pg_server_stop
+down_at=$(wc -l < "$TMP/s.record")
+sleep 20
+during=$(( $(wc -l < "$TMP/s.record") - down_at ))
+pg_server_start
+wait "$loader" || true
+check "while the database was away, traffic went on ($during messages in 20 s)" [ "$during" -ge 15000 ]
+check "all 40000 acked, none refused, all receipts back" \
+  [ "$(jget "$TMP/steady.json" .acked)" = 40000 -a "$(jget "$TMP/steady.json" .refused)" = 0 \
+    -a "$(jget "$TMP/steady.json" .receipts)" = 40000 ]
+check "the log said the database was away" grep -q "message log: database unreachable" "$TMP/a.log"
+check "once it was back, every row was written" wait_rows "true" 45000 60
+check "... with its receipt" wait_rows "receipt_state = 2" 45000 30
+check "... and none twice (ids are the key: $(rows true) rows)" [ "$(rows true)" = 45000 ]
+
+# 4. Two nodes: A binds to the SMSC as transmitter only, so every receipt
+# comes to B's transceiver bind. A's client (account alpha) is not
+# connected to B: B hands A's receipts over.
+stop_pid "$EMGD_PID_a" 20 || true
+write_node a 21 "$ucp_a" transmitter
+ucp_b=$(free_port)
+write_node b 22 "$ucp_b" transceiver
+start_emgd a2 "$TMP/a.conf"
+start_emgd b "$TMP/b.conf"
+wait_port "$ucp_a"
+wait_port "$ucp_b"
+sleep 0.5
+USER_NAME=alpha load via_a "$ucp_a" 3000 --from 4917111:13 &
+la=$!
+USER_NAME=beta load via_b "$ucp_b" 2000 --from 4917222:13
+wait "$la" || true
+check "node A: 3000 acked, and all 3000 receipts came back through node B" \
+  [ "$(jget "$TMP/via_a.json" .acked)" = 3000 -a "$(jget "$TMP/via_a.json" .receipts)" = 3000 ]
+check "node B: 2000 acked, receipts back" \
+  [ "$(jget "$TMP/via_b.json" .acked)" = 2000 -a "$(jget "$TMP/via_b.json" .receipts)" = 2000 ]
+check "both nodes' messages are in the log" wait_rows "node_id = 22" 2000 20
+stop_pid "$EMGD_PID_a2" 20 || true
+stop_pid "$EMGD_PID_b" 20 || true
+handed=$(sed -n 's/.*resolved here, \([0-9]*\) handed over.*/\1/p' "$TMP/b.log")
+claimed=$(sed -n 's/.*handed over, \([0-9]*\) claimed.*/\1/p' "$TMP/a2.log")
+check "node B handed A's 3000 receipts over ($handed)" [ "${handed:-0}" -ge 3000 ]
+check "node A claimed them ($claimed)" [ "${claimed:-0}" -ge 3000 ]
+overlap=$(pg_psql -c "SELECT count(*) FROM message_log a JOIN message_log b
+                      ON (a.id & 281474976710655) = (b.id & 281474976710655) AND a.node_id <> b.node_id")
+check "no sequence number used by both nodes ($overlap)" [ "$overlap" = 0 ]
+stop_sink s
+finish
