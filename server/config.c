@@ -549,8 +549,11 @@ static void read_value(struct load *ld, const config_setting_t *s, const struct 
   case KEY_PROTO: {
     const char *v = config_setting_get_string(s);
     const struct proto_ops *ops = proto_find(v);
-    if (!ops)
-      report(ld, s, path, "unknown protocol '%.64s'", v);
+    /* HTTP has no frames and no sessions: the connector runs on requests. */
+    bool http = strcmp(v, "http") == 0;
+    ((struct config_connector *)base)->http = http;
+    if (!ops && !http)
+      report(ld, s, path, "unknown protocol '%.64s' (smpp, ucp or http)", v);
     *(const struct proto_ops **)field(base, k) = ops;
     break;
   }
@@ -754,6 +757,12 @@ static long long reconnect_bound(const void *base)
 
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" DIGITS "-_."
 
+static const struct name_value http_methods[] = {
+  { "get", CONFIG_HTTP_GET }, { "post_form", CONFIG_HTTP_POST_FORM }, { "post_json", CONFIG_HTTP_POST_JSON },
+  { NULL, 0 },
+};
+_Static_assert(sizeof(enum config_http_method) == sizeof(int), "enum stored as int");
+
 #define TARGET struct config_connector
 static const struct key connector_keys[] = {
   /* Names appear in the admin API's URLs and in log categories. */
@@ -762,11 +771,11 @@ static const struct key connector_keys[] = {
   { PROTO_KEY("protocol", proto), .required = ALWAYS },
   { ENUM_KEY("mode", mode, conn_modes, CONFIG_CONN_SERVER), .required = ALWAYS },
   { ADDR_KEY("listen", listen, 0), .only = MODE_SERVER, .required = MODE_SERVER },
-  { ADDR_KEY("connect", connect, 1), .only = MODE_CLIENT, .required = MODE_CLIENT },
+  { ADDR_KEY("connect", connect, 1), .only = MODE_CLIENT },   /* required: check_connector */
   { UINT_KEY("instances", instances, 1, 1000, 1) },
   { UINT_KEY("window", window, 1, 65535, 10), .bound = window_bound,
     .bound_why = "(this protocol's limit)" },
-  { STRING_KEY("system_id", system_id, 1), .only = MODE_CLIENT, .required = MODE_CLIENT },
+  { STRING_KEY("system_id", system_id, 1), .only = MODE_CLIENT },   /* required: check_connector */
   { STRING_KEY("password", password, 0), .only = MODE_CLIENT },
   { ENUM_KEY("bind_mode", bind_mode, bind_modes, PROTO_BIND_TRX), .only = MODE_CLIENT },
   { LIST_KEY("users", users, n_users, user_section, 1, 100000), .unique = "name",
@@ -781,10 +790,44 @@ static const struct key connector_keys[] = {
   { UINT_KEY("max_queue", max_queue, 0, 100000000, 0) },
   { ENUM_KEY("msgid_type_submit", msgid_submit, msgid_types, CONFIG_MSGID_STRING), .only = MODE_CLIENT },
   { ENUM_KEY("msgid_type_receipt", msgid_receipt, msgid_types, CONFIG_MSGID_STRING), .only = MODE_CLIENT },
+  { STRING_KEY("url", url, 1), .only = MODE_CLIENT },
+  { ENUM_KEY("method", http_method, http_methods, CONFIG_HTTP_GET), .only = MODE_CLIENT },
+  { STRING_KEY("body", body, 0), .only = MODE_CLIENT },
+  { STRING_KEY("id_field", id_field, 0), .only = MODE_CLIENT },
+  { UINT_KEY("connections", connections, 1, 1000, 10), .only = MODE_CLIENT },
 };
 #undef TARGET
+/* What a client connector needs depends on its protocol: an SMSC's address
+ * and account, or a provider's URL; and each only where it applies. */
+static void check_connector(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+{
+  const struct config_connector *c = base;
+  char p[KEY_PATH_LEN];
+  /* system_id and password serve both: an SMSC account, or a provider's HTTP Basic credentials. */
+  static const char *const session_only[] = { "connect", "bind_mode", "keepalive",
+                                               "msgid_type_submit", "msgid_type_receipt", NULL };
+  static const char *const http_only[] = { "url", "method", "body", "id_field", "connections", NULL };
+  const char *const *wrong = c->http ? session_only : http_only;
+  for (unsigned i = 0; wrong[i]; i++) {
+    const config_setting_t *s = config_setting_get_member(grp, wrong[i]);
+    join_path(p, path, wrong[i]);
+    if (s && (c->http || c->mode == CONFIG_CONN_CLIENT))
+      report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
+  }
+  if (c->mode != CONFIG_CONN_CLIENT)
+    return;
+  const char *const *needed = c->http ? (const char *const[]){ "url", NULL }
+                                      : (const char *const[]){ "connect", "system_id", NULL };
+  for (unsigned i = 0; needed[i]; i++)
+    if (!config_setting_get_member(grp, needed[i])) {
+      join_path(p, path, needed[i]);
+      report(ld, grp, p, "missing (required when mode = \"client\" and protocol = \"%s\")",
+             c->http ? "http" : c->proto ? c->proto->name : "?");
+    }
+}
+
 static const struct section connector_section = {
-  SECTION(connector_keys), .mode_key = "mode",
+  SECTION(connector_keys), .mode_key = "mode", .check = check_connector,
   .has_line = true, .line_offset = offsetof(struct config_connector, line),
 };
 

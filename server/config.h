@@ -39,9 +39,17 @@ enum config_msgid_type {
   CONFIG_MSGID_HEX
 };
 
+/* How an outgoing HTTP connector sends (http_client_method). */
+enum config_http_method {
+  CONFIG_HTTP_GET,
+  CONFIG_HTTP_POST_FORM,
+  CONFIG_HTTP_POST_JSON
+};
+
 struct config_connector {
   char name[CONFIG_NAME_LEN];
-  const struct proto_ops *proto;
+  const struct proto_ops *proto;      /* NULL for HTTP */
+  bool http;                          /* protocol = "http": no sessions, requests */
   enum config_conn_mode mode;
   char listen[CONFIG_ADDR_LEN];       /* server */
   char connect[CONFIG_ADDR_LEN];      /* client */
@@ -60,6 +68,12 @@ struct config_connector {
   unsigned max_queue;                 /* this connector's queue limit; 0 = only the totals */
   enum config_msgid_type msgid_submit; /* client: ids in submit responses */
   enum config_msgid_type msgid_receipt;/* client: ids in receipts */
+  /* HTTP client: the provider's API */
+  char url[1024];                     /* URL template with Kannel's escapes */
+  enum config_http_method http_method;
+  char body[2048];                    /* POST body template; "" = none */
+  char id_field[128];                 /* where the provider's id is in its JSON answer; "" = whole body */
+  unsigned connections;               /* HTTP client: connections kept alive; default 10 */
   int line;                           /* where it was defined, for later messages */
 };
 

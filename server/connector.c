@@ -13,6 +13,9 @@
 #include "clock.h"
 #include "cluster.h"
 #include "connector.h"
+#include "http_callback.h"
+#include "http_client.h"
+#include "http_server.h"
 #include "netutil.h"
 #include "session.h"
 #include "sms_text.h"
@@ -36,13 +39,21 @@ enum instance_phase {
   PHASE_EXIT                       /* leave the loop */
 };
 
+/* Where the answer to a request goes: a response on the instance's session,
+ * or the completion of a message of an HTTP request. */
+struct reply {
+  uint32_t ref;
+  uint32_t raw_status;
+  enum proto_op op;
+  bool http;
+  struct http_server_completion completion;
+};
+
 /* An ack held back by the soft limit or until the journal has its records. */
 struct held_ack {
   uint64_t due_ms;
   uint64_t received_ns;            /* monotonic: when the request came (its ack latency) */
-  uint32_t ref;
-  uint32_t raw_status;
-  enum proto_op op;
+  struct reply reply;
   uint64_t ticket;                 /* persist on: the journal ticket that must be durable first */
   char msgid[MSG_ID_LEN];
 };
@@ -105,6 +116,11 @@ struct instance {
   struct early_receipt *early_head, *early_tail;
   unsigned early_count;
   uint64_t backoff_ms;
+  /* HTTP: messages from libmicrohttpd's threads, receipt callbacks done (both
+   * under handoff_lock), and a client connector's client */
+  struct http_inbox_item *inbox_head, *inbox_tail;
+  struct http_done_item *callbacks_done;
+  struct http_client *http_client;
   /* what connector_instance_info shows: counted in the thread, published under the lock */
   struct connector_instance_info counted;
   uint64_t published_ms;
@@ -135,6 +151,9 @@ struct connector {
   struct ucp_scts_alloc *scts;
   _Atomic uint32_t next_serial;
   _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
+  /* HTTP server connectors */
+  struct http_server *http_server;
+  struct http_callback *callbacks;
 };
 
 static bool is_server(const struct connector *c)
@@ -172,6 +191,8 @@ static void instance_error(struct instance *in, const char *fmt, ...)
 
 static const char *instance_state(const struct instance *in)
 {
+  if (in->conn->cfg->http)
+    return atomic_load(&in->bound) ? "bound" : "down";
   if (!in->session)
     return is_server(in->conn) ? "idle" : "down";
   switch (session_state(in->session)) {
@@ -363,6 +384,9 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
 
 /* ---- sending from the queues ---- */
 
+static void http_pump_out(struct instance *in);
+static void http_pump_receipts(struct instance *in);
+
 /* The before_send hooks: true when the message may go; else it has failed
  * (REJECTED to its origin). */
 static bool plugins_allow_send(struct instance *in, struct qitem *it)
@@ -390,6 +414,15 @@ static void pump(struct instance *in)
 {
   struct connector *c = in->conn;
   struct session *s = in->session;
+  if (c->cfg->http) {
+    if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
+      return;
+    if (!is_server(c))
+      http_pump_out(in);
+    else if (in->index == 0)
+      http_pump_receipts(in);
+    return;
+  }
   if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN ||
       atomic_load(&c->paused))
     return;
@@ -504,17 +537,43 @@ static void origin_ref(struct instance *in, struct msg *m)
   }
 }
 
+/* The gateway's verdict as an HTTP client is told it. */
+static enum http_codec_outcome http_outcome(enum proto_status status)
+{
+  switch (status) {
+  case PROTO_OK: return HTTP_CODEC_ACCEPTED;
+  case PROTO_E_THROTTLED: return HTTP_CODEC_THROTTLED;
+  case PROTO_E_QUEUE_FULL:
+  case PROTO_E_TEMPORARY: return HTTP_CODEC_TEMPORARY;
+  case PROTO_E_ADDRESS: return HTTP_CODEC_NO_ROUTE;
+  default: return HTTP_CODEC_REJECTED;
+  }
+}
+
+/* Answers a request: on the session, or by completing the HTTP message
+ * (its id is msgid, the decimal gateway id the origin knows it by). */
+static void reply_to(struct instance *in, const struct reply *rp, enum proto_status status, const char *msgid)
+{
+  if (!rp->http) {
+    respond(in, rp->ref, rp->raw_status, rp->op, status, msgid);
+    return;
+  }
+  if (status != PROTO_OK)
+    in->counted.refused++;
+  http_server_complete(rp->completion, http_outcome(status), msgid ? strtoull(msgid, NULL, 10) : 0);
+}
+
 /* Holds an ack until due_in_ms have passed (the soft limit) and, with
  * persist on, until the journal says ticket is durable. */
-static void hold_ack(struct instance *in, const struct proto_pdu *req, enum proto_op op,
-                     const char *msgid, unsigned due_in_ms, uint64_t ticket, uint64_t received_ns)
+static void hold_ack(struct instance *in, const struct reply *rp, const char *msgid, unsigned due_in_ms,
+                     uint64_t ticket, uint64_t received_ns)
 {
   struct held_acks *q = &in->held;
   if (q->count == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 256;
     struct held_ack *grown = malloc(cap * sizeof *grown);
     if (!grown) {
-      respond(in, req->ref, req->raw_status, op, PROTO_E_TEMPORARY, NULL);
+      reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
       return;
     }
     for (size_t i = 0; i < q->count; i++)
@@ -525,12 +584,10 @@ static void hold_ack(struct instance *in, const struct proto_pdu *req, enum prot
     q->head = 0;
   }
   struct held_ack *h = &q->slots[(q->head + q->count++) & (q->cap - 1)];
-  h->op = op;
+  h->reply = *rp;
   h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
   h->ticket = ticket;
   h->received_ns = received_ns;
-  h->ref = req->ref;
-  h->raw_status = req->raw_status;
   snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid ? msgid : "");
   if (q->count == 1)
     atomic_store_explicit(&in->held_ticket, ticket, memory_order_release);
@@ -547,8 +604,7 @@ static void release_held_acks(struct instance *in, bool all)
     struct held_ack *h = &q->slots[q->head];
     if (!all && (h->due_ms > now || h->ticket > durable))
       break;
-    if (in->session)
-      respond(in, h->ref, h->raw_status, h->op, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
+    reply_to(in, &h->reply, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
     if (h->received_ns)
       latency_record(&in->counted.ack, (clock_now_ns() - h->received_ns) / 1000);
     q->head = (q->head + 1) & (q->cap - 1);
@@ -636,7 +692,8 @@ static struct qlist split_message(struct instance *in, struct msg *m)
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
  * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
-static void accept_message(struct instance *in, const struct proto_pdu *req, enum proto_op resp_op)
+static void accept_message(struct instance *in, const struct msg *msg, const char *origin_user,
+                           const struct reply *rp)
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
@@ -645,29 +702,28 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
   if (admit == CORE_ADMIT_FULL) {
     atomic_fetch_add(&core->stats.refused_full, 1);
-    LOGD(in->log, "submit to %s refused: queue full", req->msg.dst.addr);
-    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
+    LOGD(in->log, "submit to %s refused: queue full", msg->dst.addr);
+    reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
   /* From here the message holds its place in in_flight (core_admit took
    * it); every refusal below gives it back. */
-  struct msg head = req->msg;
+  struct msg head = *msg;
   struct msg *m = &head;
   const char *user = "";
   int target = -1;
   struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
   char reason[PLUGIN_HOST_REASON_LEN];
   enum plugin_host_verdict verdict =
-    plugin_host_before_receive(plugins, m, c->cfg->name, session_user(in->session), reason, sizeof reason);
+    plugin_host_before_receive(plugins, m, c->cfg->name, origin_user, reason, sizeof reason);
   if (verdict == PLUGIN_HOST_ACCEPT)
-    verdict = plugin_host_route(plugins, m, c->cfg->name, session_user(in->session), &target, reason,
+    verdict = plugin_host_route(plugins, m, c->cfg->name, origin_user, &target, reason,
                                 sizeof reason);
   if (verdict != PLUGIN_HOST_ACCEPT) {
     atomic_fetch_add(&core->stats.refused_plugin, 1);
-    LOGI(in->log, "message from %s to %s refused by %s", session_user(in->session), m->dst.addr, reason);
+    LOGI(in->log, "message from %s to %s refused by %s", origin_user, m->dst.addr, reason);
     atomic_fetch_sub(&core->in_flight, 1);
-    respond(in, req->ref, req->raw_status, resp_op,
-            verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
+    reply_to(in, rp, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
     return;
   }
   if (target < 0)
@@ -677,18 +733,18 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   struct queue *q = out ? target_queue(out, user) : NULL;
   if (!q) {
     atomic_fetch_add(&core->stats.refused_route, 1);
-    LOGI(in->log, "message from %s to %s refused: no route", session_user(in->session),
+    LOGI(in->log, "message from %s to %s refused: no route", origin_user,
          m->dst.addr);
     atomic_fetch_sub(&core->in_flight, 1);
-    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_ADDRESS, NULL);
+    reply_to(in, rp, PROTO_E_ADDRESS, NULL);
     return;
   }
   if (out->cfg->max_queue && queue_count(q) >= out->cfg->max_queue) {
     atomic_fetch_add(&core->stats.refused_connector_full, 1);
-    LOGD(in->log, "submit to %s refused: queue of %s full (%u)", req->msg.dst.addr,
+    LOGD(in->log, "submit to %s refused: queue of %s full (%u)", msg->dst.addr,
          out->cfg->name, out->cfg->max_queue);
     atomic_fetch_sub(&core->in_flight, 1);
-    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_QUEUE_FULL, NULL);
+    reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
     return;
   }
   struct timespec now;
@@ -698,12 +754,12 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   msg_resolve_times(m, now.tv_sec);
   m->origin.connector = (uint16_t)c->index;
   m->origin.instance = (uint16_t)in->index;
-  snprintf(m->origin.user, sizeof m->origin.user, "%s", session_user(in->session));
+  snprintf(m->origin.user, sizeof m->origin.user, "%s", origin_user);
   origin_ref(in, m);
   struct qlist parts = split_message(in, m);
   if (!parts.count) {
     atomic_fetch_sub(&core->in_flight, 1);
-    respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
+    reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
     return;
   }
   /* With persist on, each part is journaled and the ack waits until the
@@ -725,8 +781,8 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
       }
       atomic_fetch_sub(&core->in_flight, 1);
       atomic_fetch_add(&core->stats.refused_journal, 1);
-      LOGD(in->log, "message to %s refused: the journal cannot write", req->msg.dst.addr);
-      respond(in, req->ref, req->raw_status, resp_op, PROTO_E_TEMPORARY, NULL);
+      LOGD(in->log, "message to %s refused: the journal cannot write", msg->dst.addr);
+      reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
       return;
     }
     ticket = t;
@@ -749,10 +805,10 @@ static void accept_message(struct instance *in, const struct proto_pdu *req, enu
   if (admit == CORE_ADMIT_SLOW)
     atomic_fetch_add(&core->stats.slowed, 1);
   if (admit == CORE_ADMIT_SLOW || core->spool)
-    hold_ack(in, req, resp_op, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket,
+    hold_ack(in, rp, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket,
              received_ns);
   else {
-    respond(in, req->ref, req->raw_status, resp_op, PROTO_OK, m->origin.ref);
+    reply_to(in, rp, PROTO_OK, m->origin.ref);
     latency_record(&in->counted.ack, (clock_now_ns() - received_ns) / 1000);
   }
 }
@@ -811,8 +867,8 @@ static void answer_receipt(struct instance *in, uint32_t ref, uint32_t raw_statu
     respond(in, ref, raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
     return;
   }
-  struct proto_pdu req = { .ref = ref, .raw_status = raw_status };
-  hold_ack(in, &req, PROTO_OP_DELIVER_RESP, NULL, 0, ticket, 0);
+  struct reply rp = { .ref = ref, .raw_status = raw_status, .op = PROTO_OP_DELIVER_RESP };
+  hold_ack(in, &rp, NULL, 0, ticket, 0);
 }
 
 static void receipt_in(struct instance *in, const struct proto_pdu *req)
@@ -928,13 +984,15 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   struct instance *in = session_app(s);
   struct connector *c = in->conn;
   if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
-    accept_message(in, req, PROTO_OP_SUBMIT_RESP);
+    struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_SUBMIT_RESP };
+    accept_message(in, &req->msg, session_user(s), &rp);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
     receipt_in(in, req);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
     /* An MO: routed like any other message. */
     atomic_fetch_add(&c->core->stats.mo_in, 1);
-    accept_message(in, req, PROTO_OP_DELIVER_RESP);
+    struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_DELIVER_RESP };
+    accept_message(in, &req->msg, session_user(s), &rp);
   } else {
     respond(in, req->ref, req->raw_status,
             req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
@@ -957,7 +1015,8 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     latency_record(&in->counted.delivery, waited_ms > 0 ? (uint64_t)waited_ms * 1000 : 0);
     char key[DLR_ID_LEN];
     bool awaits_receipt = false;
-    if (it->msg->dlr_mask) {
+    /* An HTTP provider sends no receipts this gateway could match. */
+    if (it->msg->dlr_mask && !c->cfg->http) {
       struct dlr_info info;
       dlr_info_from_msg(&info, it->msg);
       if (dlr_id_normalize(key, sizeof key, resp->msgid, (enum dlr_id_type)c->cfg->msgid_submit) < 0 ||
@@ -1031,10 +1090,9 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   qitem_free(it);
 }
 
-static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+/* A response to a request of ours (a session's, or an HTTP provider's answer). */
+static void response_in(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
 {
-  struct instance *in = session_app(s);
-  struct qitem *it = cookie;
   if (it->sent_ns)
     latency_record(&in->counted.response, (clock_now_ns() - it->sent_ns) / 1000);
   if (resp->status == PROTO_OK) {
@@ -1070,6 +1128,11 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
   /* The client could not take it now: it stays first for this account. */
   it->attempts++;
   requeue_front(&in->conn->user_queues[in->user], it);
+}
+
+static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
+{
+  response_in(session_app(s), cookie, resp);
 }
 
 static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
@@ -1135,6 +1198,273 @@ static const struct session_handler instance_handler = {
 
 /* ---- instance threads ---- */
 
+/* ---- HTTP connectors ----
+ *
+ * An HTTP server connector has no sessions: libmicrohttpd's threads hand
+ * each message of a request to an instance (round robin), whose thread
+ * takes it through the same accept path as a submit, and completes the
+ * request's message where a session would answer. Receipts for its
+ * accounts go back by callback (the URL the message came with), sent by
+ * one callback sender per connector; instance 0 feeds it and, when a
+ * callback is done, marks the receipt delivered.
+ *
+ * An HTTP client connector's instances each own a client on their loop and
+ * send what the out queue holds, as many at once as its window allows; the
+ * provider's answer is handled as an SMSC's submit response. */
+
+struct http_inbox_item {
+  struct http_inbox_item *next;
+  struct msg *msg;                 /* owned; origin.user and the callback set */
+  struct http_server_completion completion;
+};
+
+struct http_done_item {
+  struct http_done_item *next;
+  struct qitem *receipt;
+  enum http_callback_outcome outcome;
+};
+
+static int http_check_user(void *ctx, const char *user, const char *password)
+{
+  const struct connector *c = ctx;
+  for (unsigned i = 0; i < c->cfg->n_users; i++)
+    if (strcmp(c->cfg->users[i].name, user) == 0 && strcmp(c->cfg->users[i].password, password) == 0)
+      return 0;
+  atomic_fetch_add(&c->core->stats.binds_refused, 1);
+  return -1;
+}
+
+/* In a libmicrohttpd thread: the message goes to an instance's inbox. */
+static void http_submit(void *ctx, const struct http_server_message *hm, struct http_server_completion done)
+{
+  struct connector *c = ctx;
+  struct msg m = *hm->msg;
+  m.dlr_mask &= MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED;   /* Kannel's 8 and 16: SMSC level */
+  m.callback = hm->dlr_url;
+  m.callback_method = !hm->dlr_url ? MSG_CALLBACK_NONE
+                      : hm->dlr_method == HTTP_CODEC_DLR_POST ? MSG_CALLBACK_POST : MSG_CALLBACK_GET;
+  if (!m.callback)
+    m.dlr_mask = 0;   /* no URL: nowhere to send a receipt */
+  struct http_inbox_item *item = malloc(sizeof *item);
+  if (!item || !(item->msg = msg_clone(&m))) {
+    free(item);
+    http_server_complete(done, HTTP_CODEC_TEMPORARY, 0);
+    return;
+  }
+  item->completion = done;
+  item->next = NULL;
+  struct instance *in = &c->instances[atomic_fetch_add(&c->next_serial, 1) % c->n_instances];
+  pthread_mutex_lock(&in->handoff_lock);
+  if (in->inbox_tail)
+    in->inbox_tail->next = item;
+  else
+    in->inbox_head = item;
+  in->inbox_tail = item;
+  pthread_mutex_unlock(&in->handoff_lock);
+  evloop_wake(in->loop);
+}
+
+/* In the instance's thread: what libmicrohttpd's threads handed over. */
+static void http_take_inbox(struct instance *in)
+{
+  pthread_mutex_lock(&in->handoff_lock);
+  struct http_inbox_item *item = in->inbox_head;
+  in->inbox_head = in->inbox_tail = NULL;
+  pthread_mutex_unlock(&in->handoff_lock);
+  while (item) {
+    struct http_inbox_item *next = item->next;
+    struct reply rp = { .http = true, .completion = item->completion };
+    if (atomic_load(&in->phase) != PHASE_RUN)
+      reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
+    else
+      accept_message(in, item->msg, item->msg->origin.user, &rp);
+    msg_free(item->msg);
+    free(item);
+    item = next;
+  }
+}
+
+/* In the callback sender's thread: a receipt's callback is done. */
+static void http_callback_done(void *arg, void *cookie, enum http_callback_outcome outcome)
+{
+  struct connector *c = arg;
+  struct instance *in = &c->instances[0];
+  struct http_done_item *d = malloc(sizeof *d);
+  if (!d) {
+    qitem_free(cookie);   /* not marked delivered: with persist on it comes back at restart */
+    return;
+  }
+  d->receipt = cookie;
+  d->outcome = outcome;
+  pthread_mutex_lock(&in->handoff_lock);
+  d->next = in->callbacks_done;
+  in->callbacks_done = d;
+  pthread_mutex_unlock(&in->handoff_lock);
+  evloop_wake(in->loop);
+}
+
+static void http_take_done(struct instance *in)
+{
+  pthread_mutex_lock(&in->handoff_lock);
+  struct http_done_item *d = in->callbacks_done;
+  in->callbacks_done = NULL;
+  pthread_mutex_unlock(&in->handoff_lock);
+  struct core *core = in->conn->core;
+  while (d) {
+    struct http_done_item *next = d->next;
+    struct qitem *it = d->receipt;
+    if (d->outcome == HTTP_CALLBACK_SENT) {
+      atomic_fetch_add(&core->stats.receipts_out, 1);
+      in->counted.receipts_out++;
+      history_add(core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
+                  it->receipt.state, 0, "callback");
+    } else {
+      instance_error(in, "receipt callback for message %" PRIu64 " failed: %s", it->msg_id,
+                     d->outcome == HTTP_CALLBACK_FAILED ? "refused or out of attempts" : "dropped at stop");
+      LOGW(in->log, "receipt for message %" PRIu64 " could not be called back to %s", it->msg_id, it->callback);
+    }
+    /* Sent, or given up after its retries: either way it needs nothing more.
+     * Dropped at stop: left in the journal, it is sent again after a restart. */
+    if (d->outcome != HTTP_CALLBACK_DROPPED && it->journal_id)
+      journal_msg_event(core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+    qitem_free(it);
+    free(d);
+    d = next;
+  }
+}
+
+/* Sends one receipt's callback; false when the sender is full (it is
+ * requeued by the caller). */
+static bool http_send_receipt(struct instance *in, struct qitem *it)
+{
+  struct connector *c = in->conn;
+  char url[MSG_CALLBACK_LEN + 2048], body[2048];
+  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id, .smsc = c->cfg->name,
+                              .time = time(NULL) };
+  int n = it->callback_method == MSG_CALLBACK_POST
+            ? (snprintf(url, sizeof url, "%s", it->callback), http_codec_dlr_json(body, sizeof body, &d))
+            : http_codec_dlr_url(url, sizeof url, it->callback, &d);
+  if (n < 0) {
+    LOGW(in->log, "receipt for message %" PRIu64 ": callback %s cannot be expanded: dropped", it->msg_id,
+         it->callback);
+    if (it->journal_id)
+      journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+    qitem_free(it);
+    return true;
+  }
+  int rc = http_callback_send(c->callbacks, url, it->callback_method == MSG_CALLBACK_POST ? HTTP_CALLBACK_POST
+                                                                                         : HTTP_CALLBACK_GET,
+                              it->callback_method == MSG_CALLBACK_POST ? body : NULL, it);
+  if (rc == HTTP_CALLBACK_E_FULL)
+    return false;
+  if (rc < 0) {
+    LOGW(in->log, "receipt for message %" PRIu64 " not called back: %s", it->msg_id,
+         rc == HTTP_CALLBACK_E_STOPPED ? "stopping" : "no URL or memory");
+    qitem_free(it);
+    return true;
+  }
+  return true;
+}
+
+/* Instance 0 of an HTTP server connector: the receipts (and anything else)
+ * waiting for its accounts. A message routed to an HTTP account has no way
+ * to it: it fails. */
+static void http_pump_receipts(struct instance *in)
+{
+  struct connector *c = in->conn;
+  for (unsigned u = 0; u < c->cfg->n_users; u++) {
+    struct qlist l = { 0 };
+    while (queue_take(&c->user_queues[u], PUMP_BATCH, &l)) {
+      for (struct qitem *it = l.head, *next; it; it = next) {
+        next = it->next;
+        if (it->kind == QITEM_MSG) {
+          LOGW(in->log, "message %" PRIu64 " routed to HTTP account %s: HTTP clients take no messages",
+               it->msg->id, c->cfg->users[u].name);
+          give_up_message(in, it, MSG_STATE_UNDELIVERABLE, 0);
+        } else if (!it->callback) {
+          /* Its origin gave no URL: nobody to tell. */
+          if (it->journal_id)
+            journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+          qitem_free(it);
+        } else if (!http_send_receipt(in, it)) {
+          struct qlist rest = { it, l.tail, 0 };
+          for (struct qitem *x = it; x; x = x->next)
+            rest.count++;
+          queue_push(&c->user_queues[u], &rest, 1);
+          return;
+        }
+      }
+      memset(&l, 0, sizeof l);
+    }
+  }
+}
+
+/* In the instance's thread: the provider answered (or not). */
+static void http_client_answered(void *arg, void *cookie, const struct http_client_result *r)
+{
+  struct instance *in = arg;
+  struct qitem *it = cookie;
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.op = PROTO_OP_SUBMIT_RESP;
+  resp.status = r->status;
+  resp.raw_status = (uint32_t)r->http_status;
+  snprintf(resp.msgid, sizeof resp.msgid, "%s", r->msgid);
+  if (r->status != PROTO_OK)
+    LOGD(in->log, "message %" PRIu64 ": provider answered %ld: %s", it->msg->id, r->http_status, r->detail);
+  response_in(in, it, &resp);
+}
+
+/* An HTTP client instance: what the out queue holds, as far as its window goes. */
+static void http_pump_out(struct instance *in)
+{
+  struct connector *c = in->conn;
+  unsigned room;
+  while (in->http_client && (room = http_client_room(in->http_client)) > 0) {
+    struct qlist l = { 0 };
+    if (!queue_take(&c->out, room < PUMP_BATCH ? room : PUMP_BATCH, &l))
+      return;
+    for (struct qitem *it = l.head, *next; it; it = next) {
+      next = it->next;
+      if (it->msg->validity && it->msg->validity < time(NULL)) {
+        plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
+        give_up_message(in, it, MSG_STATE_EXPIRED, 0);
+        continue;
+      }
+      if (!plugins_allow_send(in, it))
+        continue;
+      it->sent_ns = clock_now_ns();
+      int rc = http_client_submit(in->http_client, it->msg, it);
+      if (rc == HTTP_CLIENT_E_TEMPLATE) {
+        LOGW(in->log, "message %" PRIu64 " does not fit the URL template: failed", it->msg->id);
+        give_up_message(in, it, MSG_STATE_REJECTED, 0);
+      } else if (rc < 0) {
+        struct qlist rest = { it, l.tail, 0 };
+        for (struct qitem *x = it; x; x = x->next)
+          rest.count++;
+        queue_push(&c->out, &rest, 1);
+        return;
+      }
+    }
+  }
+}
+
+static int http_connector_start(struct connector *c, char *err)
+{
+  if (!is_server(c))
+    return 0;
+  struct http_callback_limits limits = { 0 };
+  c->callbacks = http_callback_start(&limits, http_callback_done, c);
+  struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1 };
+  struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
+  if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))
+    return -1;
+  atomic_store(&c->accepting, true);
+  for (unsigned i = 0; i < c->n_instances; i++)
+    atomic_store(&c->instances[i].bound, true);
+  return 0;
+}
+
 static void take_handoff(struct instance *in)
 {
   pthread_mutex_lock(&in->handoff_lock);
@@ -1165,10 +1495,18 @@ static void on_wake(struct evloop *loop, void *arg)
   if (phase == PHASE_STOP_SESSION) {
     if (in->session && session_state(in->session) != SESSION_CLOSED)
       session_stop(in->session);
+    if (in->conn->cfg->http) {
+      http_take_inbox(in);      /* what came before the stop is still answered */
+      atomic_store(&in->bound, false);
+    }
     return;
   }
-  if (is_server(in->conn) && !in->session)
+  if (in->conn->cfg->http) {
+    http_take_inbox(in);
+    http_take_done(in);
+  } else if (is_server(in->conn) && !in->session) {
     take_handoff(in);
+  }
   release_held_acks(in, false);
   pump(in);
 }
@@ -1192,10 +1530,52 @@ static void on_tick(struct evloop *loop, void *arg)
   pump(in);
 }
 
+/* An HTTP instance's thread: its client (client connectors) or the
+ * receipt queues it feeds to callbacks (instance 0 of a server connector). */
+static void http_instance_run(struct instance *in)
+{
+  struct connector *c = in->conn;
+  if (!is_server(c)) {
+    struct http_client_config hc = {
+      .url = c->cfg->url, .method = (enum http_client_method)c->cfg->http_method,
+      .body = c->cfg->body[0] ? c->cfg->body : NULL, .id_field = c->cfg->id_field[0] ? c->cfg->id_field : NULL,
+      .smsc = c->cfg->name, .user = c->cfg->system_id[0] ? c->cfg->system_id : NULL,
+      .password = c->cfg->password, .connections = c->cfg->connections, .window = c->cfg->window,
+      .timeout_ms = c->cfg->response_timeout_ms,
+    };
+    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in);
+    if (!in->http_client)
+      LOGE(in->log, "instance %u: cannot create its HTTP client", in->index);
+    atomic_store(&in->bound, in->http_client != NULL);
+    queue_add_waiter(&c->out, in->loop);
+  } else if (in->index == 0) {
+    for (unsigned u = 0; u < c->cfg->n_users; u++)
+      queue_add_waiter(&c->user_queues[u], in->loop);
+  }
+  instance_publish(in, true);
+  evloop_run(in->loop);
+  if (!is_server(c)) {
+    queue_remove_waiter(&c->out, in->loop);
+    http_client_destroy(in->http_client);   /* what is outstanding comes back as temporary: requeued */
+    in->http_client = NULL;
+  } else if (in->index == 0) {
+    for (unsigned u = 0; u < c->cfg->n_users; u++)
+      queue_remove_waiter(&c->user_queues[u], in->loop);
+  }
+  atomic_store(&in->bound, false);
+  http_take_inbox(in);
+  flush_stages(in->loop, in);
+  release_held_acks(in, true);
+}
+
 static void *instance_main(void *arg)
 {
   struct instance *in = arg;
   struct connector *c = in->conn;
+  if (c->cfg->http) {
+    http_instance_run(in);
+    return NULL;
+  }
   if (!is_server(c)) {
     in->session = session_client_create(in->loop, &c->session_cfg, &instance_handler, in);
     if (!in->session)
@@ -1360,13 +1740,13 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     c->user_queues = calloc(cfg->n_users ? cfg->n_users : 1, sizeof *c->user_queues);
     for (unsigned i = 0; c->user_queues && i < cfg->n_users; i++)
       queue_init(&c->user_queues[i]);
-    if (strcmp(cfg->proto->name, "ucp") == 0)
+    if (cfg->proto && strcmp(cfg->proto->name, "ucp") == 0)
       c->scts = ucp_scts_alloc_create(1 << 16);
   }
   c->n_instances = cfg->instances;
   c->instances = calloc(c->n_instances, sizeof *c->instances);
   if (!c->instances || (is_server(c) && !c->user_queues) ||
-      (is_server(c) && strcmp(cfg->proto->name, "ucp") == 0 && !c->scts)) {
+      (is_server(c) && cfg->proto && strcmp(cfg->proto->name, "ucp") == 0 && !c->scts)) {
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
     connector_destroy(c);
     return NULL;
@@ -1400,7 +1780,10 @@ int connector_start(struct connector *c, char *err)
         snprintf(err, NETUTIL_ERR_LEN, "too many journal listeners");
         return -1;
       }
-  if (is_server(c)) {
+  if (c->cfg->http) {
+    if (http_connector_start(c, err) < 0)
+      return -1;
+  } else if (is_server(c)) {
     c->listen_fd = net_listen(c->cfg->listen, err);
     if (c->listen_fd == -1)
       return -1;
@@ -1420,7 +1803,10 @@ int connector_start(struct connector *c, char *err)
     }
     c->instances[i].started = true;
   }
-  if (is_server(c)) {
+  if (c->cfg->http) {
+    LOGI(c->log, "%s %s (http, %u instances)", is_server(c) ? "listening on" : "sending to",
+         is_server(c) ? c->cfg->listen : c->cfg->url, c->n_instances);
+  } else if (is_server(c)) {
     if (pthread_create(&c->accept_thread, NULL, accept_main, c) != 0) {
       snprintf(err, NETUTIL_ERR_LEN, "cannot start the listener: %s", strerror(errno));
       return -1;
@@ -1448,6 +1834,13 @@ void connector_stop_accepting(struct connector *c)
 {
   if (!is_server(c))
     return;
+  if (c->http_server) {
+    /* Waits (bounded) for the requests in progress: the instances still
+     * complete them. */
+    atomic_store(&c->accepting, false);
+    http_server_stop(c->http_server, 5000);
+    c->http_server = NULL;
+  }
   if (c->accept_started) {
     atomic_store(&c->accepting, false);
     evloop_wake(c->accept_loop);
@@ -1486,6 +1879,12 @@ void connector_destroy(struct connector *c)
     free(c->instances[i].held.slots);
   }
   free(c->instances);
+  if (c->callbacks) {
+    uint64_t dropped = http_callback_stop(c->callbacks, 2000);
+    if (dropped)
+      LOGW(c->log, "%" PRIu64 " receipt callbacks not sent at stop (sent again after a restart with persist on)",
+           dropped);
+  }
   if (c->accept_loop)
     evloop_destroy(c->accept_loop);
   if (c->listen_fd != -1)

@@ -372,8 +372,10 @@ static void test_modes(void)
   CU_ASSERT(has_error(&e, 3, "connectors.[0].system_id", "applies only when mode = \"client\""));
   CU_ASSERT(has_error(&e, 3, "connectors.[0].reconnect_min", "applies only when mode = \"client\""));
   CU_ASSERT(has_error(&e, 4, "connectors.[1].users", "needs at least 1 entry"));
-  CU_ASSERT(has_error(&e, 5, "connectors.[2].connect", "missing (required when mode = \"client\")"));
-  CU_ASSERT(has_error(&e, 5, "connectors.[2].system_id", "missing (required when mode = \"client\")"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].connect",
+                      "missing (required when mode = \"client\" and protocol = \"smpp\")"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].system_id",
+                      "missing (required when mode = \"client\" and protocol = \"smpp\")"));
   CU_ASSERT(has_error(&e, 6, "connectors.[2].listen", "applies only when mode = \"server\""));
   CU_ASSERT(has_error(&e, 6, "connectors.[2].users", "applies only when mode = \"server\""));
   /* Without a valid mode only the mode itself is wrong. */
@@ -390,6 +392,42 @@ static void test_modes(void)
   load_bad("general: { node_id = 2; };\n", &e);
   CU_ASSERT_EQUAL_FATAL(e.count, 1);
   CU_ASSERT_STRING_EQUAL(e.lines[0], NAME ": connectors: missing");
+  config_errors_free(&e);
+}
+
+/* HTTP connectors: a provider's URL instead of an SMSC's address and
+ * account, and each protocol's keys only where they apply. */
+static void test_http_connectors(void)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(
+    "connectors = (\n"
+    "  { name = \"web\"; protocol = \"http\"; mode = \"server\"; listen = \"127.0.0.1:8080\";\n"
+    "    users = ( { name = \"app\"; password = \"p\"; } ); },\n"
+    "  { name = \"provider\"; protocol = \"http\"; mode = \"client\"; url = \"http://h/send?to=%p&text=%b\";\n"
+    "    method = \"post_json\"; body = \"{}\"; id_field = \"messages.0.id\"; connections = 4; }\n"
+    ");\n", NAME, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT(c->connectors[0].http && !c->connectors[0].proto);
+  CU_ASSERT(c->connectors[1].http);
+  CU_ASSERT_STRING_EQUAL(c->connectors[1].url, "http://h/send?to=%p&text=%b");
+  CU_ASSERT_EQUAL(c->connectors[1].http_method, CONFIG_HTTP_POST_JSON);
+  CU_ASSERT_STRING_EQUAL(c->connectors[1].id_field, "messages.0.id");
+  CU_ASSERT_EQUAL(c->connectors[1].connections, 4);
+  config_free(c);
+
+  load_bad("connectors = (\n"
+           "  { name = \"p\"; protocol = \"http\"; mode = \"client\"; connect = \"127.0.0.1:1\"; },\n"
+           "  { name = \"s\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:1\";\n"
+           "    system_id = \"x\"; url = \"http://h/\"; },\n"
+           "  { name = \"q\"; protocol = \"carrier-pigeon\"; mode = \"server\"; listen = \"127.0.0.1:1\";\n"
+           "    users = ( { name = \"a\"; password = \"b\"; } ); }\n"
+           ");\n", &e);
+  CU_ASSERT(has_error(&e, 2, "connectors.[0].connect", "applies only when protocol = \"smpp\" or \"ucp\""));
+  CU_ASSERT(has_error(&e, 2, "connectors.[0].url",
+                      "missing (required when mode = \"client\" and protocol = \"http\")"));
+  CU_ASSERT(has_error(&e, 4, "connectors.[1].url", "applies only when protocol = \"http\""));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].protocol", "unknown protocol 'carrier-pigeon' (smpp, ucp or http)"));
   config_errors_free(&e);
 }
 
@@ -562,6 +600,7 @@ void suite_config(void)
     { "ranges", test_ranges },
     { "strings, enums, addresses", test_strings },
     { "keys per mode", test_modes },
+    { "HTTP connectors", test_http_connectors },
     { "duplicate names", test_duplicates },
     { "routes", test_routes },
     { "admin, database, plugins", test_admin_database_plugins },
