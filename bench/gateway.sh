@@ -36,7 +36,8 @@ for _ in $(seq 100); do [ -s "$tmp/sink.port" ] && break; sleep 0.05; done
 ucp=$(free_port)
 cat > "$tmp/emgd.conf" <<CONF
 general: { node_id = 1; persist = ${PERSIST:-false}; spool_dir = "$tmp/spool"; log_level = "${LOG_LEVEL:-info}"; log_file = "$tmp/emgd.log";
-           dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000; };
+           dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000;
+           history_size = ${HISTORY_SIZE:-262144}; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
     users = ( { name = "load"; password = "secret"; } ); },

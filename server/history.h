@@ -50,7 +50,8 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
  * Returns how many were found. */
 size_t history_find(const struct history *h, uint64_t id, struct history_entry *out, size_t max);
 
-/* Events the ring holds at most, and events recorded so far. */
+/* Events the ring holds at most, and events recorded so far (counted as
+ * writers claim slots, a few dozen at a time: an upper bound). */
 size_t history_capacity(const struct history *h);
 uint64_t history_recorded(const struct history *h);
 
