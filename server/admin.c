@@ -1,19 +1,37 @@
-/* admin.c - the admin HTTP API: GET /api/status, /api/connectors, /metrics. */
+/* admin.c - the admin HTTP API: status, connectors and their instances,
+ * queues and what waits in them, one message's history, the DLR table,
+ * the operator's actions, and Prometheus metrics.
+ *
+ * Everything here runs in libmicrohttpd's thread. It reads atomics and the
+ * snapshots other modules publish; the only locks of the message path it
+ * takes are held for a bounded time (a queue listing holds a queue's lock
+ * for at most QUEUE_WALK_CHUNK items at a time, see queue_walk). */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "admin.h"
+#include "cluster.h"
 #include "connector.h"
 #include "netutil.h"
+#include "proto.h"
 
 /* The status page (server/www/status.html, embedded at build time). */
 extern const unsigned char status_html[];
 extern const unsigned long status_html_len;
+
+/* Most events one message can have in the history that a lookup shows:
+ * a message retried this often has more to say than a screen holds. */
+#define ADMIN_EVENTS_MAX 256
+/* Most queue items one listing returns. */
+#define ADMIN_LIST_MAX 10000
+#define ADMIN_LIST_DEFAULT 100
 
 struct admin {
   struct core *core;
@@ -23,6 +41,8 @@ struct admin {
   char token[160];
   size_t token_len;
 };
+
+/* ---- replies ---- */
 
 /* Compares every byte whatever the first difference, so the time taken
  * does not tell an attacker how much of a guessed token was right. */
@@ -42,9 +62,16 @@ static bool token_matches(const struct admin *a, const char *header)
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
                              char *body)
 {
+  if (!body)
+    return MHD_NO;   /* out of memory: libmicrohttpd closes the connection */
   struct MHD_Response *r =
     MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
   MHD_add_response_header(r, "Content-Type", type);
+  MHD_add_response_header(r, "Cache-Control", "no-store");
   if (status == MHD_HTTP_UNAUTHORIZED)
     MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
   enum MHD_Result rc = MHD_queue_response(conn, status, r);
@@ -52,11 +79,15 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
   return rc;
 }
 
+/* Takes j; a NULL j (a json_pack that failed: out of memory) gives a 500. */
 static enum MHD_Result reply_json(struct MHD_Connection *conn, unsigned status, json_t *j)
 {
-  char *body = json_dumps(j, JSON_INDENT(2));
+  /* Six significant digits: rates, ages and latencies, not float noise. */
+  char *body = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : strdup("{\"error\": \"out of memory\"}");
+  if (!j)
+    status = MHD_HTTP_INTERNAL_SERVER_ERROR;
   json_decref(j);
-  return reply(conn, status, "application/json", body ? body : strdup("{}"));
+  return reply(conn, status, "application/json", body);
 }
 
 static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status, const char *what)
@@ -64,13 +95,367 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
   return reply_json(conn, status, json_pack("{s:s}", "error", what));
 }
 
-#define STAT(c, name) ((json_int_t)atomic_load(&(c)->stats.name))
+/* ---- values as the API shows them ---- */
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Unix ms as ISO 8601 UTC with milliseconds; null for 0 (never, unknown). */
+static json_t *json_time_ms(int64_t ms)
+{
+  if (ms <= 0)
+    return json_null();
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  char text[40];
+  gmtime_r(&secs, &tm);
+  size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(text + n, sizeof text - n, ".%03dZ", (int)(ms % 1000));
+  return json_string(text);
+}
+
+/* Message ids are 64 bits: as JSON numbers they would lose their low digits
+ * in JavaScript and jq (doubles), so the API writes them as decimal strings. */
+static json_t *json_id(uint64_t id)
+{
+  char text[24];
+  snprintf(text, sizeof text, "%" PRIu64, id);
+  return json_string(text);
+}
+
+/* A string a peer gave (address, account, SMSC id, error text). jansson
+ * takes UTF-8 only: text that is not (a detail cut mid-character) shows
+ * its other bytes as '?' rather than losing the whole answer. */
+static json_t *json_text(const char *s)
+{
+  json_t *j = json_string(s);
+  if (j)
+    return j;
+  char copy[256];
+  size_t i = 0;
+  for (; s[i] && i + 1 < sizeof copy; i++)
+    copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+  copy[i] = '\0';
+  return json_string(copy);
+}
+
+static json_t *json_text_or_null(const char *s)
+{
+  return s && *s ? json_text(s) : json_null();
+}
+
+/* A message id as an operator writes it: decimal, or hex after "0x".
+ * Returns 0, or -1 when text is no such number. */
+static int parse_msg_id(const char *text, uint64_t *id)
+{
+  int base = 10;
+  if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text += 2;
+  }
+  if (!isxdigit((unsigned char)text[0]))
+    return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, base);
+  if (*end || errno == ERANGE)
+    return -1;
+  *id = v;
+  return 0;
+}
+
+/* The names of enum msg_state (lib/msg.h); NULL for 0 (no state). */
+static const char *state_name(uint8_t state)
+{
+  static const char *const names[] = { NULL, "enroute", "delivered", "expired", "deleted",
+                                       "undeliverable", "accepted", "unknown", "rejected" };
+  return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
+}
+
+/* "throttled" for PROTO_E_THROTTLED: what a retry was for. */
+static void status_text(uint8_t status, char *out, size_t cap)
+{
+  static const char prefix[] = "PROTO_E_";
+  const char *name = proto_status_name((enum proto_status)status);
+  if (strncmp(name, prefix, sizeof prefix - 1) == 0)
+    name += sizeof prefix - 1;
+  size_t i = 0;
+  for (; name[i] && i + 1 < cap; i++)
+    out[i] = (char)tolower((unsigned char)name[i]);
+  out[i] = '\0';
+}
+
+static const char *connector_name(const struct core *c, unsigned index)
+{
+  return index < c->n_connectors ? connector_config(c->connectors[index])->name : "?";
+}
+
+/* ---- totals: one table for /api/status and /metrics ---- */
+
+static const struct total {
+  const char *key;             /* in /api/status "totals" */
+  const char *metric;          /* Prometheus family (several entries may share one) */
+  const char *label;           /* the entry's label in that family, or NULL */
+  const char *help;
+  size_t offset;               /* in struct core_stats */
+} totals[] = {
+#define TOTAL(key, metric, label, field, help) { key, metric, label, help, offsetof(struct core_stats, field) }
+  TOTAL("received", "emg_messages_received_total", NULL, received, "Messages accepted from clients."),
+  TOTAL("sent", "emg_messages_sent_total", NULL, sent, "Messages accepted by their destination."),
+  TOTAL("failed", "emg_messages_failed_total", NULL, failed,
+        "Messages refused for good by their destination or dropped by the operator."),
+  TOTAL("expired", "emg_messages_expired_total", NULL, expired,
+        "Messages whose validity passed before they could be sent."),
+  TOTAL("retried", "emg_messages_retried_total", NULL, retried,
+        "Sends repeated after a temporary error or a lost connection."),
+  TOTAL("refused_queue_full", "emg_messages_refused_total", "reason=\"queue_full\"", refused_full,
+        "Submits refused, by reason."),
+  TOTAL("refused_connector_queue_full", "emg_messages_refused_total", "reason=\"connector_queue_full\"",
+        refused_connector_full, NULL),
+  TOTAL("refused_no_route", "emg_messages_refused_total", "reason=\"no_route\"", refused_route, NULL),
+  TOTAL("refused_journal", "emg_messages_refused_total", "reason=\"journal\"", refused_journal, NULL),
+  TOTAL("refused_plugin", "emg_messages_refused_total", "reason=\"plugin\"", refused_plugin, NULL),
+  TOTAL("slowed", "emg_acks_slowed_total", NULL, slowed,
+        "Acks held back because max_total_queue_soft was passed."),
+  TOTAL("receipts_in", "emg_receipts_in_total", NULL, receipts_in, "Delivery receipts received from SMSCs."),
+  TOTAL("delivered", "emg_messages_delivered_total", NULL, delivered,
+        "Messages whose receipt from the SMSC says DELIVERED."),
+  TOTAL("receipts_out", "emg_receipts_out_total", NULL, receipts_out, "Delivery receipts delivered to clients."),
+  TOTAL("receipts_unmatched", "emg_receipts_unmatched_total", NULL, receipts_unmatched,
+        "Receipts from SMSCs that matched no message."),
+  TOTAL("mo_in", "emg_mo_received_total", NULL, mo_in, "MO messages received from SMSCs."),
+  TOTAL("binds_refused", "emg_binds_refused_total", NULL, binds_refused,
+        "Binds refused for an unknown account or a wrong password."),
+  TOTAL("sessions_refused", "emg_sessions_refused_total", NULL, sessions_refused,
+        "Connections beyond a server connector's instances."),
+  TOTAL("reloads", "emg_reloads_total", NULL, reloads, "Configuration reloads done."),
+  TOTAL("reloads_refused", "emg_reloads_refused_total", NULL, reloads_refused,
+        "Configuration reloads refused (errors in the file)."),
+#undef TOTAL
+};
+
+static uint64_t total_value(const struct core *c, const struct total *t)
+{
+  return atomic_load((const _Atomic uint64_t *)((const char *)&c->stats + t->offset));
+}
+
+/* ---- connectors: instances and their sums ---- */
+
+/* A connector's instances summed, for its row and its metrics (all
+ * uint64_t but the histograms, so that one table prints the metrics). */
+struct connector_sum {
+  uint64_t bound, window_used, queued, paused;
+  uint64_t submits_in, submits_out, receipts_in, receipts_out, refused, errors, reconnects;
+  struct connector_latency ack, response, delivery;
+};
+
+static void latency_add(struct connector_latency *sum, const struct connector_latency *l)
+{
+  for (unsigned i = 0; i < CONNECTOR_LATENCY_BUCKETS; i++)
+    sum->buckets[i] += l->buckets[i];
+  sum->count += l->count;
+  sum->sum_us += l->sum_us;
+}
+
+/* The bucket bound (ms) under which fraction q of the values fall: null
+ * when there are none or they lie beyond the last bound. */
+static json_t *latency_quantile_ms(const struct connector_latency *l, double q)
+{
+  if (!l->count)
+    return json_null();
+  uint64_t want = (uint64_t)((double)l->count * q + 0.999999), seen = 0;
+  for (unsigned i = 0; i < CONNECTOR_LATENCY_BUCKETS - 1; i++) {
+    seen += l->buckets[i];
+    if (seen >= want)
+      return json_real((double)connector_latency_bounds_us[i] / 1000.0);
+  }
+  return json_null();
+}
+
+static json_t *latency_json(const struct connector_latency *l)
+{
+  return json_pack("{s:I, s:o, s:o, s:o}", "count", (json_int_t)l->count, "mean_ms",
+                   l->count ? json_real((double)l->sum_us / (double)l->count / 1000.0) : json_null(),
+                   "p50_ms", latency_quantile_ms(l, 0.50), "p99_ms", latency_quantile_ms(l, 0.99));
+}
+
+/* A bound instance of a paused connector sends nothing: the operator sees
+ * that rather than "bound". */
+static const char *instance_state(const struct connector *conn, const struct connector_instance_info *i)
+{
+  return connector_paused(conn) && strcmp(i->state, "bound") == 0 ? "paused" : i->state;
+}
+
+static json_t *instance_json(const struct connector *conn, const struct connector_instance_info *i)
+{
+  return json_pack(
+    "{s:i, s:s, s:o, s:o, s:o, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+    "index", (int)i->index, "state", instance_state(conn, i), "peer", json_text_or_null(i->peer),
+    "user", json_text_or_null(i->user), "bind", json_text_or_null(i->bind), "window_used",
+    (int)i->window_used, "window", (int)i->window, "submits_in", (json_int_t)i->submits_in,
+    "submits_out", (json_int_t)i->submits_out, "receipts_in", (json_int_t)i->receipts_in,
+    "receipts_out", (json_int_t)i->receipts_out, "refused", (json_int_t)i->refused, "errors",
+    (json_int_t)i->errors, "reconnects", (json_int_t)i->reconnects, "connected_since",
+    json_time_ms(i->connected_since * 1000), "last_error", json_text_or_null(i->last_error),
+    "last_error_time", json_time_ms(i->last_error_time * 1000));
+}
+
+/* Sums the instances of conn into *sum and, when instances is given,
+ * appends each one's view to it. */
+static void connector_sum(struct connector *conn, struct connector_sum *sum, json_t *instances)
+{
+  memset(sum, 0, sizeof *sum);
+  sum->bound = connector_bound(conn);
+  sum->queued = connector_queued(conn);
+  sum->paused = connector_paused(conn);
+  struct connector_instance_info info;
+  for (unsigned i = 0; connector_instance_info(conn, i, &info) == 0; i++) {
+    sum->window_used += info.window_used;
+    sum->submits_in += info.submits_in;
+    sum->submits_out += info.submits_out;
+    sum->receipts_in += info.receipts_in;
+    sum->receipts_out += info.receipts_out;
+    sum->refused += info.refused;
+    sum->errors += info.errors;
+    sum->reconnects += info.reconnects;
+    latency_add(&sum->ack, &info.ack);
+    latency_add(&sum->response, &info.response);
+    latency_add(&sum->delivery, &info.delivery);
+    if (instances)
+      json_array_append_new(instances, instance_json(conn, &info));
+  }
+}
+
+static json_t *connectors_json(struct admin *a)
+{
+  struct core *c = a->core;
+  json_t *list = json_array();
+  for (unsigned i = 0; i < c->n_connectors; i++) {
+    struct connector *conn = core_connector(c, i);
+    const struct config_connector *cfg = connector_config(conn);
+    struct connector_sum sum;
+    json_t *instances = json_array();
+    connector_sum(conn, &sum, instances);
+    json_array_append_new(
+      list,
+      json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+                " s:{s:o, s:o, s:o}, s:o}",
+                "name", cfg->name, "protocol", config_protocol_name(cfg), "mode",
+                cfg->mode == CONFIG_CONN_SERVER ? "server" : "client", "address",
+                cfg->mode == CONFIG_CONN_SERVER ? cfg->listen : cfg->connect, "paused",
+                connector_paused(conn), "instance_count", (int)connector_instance_count(conn),
+                "bound", (int)sum.bound, "window", (int)cfg->window, "window_used",
+                (int)sum.window_used, "queued", (json_int_t)connector_queued(conn), "submits_in",
+                (json_int_t)sum.submits_in, "submits_out", (json_int_t)sum.submits_out,
+                "receipts_in", (json_int_t)sum.receipts_in, "receipts_out",
+                (json_int_t)sum.receipts_out, "refused", (json_int_t)sum.refused, "errors",
+                (json_int_t)sum.errors, "reconnects", (json_int_t)sum.reconnects, "latency", "ack",
+                latency_json(&sum.ack), "response", latency_json(&sum.response), "delivery",
+                latency_json(&sum.delivery), "instances", instances));
+  }
+  return json_pack("{s:o}", "connectors", list);
+}
+
+/* ---- status ---- */
+
+static size_t queued_total(struct core *c)
+{
+  size_t n = 0;
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    n += connector_queued(core_connector(c, i));
+  return n;
+}
+
+static struct plugin_host *plugins(struct core *c)
+{
+  return atomic_load_explicit(&c->plugins, memory_order_acquire);
+}
+
+static json_t *plugins_json(struct core *c)
+{
+  struct plugin_host *h = plugins(c);
+  json_t *list = json_array();
+  struct plugin_host_stats ps;
+  for (unsigned i = 0; plugin_host_stats(h, i, &ps) == 0; i++)
+    json_array_append_new(list, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "name", ps.name,
+                                          "path", ps.path, "calls", (json_int_t)ps.calls, "refusals",
+                                          (json_int_t)ps.refusals, "flagged", (json_int_t)ps.flagged,
+                                          "errors", (json_int_t)ps.errors, "timeouts",
+                                          (json_int_t)ps.timeouts));
+  return list;
+}
+
+/* persist off: null (there is no journal). */
+static json_t *spool_json(struct core *c)
+{
+  if (!c->spool)
+    return json_null();
+  struct spool_stats ss;
+  spool_stats(c->spool, &ss);
+  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}",
+                   "disk_bytes", (json_int_t)ss.disk_bytes, "records", (json_int_t)ss.records,
+                   "bytes", (json_int_t)ss.bytes, "fsyncs", (json_int_t)ss.fsyncs, "segments",
+                   (json_int_t)ss.segments, "segments_deleted", (json_int_t)ss.segments_deleted,
+                   "compacted", (json_int_t)ss.compacted, "live_messages",
+                   (json_int_t)ss.live_messages, "live_receipts", (json_int_t)ss.live_receipts,
+                   "failing", ss.failed, "reason", ss.failed ? json_text_or_null(ss.last_error) : json_null());
+}
+
+/* Without a database section: null. The message log's and the cluster's
+ * snapshots never wait for the database. */
+static json_t *database_json(struct core *c)
+{
+  if (!c->db_log && !c->cluster)
+    return json_null();
+  json_t *log = json_null(), *cluster = json_null();
+  if (c->db_log) {
+    struct db_log_stats ls;
+    db_log_stats(c->db_log, &ls);
+    log = json_pack("{s:b, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "connected", ls.connected,
+                    "lag_s", ls.lag_s, "events_logged", (json_int_t)ls.events_logged, "events_written",
+                    (json_int_t)ls.events_written, "events_pending", (json_int_t)ls.events_pending,
+                    "events_spilled", (json_int_t)ls.events_spilled, "events_lost",
+                    (json_int_t)ls.events_lost, "events_dropped", (json_int_t)ls.events_dropped,
+                    "spill_bytes", (json_int_t)ls.spill_bytes, "memory_bytes", (json_int_t)ls.memory_bytes,
+                    "last_error", json_text_or_null(ls.last_error));
+  }
+  if (c->cluster) {
+    struct cluster_stats cs;
+    cluster_stats(c->cluster, &cs);
+    cluster = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "connected", cs.connected,
+                        "receipts_resolved", (json_int_t)cs.receipts_resolved, "receipts_handed_over",
+                        (json_int_t)cs.receipts_handed_over, "receipts_claimed",
+                        (json_int_t)cs.receipts_claimed, "receipts_unresolved",
+                        (json_int_t)cs.receipts_unresolved, "id_ranges", (json_int_t)cs.id_ranges,
+                        "ids_unbacked", (json_int_t)cs.ids_unbacked, "last_error",
+                        json_text_or_null(cs.last_error));
+  }
+  return json_pack("{s:o, s:o}", "message_log", log, "cluster", cluster);
+}
+
+static json_t *dlr_json(struct core *c)
+{
+  struct dlr_stats ds;
+  dlrtab_stats(c->dlr, &ds);
+  return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size", (json_int_t)ds.size,
+                   "used", (json_int_t)ds.used, "used_pct",
+                   ds.size ? 100.0 * (double)ds.used / (double)ds.size : 0.0, "ttl_s",
+                   (json_int_t)c->cfg->dlr_ttl_s, "inserted", (json_int_t)ds.inserted, "matched",
+                   (json_int_t)ds.matched, "unmatched", (json_int_t)ds.unmatched, "evicted",
+                   (json_int_t)ds.evicted, "expired", (json_int_t)ds.expired, "replaced",
+                   (json_int_t)ds.replaced);
+}
 
 static json_t *status_json(struct admin *a)
 {
   struct core *c = a->core;
-  struct dlr_stats ds;
-  dlrtab_stats(c->dlr, &ds);
+  json_t *counts = json_object();
+  for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
+    json_object_set_new(counts, totals[i].key, json_integer((json_int_t)total_value(c, &totals[i])));
   json_t *rates = json_object();
   static const unsigned spans[] = { 1, 10, 60 };
   for (unsigned i = 0; i < sizeof spans / sizeof spans[0]; i++) {
@@ -81,92 +466,508 @@ static json_t *status_json(struct admin *a)
     json_object_set_new(rates, key, json_pack("{s:f, s:f}", "received", in, "sent", out));
   }
   return json_pack(
-    "{s:s, s:I, s:i, s:b, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I},"
-    " s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
-    "version", EMGD_VERSION, "uptime_s", (json_int_t)(time(NULL) - c->started), "node_id",
-    (int)c->cfg->node_id, "persist", c->cfg->persist,
-    "totals", "received", STAT(c, received), "sent", STAT(c, sent), "failed", STAT(c, failed),
-    "expired", STAT(c, expired), "retried", STAT(c, retried), "refused_queue_full",
-    STAT(c, refused_full), "refused_connector_queue_full", STAT(c, refused_connector_full),
-    "refused_no_route", STAT(c, refused_route), "receipts_in", STAT(c, receipts_in),
-    "receipts_out", STAT(c, receipts_out), "receipts_unmatched", STAT(c, receipts_unmatched),
-    "mo_in", STAT(c, mo_in),
-    "rates", rates,
-    "queue", "in_flight", (json_int_t)atomic_load(&c->in_flight), "soft_limit",
+    "{s:s, s:o, s:I, s:i, s:b, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
+    "version", EMGD_VERSION, "started", json_time_ms(c->started * 1000), "uptime_s",
+    (json_int_t)(time(NULL) - c->started), "node_id", (int)c->cfg->node_id, "persist",
+    c->cfg->persist, "totals", counts, "rates", rates, "queue", "in_flight",
+    (json_int_t)atomic_load(&c->in_flight), "queued", (json_int_t)queued_total(c), "soft_limit",
     (json_int_t)c->cfg->max_total_queue_soft, "hard_limit", (json_int_t)c->cfg->max_total_queue,
-    "dlr", "used", (json_int_t)ds.used, "size", (json_int_t)ds.size, "evicted",
-    (json_int_t)ds.evicted, "expired", (json_int_t)ds.expired);
+    "dlr", dlr_json(c), "spool", spool_json(c), "database", database_json(c), "plugins", plugins_json(c),
+    "history", "capacity",
+    (json_int_t)history_capacity(c->history), "recorded", (json_int_t)history_recorded(c->history));
 }
 
-static json_t *connectors_json(struct admin *a)
+/* ---- queues ---- */
+
+/* What a listing shows of one item, copied under the queue's lock (the
+ * JSON is built after it is released). */
+struct listed {
+  enum qitem_kind kind;
+  uint64_t id;                 /* the message's (a receipt's: the message it reports on) */
+  char from[MSG_ADDR_LEN], to[MSG_ADDR_LEN];
+  int64_t received_ms;         /* messages */
+  uint16_t attempts;
+  uint8_t last_status;
+  uint8_t state;               /* receipts */
+  int64_t next_attempt_ms;
+  uint16_t origin_connector;   /* messages */
+  char origin_user[MSG_USER_LEN];
+  char origin_ref[MSG_ID_LEN];
+};
+
+struct listing {
+  struct listed *items;
+  size_t count, cap;
+};
+
+static void list_item(const struct qitem *it, void *arg)
+{
+  struct listing *l = arg;
+  if (l->count == l->cap)
+    return;
+  struct listed *d = &l->items[l->count++];
+  d->kind = it->kind;
+  d->attempts = it->attempts;
+  d->last_status = it->last_status;
+  d->next_attempt_ms = it->next_attempt_ms;
+  if (it->kind == QITEM_MSG) {
+    const struct msg *m = it->msg;
+    d->id = m->id;
+    memcpy(d->from, m->src.addr, sizeof d->from);
+    memcpy(d->to, m->dst.addr, sizeof d->to);
+    d->received_ms = m->received_ms;
+    d->origin_connector = m->origin.connector;
+    memcpy(d->origin_user, m->origin.user, sizeof d->origin_user);
+    memcpy(d->origin_ref, m->origin.ref, sizeof d->origin_ref);
+    d->state = 0;
+  } else {
+    d->id = it->msg_id;
+    memcpy(d->from, it->receipt.src.addr, sizeof d->from);
+    memcpy(d->to, it->receipt.dst.addr, sizeof d->to);
+    d->received_ms = 0;
+    d->origin_user[0] = '\0';
+    memcpy(d->origin_ref, it->receipt.id, sizeof d->origin_ref);
+    d->state = it->receipt.state;
+  }
+}
+
+static json_t *listed_json(const struct core *c, const struct listed *d, int64_t now)
+{
+  char error[32] = "";
+  if (d->last_status)
+    status_text(d->last_status, error, sizeof error);
+  json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:i, s:o, s:o, s:o}", "kind",
+                        d->kind == QITEM_MSG ? "message" : "receipt", "id", json_id(d->id), "from",
+                        json_text(d->from), "to", json_text(d->to), "attempts", (int)d->attempts,
+                        "next_attempt", json_time_ms(d->next_attempt_ms), "last_error",
+                        json_text_or_null(error), "origin_ref", json_text(d->origin_ref));
+  if (!j)
+    return NULL;
+  if (d->kind == QITEM_MSG) {
+    json_object_set_new(j, "age_s", json_real((double)(now - d->received_ms) / 1000.0));
+    json_object_set_new(j, "origin", json_pack("{s:s, s:o}", "connector",
+                                               connector_name(c, d->origin_connector), "user",
+                                               json_text(d->origin_user)));
+  } else {
+    json_object_set_new(j, "age_s", json_null());
+    json_object_set_new(j, "state", json_text_or_null(state_name(d->state)));
+  }
+  return j;
+}
+
+/* The first item of q, when there is one. */
+static bool queue_first(struct queue *q, struct listed *first)
+{
+  struct listing l = { first, 0, 1 };
+  queue_walk(q, 0, 1, list_item, &l);
+  return l.count == 1;
+}
+
+static json_t *oldest_age(struct queue *q, int64_t now)
+{
+  struct listed first;
+  return queue_first(q, &first) && first.kind == QITEM_MSG
+           ? json_real((double)(now - first.received_ms) / 1000.0) : json_null();
+}
+
+static json_t *queues_json(struct admin *a)
 {
   struct core *c = a->core;
   json_t *list = json_array();
+  json_int_t total = 0;
+  int64_t now = now_ms();
   for (unsigned i = 0; i < c->n_connectors; i++) {
     struct connector *conn = core_connector(c, i);
     const struct config_connector *cfg = connector_config(conn);
-    json_array_append_new(
-      list, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "name", cfg->name, "protocol",
-                      cfg->proto->name, "mode", cfg->mode == CONFIG_CONN_SERVER ? "server" : "client",
-                      "address", cfg->mode == CONFIG_CONN_SERVER ? cfg->listen : cfg->connect,
-                      "instances", (json_int_t)cfg->instances, "bound",
-                      (json_int_t)connector_bound(conn), "window", (json_int_t)cfg->window,
-                      "queued", (json_int_t)connector_queued(conn)));
+    size_t n = connector_queued(conn);
+    total += (json_int_t)n;
+    /* Queue 0 is the out queue; a server connector has one per account after it. */
+    json_t *accounts = json_array();
+    for (unsigned q = 1; q < connector_queue_count(conn) && q - 1 < cfg->n_users; q++)
+      json_array_append_new(accounts, json_pack("{s:s, s:I, s:o}", "user", cfg->users[q - 1].name,
+                                                "queued", (json_int_t)queue_count(connector_queue(conn, q)),
+                                                "oldest_age_s", oldest_age(connector_queue(conn, q), now)));
+    json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:b, s:o, s:o}", "connector", cfg->name,
+                                          "queued", (json_int_t)n, "max_queue", (json_int_t)cfg->max_queue,
+                                          "paused", connector_paused(conn), "oldest_age_s",
+                                          oldest_age(connector_queue(conn, 0), now), "accounts",
+                                          accounts));
   }
-  return json_pack("{s:o}", "connectors", list);
+  return json_pack("{s:o, s:I, s:I, s:I, s:I}", "queues", list, "total", total, "in_flight",
+                   (json_int_t)atomic_load(&c->in_flight), "soft_limit",
+                   (json_int_t)c->cfg->max_total_queue_soft, "hard_limit",
+                   (json_int_t)c->cfg->max_total_queue);
 }
 
-/* Prometheus text format: counters end in _total, gauges do not. */
+/* What waits in a connector's queues, offset and limit over all of them
+ * in order. NULL when out of memory. */
+static json_t *queue_messages_json(struct core *core, struct connector *conn, size_t offset, size_t limit)
+{
+  struct listing l = { calloc(limit ? limit : 1, sizeof *l.items), 0, limit };
+  if (!l.items)
+    return NULL;
+  size_t total = 0, skip = offset;
+  for (unsigned i = 0; i < connector_queue_count(conn); i++) {
+    struct queue *q = connector_queue(conn, i);
+    /* A queue wholly before the offset, or after the limit, is only counted. */
+    size_t n = queue_count(q);
+    if (skip < n && l.count < l.cap)
+      n = queue_walk(q, skip, l.cap - l.count, list_item, &l);
+    skip = skip > n ? skip - n : 0;
+    total += n;
+  }
+  int64_t now = now_ms();
+  json_t *list = json_array();
+  for (size_t i = 0; i < l.count; i++)
+    json_array_append_new(list, listed_json(core, &l.items[i], now));
+  free(l.items);
+  return json_pack("{s:s, s:I, s:I, s:I, s:b, s:o}", "connector", connector_config(conn)->name,
+                   "queued", (json_int_t)total, "offset", (json_int_t)offset, "limit",
+                   (json_int_t)limit, "paused", connector_paused(conn), "messages", list);
+}
+
+/* ---- one message ---- */
+
+/* Where a message stands, from its events (oldest first). */
+struct message_view {
+  const char *state;           /* "received", "queued", "sent", "failed", or a final receipt state */
+  char summary[200];
+  uint8_t smsc_receipt;        /* state of the last receipt from an SMSC; 0 = none */
+  const char *to_origin;       /* the receipt for the origin: "queued", "delivered", NULL */
+  int origin_connector;        /* -1 until known */
+};
+
+static void message_view(const struct core *c, const struct history_entry *e, size_t n,
+                         struct message_view *v)
+{
+  v->state = "received";
+  snprintf(v->summary, sizeof v->summary, "received");
+  v->smsc_receipt = 0;
+  v->to_origin = NULL;
+  v->origin_connector = -1;
+  for (size_t i = 0; i < n; i++) {
+    const char *where = connector_name(c, e[i].connector), *state = state_name(e[i].state);
+    switch (e[i].event) {
+    case HISTORY_RECEIVED:
+      v->origin_connector = e[i].connector;
+      break;
+    case HISTORY_QUEUED:
+      v->state = "queued";
+      snprintf(v->summary, sizeof v->summary, "queued on %s%s%s", where, e[i].detail[0] ? " for " : "",
+               e[i].detail);
+      break;
+    case HISTORY_RETRY:
+      v->state = "queued";
+      snprintf(v->summary, sizeof v->summary, "queued on %s for another attempt (%s)", where,
+               e[i].detail[0] ? e[i].detail : "retry");
+      break;
+    case HISTORY_SENT:
+      v->state = "sent";
+      snprintf(v->summary, sizeof v->summary, "sent on %s as %s, awaiting its receipt", where,
+               e[i].detail[0] ? e[i].detail : "?");
+      break;
+    case HISTORY_FAILED:
+      v->state = "failed";
+      snprintf(v->summary, sizeof v->summary, "failed on %s: %s%s%s", where, state ? state : "refused",
+               e[i].detail[0] ? ", " : "", e[i].detail);
+      break;
+    case HISTORY_RECEIPT:
+      v->smsc_receipt = e[i].state;
+      if (msg_state_final(e[i].state)) {
+        v->state = state ? state : "unknown";
+        snprintf(v->summary, sizeof v->summary, "%s (receipt from %s)", v->state, where);
+      } else {
+        snprintf(v->summary, sizeof v->summary, "sent on %s, receipt says %s", where,
+                 state ? state : "unknown");
+      }
+      break;
+    case HISTORY_RECEIPT_QUEUED:
+    case HISTORY_RECEIPT_DELIVERED:
+      /* A message to a server connector, or one that failed, has no SMSC
+       * receipt: the receipt to its origin carries its outcome. */
+      if (!v->smsc_receipt && e[i].state && msg_state_final(e[i].state) && strcmp(v->state, "failed") != 0)
+        v->state = state;
+      v->to_origin = e[i].event == HISTORY_RECEIPT_QUEUED ? "queued" : "delivered";
+      v->origin_connector = e[i].connector;
+      break;
+    default:
+      break;
+    }
+  }
+  if (v->to_origin) {
+    size_t len = strlen(v->summary);
+    snprintf(v->summary + len, sizeof v->summary - len, "; its receipt %s to %s", v->to_origin,
+             connector_name(c, (unsigned)v->origin_connector));
+  }
+}
+
+static json_t *event_json(const struct core *c, const struct history_entry *e)
+{
+  return json_pack("{s:o, s:I, s:s, s:s, s:o, s:I, s:o}", "time", json_time_ms(e->time_ms), "time_ms",
+                   (json_int_t)e->time_ms, "event", history_event_name(e->event), "connector",
+                   connector_name(c, e->connector), "state", json_text_or_null(state_name(e->state)),
+                   "code", (json_int_t)e->code, "detail", json_text_or_null(e->detail));
+}
+
+/* A message as the message log has it: its row's states and times as events. */
+static json_t *logged_message_json(const struct db_message *row)
+{
+  json_t *events = json_array();
+  struct { int64_t ms; const char *event; const char *connector; const char *state; const char *detail; } e[] = {
+    { row->received_ms, "received", row->origin_connector, NULL, row->origin_user },
+    { row->sent_ms, "sent", row->target_connector, NULL, row->smsc_id },
+    { row->receipt_ms, "receipt", row->target_connector,
+      row->has_receipt ? state_name(row->receipt_state) : NULL, NULL },
+    { row->final_ms, "final", row->target_connector, row->state ? state_name(row->state) : NULL, NULL },
+  };
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    if (e[i].ms)
+      json_array_append_new(events, json_pack("{s:o, s:I, s:s, s:s, s:o, s:o}", "time", json_time_ms(e[i].ms),
+                                              "time_ms", (json_int_t)e[i].ms, "event", e[i].event,
+                                              "connector", e[i].connector, "state", json_text_or_null(e[i].state),
+                                              "detail", json_text_or_null(e[i].detail)));
+  char hex[24], summary[160];
+  snprintf(hex, sizeof hex, "0x%" PRIx64, row->id);
+  const char *state = row->state ? state_name(row->state) : "queued";
+  snprintf(summary, sizeof summary, "%s (from the message log of node %u)", state, row->node_id);
+  return json_pack("{s:o, s:s, s:s, s:s, s:{s:o, s:o, s:s}, s:s, s:o}", "id", json_id(row->id), "id_hex", hex,
+                   "state", state, "summary", summary, "receipt", "from_smsc",
+                   json_text_or_null(row->has_receipt ? state_name(row->receipt_state) : NULL), "to_origin",
+                   json_null(), "origin", row->origin_connector, "source", "database", "events", events);
+}
+
+/* GET /api/messages/ID: the message's events and where it stands; 404 with
+ * a reason when the history holds nothing of it. */
+static enum MHD_Result message_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
+{
+  struct history_entry *events = calloc(ADMIN_EVENTS_MAX, sizeof *events);
+  if (!events)
+    return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+  size_t n = history_find(c->history, id, events, ADMIN_EVENTS_MAX);
+  /* With a database, a message the ring no longer holds is looked up in
+   * the message log (in this thread: it may block up to its time-out, which
+   * only delays this answer). Without one, or when it is not there either: 404. */
+  if (!n && c->cluster) {
+    free(events);
+    struct db_message row;
+    char err[256];
+    int found = cluster_message(c->cluster, id, &row, err);
+    if (found < 0)
+      return reply_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                        json_pack("{s:s, s:s, s:o}", "error", "the message log cannot answer now", "reason",
+                                  err, "id", json_id(id)));
+    if (found)
+      return reply_json(conn, MHD_HTTP_OK, logged_message_json(&row));
+    events = NULL;
+  }
+  if (!n) {
+    free(events);
+    char why[200];
+    snprintf(why, sizeof why,
+             "message %" PRIu64 " is not in the recent history (it keeps the last %zu events)", id,
+             history_capacity(c->history));
+    return reply_json(conn, MHD_HTTP_NOT_FOUND, json_pack("{s:s, s:o}", "error", why, "id", json_id(id)));
+  }
+  struct message_view v;
+  message_view(c, events, n, &v);
+  json_t *list = json_array();
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(list, event_json(c, &events[i]));
+  free(events);
+  char hex[24];
+  snprintf(hex, sizeof hex, "0x%" PRIx64, id);
+  return reply_json(
+    conn, MHD_HTTP_OK,
+    json_pack("{s:o, s:s, s:s, s:o, s:{s:o, s:o, s:o}, s:s, s:o}", "id", json_id(id), "id_hex", hex,
+              "state", v.state, "summary", json_text(v.summary), "receipt", "from_smsc",
+              json_text_or_null(state_name(v.smsc_receipt)), "to_origin",
+              json_text_or_null(v.to_origin), "origin",
+              v.origin_connector < 0 ? json_null() : json_string(connector_name(c, (unsigned)v.origin_connector)),
+              "source", "history", "events", list));
+}
+
+/* ---- metrics ---- */
+
+static void metric_head(FILE *f, const char *name, const char *type, const char *help)
+{
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value, escaped as the text format wants. */
+static void label_value(FILE *f, const char *v)
+{
+  for (; *v; v++) {
+    if (*v == '\\' || *v == '"')
+      fprintf(f, "\\%c", *v);
+    else if (*v == '\n')
+      fputs("\\n", f);
+    else
+      fputc(*v, f);
+  }
+}
+
+/* Starts a sample: NAME SUFFIX{KEY="VALUE" (the caller closes the labels). */
+static void sample_start(FILE *f, const char *name, const char *suffix, const char *key, const char *value)
+{
+  fprintf(f, "%s%s{%s=\"", name, suffix, key);
+  label_value(f, value);
+  fputc('"', f);
+}
+
+/* The per connector families, from struct connector_sum. */
+static const struct connector_metric {
+  const char *name, *type, *help;
+  size_t offset;               /* of a uint64_t in struct connector_sum */
+} connector_metrics[] = {
+#define CM(name, type, field, help) { name, type, help, offsetof(struct connector_sum, field) }
+  CM("emg_connector_submits_in_total", "counter", submits_in,
+     "Messages taken from clients (server connectors) or MO messages from SMSCs (client connectors)."),
+  CM("emg_connector_submits_out_total", "counter", submits_out, "Messages sent and accepted by the peer."),
+  CM("emg_connector_receipts_in_total", "counter", receipts_in, "Delivery receipts received."),
+  CM("emg_connector_receipts_out_total", "counter", receipts_out, "Delivery receipts sent and accepted."),
+  CM("emg_connector_refused_total", "counter", refused, "Requests answered with an error."),
+  CM("emg_connector_errors_total", "counter", errors,
+     "Error responses, time-outs and undecodable frames."),
+  CM("emg_connector_reconnects_total", "counter", reconnects, "Connections made again after a loss."),
+  CM("emg_connector_bound", "gauge", bound, "Sessions bound now."),
+  CM("emg_connector_window_used", "gauge", window_used, "Requests awaiting a response now."),
+  CM("emg_connector_queued", "gauge", queued, "Messages and receipts waiting in the connector's queues."),
+  CM("emg_connector_paused", "gauge", paused, "1 while the operator has the connector paused."),
+#undef CM
+};
+
+static const struct plugin_metric {
+  const char *name, *help;
+  size_t offset;               /* of a uint64_t in struct plugin_host_stats */
+} plugin_metrics[] = {
+  { "emg_plugin_calls_total", "Plugin hook calls.", offsetof(struct plugin_host_stats, calls) },
+  { "emg_plugin_refusals_total", "Messages a plugin refused.", offsetof(struct plugin_host_stats, refusals) },
+  { "emg_plugin_flagged_total", "Messages a plugin flagged.", offsetof(struct plugin_host_stats, flagged) },
+  { "emg_plugin_errors_total", "Plugin hooks that failed.", offsetof(struct plugin_host_stats, errors) },
+  { "emg_plugin_timeouts_total", "Plugin hooks that took too long.", offsetof(struct plugin_host_stats, timeouts) },
+};
+
+static void metric_value(FILE *f, const char *name, const char *type, const char *help, uint64_t value)
+{
+  metric_head(f, name, type, help);
+  fprintf(f, "%s %" PRIu64 "\n", name, value);
+}
+
+/* One histogram family over every connector: cumulative buckets in
+ * seconds ending with +Inf (equal to _count), the sum in seconds. */
+static void metric_histogram(FILE *f, const struct core *c, const struct connector_sum *sums,
+                             size_t field, const char *name, const char *help)
+{
+  metric_head(f, name, "histogram", help);
+  for (unsigned i = 0; i < c->n_connectors; i++) {
+    const struct connector_latency *l = (const void *)((const char *)&sums[i] + field);
+    const char *cname = connector_name(c, i);
+    uint64_t cumulative = 0;
+    for (unsigned b = 0; b < CONNECTOR_LATENCY_BUCKETS; b++) {
+      cumulative += l->buckets[b];
+      sample_start(f, name, "_bucket", "connector", cname);
+      if (b < CONNECTOR_LATENCY_BUCKETS - 1)
+        fprintf(f, ",le=\"%g\"} %" PRIu64 "\n", (double)connector_latency_bounds_us[b] / 1e6, cumulative);
+      else
+        fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n", cumulative);
+    }
+    sample_start(f, name, "_sum", "connector", cname);
+    fprintf(f, "} %.6f\n", (double)l->sum_us / 1e6);
+    sample_start(f, name, "_count", "connector", cname);
+    fprintf(f, "} %" PRIu64 "\n", l->count);
+  }
+}
+
+/* Prometheus text format (0.0.4). NULL when out of memory. */
 static char *metrics_text(struct admin *a)
 {
   struct core *c = a->core;
-  struct dlr_stats ds;
-  dlrtab_stats(c->dlr, &ds);
+  struct connector_sum *sums = calloc(c->n_connectors ? c->n_connectors : 1, sizeof *sums);
   char *out = NULL;
   size_t len = 0;
-  FILE *f = open_memstream(&out, &len);
-  if (!f)
+  FILE *f = sums ? open_memstream(&out, &len) : NULL;
+  if (!f) {
+    free(sums);
     return NULL;
-  static const struct { const char *name, *help; size_t offset; } counters[] = {
-#define COUNTER(n, h) { #n, h, offsetof(struct core_stats, n) }
-    COUNTER(received, "Messages accepted from clients and SMSCs."),
-    COUNTER(sent, "Messages accepted by their destination."),
-    COUNTER(failed, "Messages refused for good by their destination."),
-    COUNTER(expired, "Messages whose validity passed before they could be sent."),
-    COUNTER(retried, "Sends repeated after a temporary error or a lost connection."),
-    COUNTER(refused_full, "Submits refused because max_total_queue was reached."),
-    COUNTER(refused_connector_full, "Submits refused because the target connector's queue was full."),
-    COUNTER(refused_route, "Submits refused for want of a route."),
-    COUNTER(receipts_in, "Delivery receipts received from SMSCs."),
-    COUNTER(receipts_out, "Delivery receipts delivered to clients."),
-    COUNTER(receipts_unmatched, "Receipts that matched no message."),
-    COUNTER(mo_in, "MO messages received from SMSCs."),
-    COUNTER(binds_refused, "Binds refused for a wrong account or password."),
-    COUNTER(sessions_refused, "Connections beyond a server connector's instances."),
-#undef COUNTER
-  };
-  for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
-    const _Atomic uint64_t *v = (const _Atomic uint64_t *)((const char *)&c->stats + counters[i].offset);
-    fprintf(f, "# HELP emg_%s_total %s\n# TYPE emg_%s_total counter\nemg_%s_total %" PRIu64 "\n",
-            counters[i].name, counters[i].help, counters[i].name, counters[i].name, atomic_load(v));
   }
-  fprintf(f, "# HELP emg_in_flight Messages accepted and not yet sent or failed.\n"
-             "# TYPE emg_in_flight gauge\nemg_in_flight %" PRIu64 "\n",
-          atomic_load(&c->in_flight));
-  fprintf(f, "# HELP emg_dlr_entries Open entries of the DLR table.\n"
-             "# TYPE emg_dlr_entries gauge\nemg_dlr_entries %zu\n", ds.used);
-  fprintf(f, "# HELP emg_connector_bound Bound sessions per connector.\n# TYPE emg_connector_bound gauge\n");
+  const char *family = "";
+  for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
+    const struct total *t = &totals[i];
+    if (strcmp(family, t->metric) != 0)
+      metric_head(f, t->metric, "counter", t->help);
+    family = t->metric;
+    fprintf(f, t->label ? "%s{%s} %" PRIu64 "\n" : "%s%s %" PRIu64 "\n", t->metric, t->label ? t->label : "",
+            total_value(c, t));
+  }
+  metric_value(f, "emg_uptime_seconds", "gauge", "Seconds since emgd started.",
+               (uint64_t)(time(NULL) - c->started));
+  metric_value(f, "emg_in_flight", "gauge", "Messages accepted and not yet sent or failed.",
+               atomic_load(&c->in_flight));
+  metric_value(f, "emg_queued", "gauge", "Messages and receipts waiting in all queues.", queued_total(c));
+  metric_value(f, "emg_queue_soft_limit", "gauge", "max_total_queue_soft.", c->cfg->max_total_queue_soft);
+  metric_value(f, "emg_queue_hard_limit", "gauge", "max_total_queue.", c->cfg->max_total_queue);
+
+  struct dlr_stats ds;
+  dlrtab_stats(c->dlr, &ds);
+  metric_value(f, "emg_dlr_entries", "gauge", "Open entries of the DLR table.", ds.used);
+  metric_value(f, "emg_dlr_size", "gauge", "Capacity of the DLR table.", ds.size);
+  metric_value(f, "emg_dlr_inserted_total", "counter", "DLR table entries made.", ds.inserted);
+  metric_value(f, "emg_dlr_matched_total", "counter", "Receipts matched in the DLR table.", ds.matched);
+  metric_value(f, "emg_dlr_unmatched_total", "counter", "Receipt lookups that found nothing.", ds.unmatched);
+  metric_value(f, "emg_dlr_evicted_total", "counter", "Entries evicted by a full DLR table.", ds.evicted);
+  metric_value(f, "emg_dlr_expired_total", "counter", "Entries whose receipt never came (TTL).", ds.expired);
+
+  if (c->spool) {
+    struct spool_stats ss;
+    spool_stats(c->spool, &ss);
+    metric_value(f, "emg_spool_disk_bytes", "gauge", "Bytes the journal takes on disk.", ss.disk_bytes);
+    metric_value(f, "emg_spool_failing", "gauge", "1 while the journal cannot write (submits are refused).",
+                 ss.failed);
+    metric_value(f, "emg_spool_records_total", "counter", "Records written to the journal.", ss.records);
+    metric_value(f, "emg_spool_bytes_total", "counter", "Bytes written to the journal.", ss.bytes);
+    metric_value(f, "emg_spool_fsyncs_total", "counter", "Journal commits (fsyncs).", ss.fsyncs);
+  }
+  metric_value(f, "emg_history_capacity", "gauge", "Message events the history keeps.",
+               history_capacity(c->history));
+  metric_value(f, "emg_history_events_total", "counter", "Message events recorded.",
+               history_recorded(c->history));
+
   for (unsigned i = 0; i < c->n_connectors; i++)
-    fprintf(f, "emg_connector_bound{connector=\"%s\"} %u\n",
-            connector_config(core_connector(c, i))->name, connector_bound(core_connector(c, i)));
-  fprintf(f, "# HELP emg_connector_queued Messages and receipts waiting per connector.\n"
-             "# TYPE emg_connector_queued gauge\n");
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    fprintf(f, "emg_connector_queued{connector=\"%s\"} %zu\n",
-            connector_config(core_connector(c, i))->name, connector_queued(core_connector(c, i)));
-  fclose(f);
+    connector_sum(core_connector(c, i), &sums[i], NULL);
+  for (size_t m = 0; m < sizeof connector_metrics / sizeof connector_metrics[0]; m++) {
+    const struct connector_metric *cm = &connector_metrics[m];
+    metric_head(f, cm->name, cm->type, cm->help);
+    for (unsigned i = 0; i < c->n_connectors; i++) {
+      sample_start(f, cm->name, "", "connector", connector_name(c, i));
+      fprintf(f, "} %" PRIu64 "\n", *(const uint64_t *)((const char *)&sums[i] + cm->offset));
+    }
+  }
+  metric_histogram(f, c, sums, offsetof(struct connector_sum, ack), "emg_ack_latency_seconds",
+                   "Server connectors: from a submit in to its ack out (journal and soft limit included).");
+  metric_histogram(f, c, sums, offsetof(struct connector_sum, response), "emg_response_latency_seconds",
+                   "From a request out to the peer's response.");
+  metric_histogram(f, c, sums, offsetof(struct connector_sum, delivery), "emg_delivery_latency_seconds",
+                   "Client connectors: from a message's acceptance to its acceptance by the SMSC.");
+
+  struct plugin_host *h = plugins(c);
+  unsigned n_plugins = plugin_host_count(h);
+  for (size_t m = 0; n_plugins && m < sizeof plugin_metrics / sizeof plugin_metrics[0]; m++) {
+    metric_head(f, plugin_metrics[m].name, "counter", plugin_metrics[m].help);
+    struct plugin_host_stats ps;
+    for (unsigned i = 0; plugin_host_stats(h, i, &ps) == 0; i++) {
+      sample_start(f, plugin_metrics[m].name, "", "plugin", ps.name);
+      fprintf(f, "} %" PRIu64 "\n", *(const uint64_t *)((const char *)&ps + plugin_metrics[m].offset));
+    }
+  }
+  free(sums);
+  if (fclose(f) != 0) {
+    free(out);
+    return NULL;
+  }
   return out;
 }
+
+/* ---- requests ---- */
 
 static struct connector *connector_named(struct core *c, const char *name, size_t len)
 {
@@ -178,69 +979,56 @@ static struct connector *connector_named(struct core *c, const char *name, size_
   return NULL;
 }
 
-static json_t *queues_json(struct admin *a)
-{
-  struct core *c = a->core;
-  json_t *list = json_array();
-  json_int_t total = 0;
-  for (unsigned i = 0; i < c->n_connectors; i++) {
-    struct connector *conn = core_connector(c, i);
-    size_t n = connector_queued(conn);
-    total += (json_int_t)n;
-    json_array_append_new(list, json_pack("{s:s, s:I, s:b}", "connector", connector_config(conn)->name,
-                                          "queued", (json_int_t)n, "paused", connector_paused(conn)));
-  }
-  return json_pack("{s:o, s:I, s:I, s:I}", "queues", list, "total", total, "soft_limit",
-                   (json_int_t)c->cfg->max_total_queue_soft, "hard_limit",
-                   (json_int_t)c->cfg->max_total_queue);
-}
-
-struct listing {
-  json_t *list;
-  int64_t now_ms;
-};
-
-static void list_item(const struct qitem *it, void *arg)
-{
-  struct listing *l = arg;
-  if (it->kind == QITEM_MSG)
-    json_array_append_new(l->list, json_pack("{s:s, s:I, s:s, s:s, s:I, s:i, s:s}", "kind", "message",
-      "id", (json_int_t)it->msg->id, "from", it->msg->src.addr, "to", it->msg->dst.addr,
-      "age_ms", (json_int_t)(l->now_ms - it->msg->received_ms), "attempts", (int)it->attempts,
-      "origin", it->msg->origin.ref));
-  else
-    json_array_append_new(l->list, json_pack("{s:s, s:s, s:i, s:i}", "kind", "receipt", "id",
-      it->receipt.id, "state", (int)it->receipt.state, "attempts", (int)it->attempts));
-}
-
-/* What waits in a connector's queues, offset and limit over all of them
- * in order. Each queue is walked under its own lock for only that span. */
-static json_t *queue_messages_json(struct connector *conn, size_t offset, size_t limit)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  struct listing l = { json_array(), (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 };
-  size_t total = 0;
-  for (unsigned i = 0; i < connector_queue_count(conn); i++) {
-    size_t before = json_array_size(l.list);
-    size_t n = queue_walk(connector_queue(conn, i), offset, limit, list_item, &l);
-    size_t listed = json_array_size(l.list) - before;
-    offset = offset > n ? offset - n : 0;
-    limit -= listed;
-    total += n;
-  }
-  return json_pack("{s:s, s:I, s:o}", "connector", connector_config(conn)->name, "queued",
-                   (json_int_t)total, "messages", l.list);
-}
-
-static size_t query_size(struct MHD_Connection *conn, const char *key, size_t fallback, size_t max)
+/* A count from the query string: fallback when absent, -1 when it is not
+ * a number; at most max. */
+static int query_size(struct MHD_Connection *conn, const char *key, size_t fallback, size_t max,
+                      size_t *out)
 {
   const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+  if (!v) {
+    *out = fallback;
+    return 0;
+  }
   char *end;
-  unsigned long long n = v ? strtoull(v, &end, 10) : fallback;
-  if (!v || *end || v[0] == '-')
-    n = fallback;
-  return n > max ? max : (size_t)n;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (!isdigit((unsigned char)v[0]) || *end || errno == ERANGE)
+    return -1;
+  *out = n > max ? max : (size_t)n;
+  return 0;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* NAME of PREFIX NAME SUFFIX in url: the connector, or NULL. */
+static struct connector *url_connector(struct core *c, const char *url, const char *prefix, const char *suffix)
+{
+  size_t plen = strlen(prefix), slen = strlen(suffix), ulen = strlen(url);
+  if (ulen <= plen + slen || !starts_with(url, prefix) || strcmp(url + ulen - slen, suffix) != 0)
+    return NULL;
+  return connector_named(c, url + plen, ulen - plen - slen);
+}
+
+static enum MHD_Result queue_listing_reply(struct MHD_Connection *conn, struct core *c,
+                                           struct connector *target)
+{
+  size_t offset, limit;
+  if (query_size(conn, "offset", 0, SIZE_MAX / 2, &offset) == -1 ||
+      query_size(conn, "limit", ADMIN_LIST_DEFAULT, ADMIN_LIST_MAX, &limit) == -1)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "offset and limit are non-negative numbers");
+  json_t *j = queue_messages_json(c, target, offset, limit);
+  return j ? reply_json(conn, MHD_HTTP_OK, j) : reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+}
+
+static enum MHD_Result drop_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
+{
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    if (connector_drop_message(core_connector(c, i), id))
+      return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b}", "id", json_id(id), "dropped", 1));
+  return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -248,6 +1036,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   size_t *upload_size, void **state)
 {
   struct admin *a = cls;
+  struct core *c = a->core;
   /* The page holds no data: it asks the API for it, with the token. */
   if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
     return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
@@ -263,15 +1052,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     *upload_size = 0;
     return MHD_YES;
   }
-  bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
-  static const char connectors_prefix[] = "/api/connectors/", queues_prefix[] = "/api/queues/",
+  bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0,
+       del = strcmp(method, "DELETE") == 0;
+  static const char queues_prefix[] = "/api/queues/", connectors_prefix[] = "/api/connectors/",
                     messages_prefix[] = "/api/messages/";
+  struct connector *target;
   if (get && strcmp(url, "/api/status") == 0)
     return reply_json(conn, MHD_HTTP_OK, status_json(a));
   if (get && strcmp(url, "/api/connectors") == 0)
     return reply_json(conn, MHD_HTTP_OK, connectors_json(a));
   if (get && strcmp(url, "/api/queues") == 0)
     return reply_json(conn, MHD_HTTP_OK, queues_json(a));
+  if (get && strcmp(url, "/api/dlr") == 0)
+    return reply_json(conn, MHD_HTTP_OK, dlr_json(c));
   if (get && strcmp(url, "/metrics") == 0) {
     char *text = metrics_text(a);
     return text ? reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", text)
@@ -280,40 +1073,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (post && strcmp(url, "/api/reload") == 0) {
     char why[512] = "";
     if (!a->reload || a->reload(a->reload_ctx, why, sizeof why) == -1)
-      return reply_json(conn, MHD_HTTP_CONFLICT, json_pack("{s:b, s:s}", "reloaded", 0, "error", why));
+      return reply_json(conn, MHD_HTTP_CONFLICT, json_pack("{s:b, s:o}", "reloaded", 0, "error", json_text(why)));
     return reply_json(conn, MHD_HTTP_OK, json_pack("{s:b}", "reloaded", 1));
   }
-  if (strncmp(url, queues_prefix, sizeof queues_prefix - 1) == 0 && get) {
-    const char *name = url + sizeof queues_prefix - 1, *slash = strchr(name, '/');
-    struct connector *c = slash && strcmp(slash, "/messages") == 0
-                            ? connector_named(a->core, name, (size_t)(slash - name)) : NULL;
-    if (!c)
-      return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such queue");
-    return reply_json(conn, MHD_HTTP_OK,
-                      queue_messages_json(c, query_size(conn, "offset", 0, SIZE_MAX / 2),
-                                          query_size(conn, "limit", 100, 10000)));
+  if (get && starts_with(url, queues_prefix)) {
+    target = url_connector(c, url, queues_prefix, "/messages");
+    return target ? queue_listing_reply(conn, c, target) : reply_error(conn, MHD_HTTP_NOT_FOUND, "no such queue");
   }
-  if (strncmp(url, connectors_prefix, sizeof connectors_prefix - 1) == 0 && post) {
-    const char *name = url + sizeof connectors_prefix - 1, *slash = strchr(name, '/');
-    struct connector *c = slash ? connector_named(a->core, name, (size_t)(slash - name)) : NULL;
-    bool pause = slash && strcmp(slash, "/pause") == 0, resume = slash && strcmp(slash, "/resume") == 0;
-    if (!c || (!pause && !resume))
+  if (post && starts_with(url, connectors_prefix)) {
+    bool pause = (target = url_connector(c, url, connectors_prefix, "/pause")) != NULL;
+    if (!pause && !(target = url_connector(c, url, connectors_prefix, "/resume")))
       return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such connector or action");
-    connector_pause(c, pause);
-    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:b}", "connector", connector_config(c)->name,
+    connector_pause(target, pause);
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:b}", "connector", connector_config(target)->name,
                                                    "paused", pause));
   }
-  if (strncmp(url, messages_prefix, sizeof messages_prefix - 1) == 0 &&
-      strcmp(method, "DELETE") == 0) {
-    char *end;
-    const char *text = url + sizeof messages_prefix - 1;
-    unsigned long long id = strtoull(text, &end, 10);
-    if (*text == 0 || *end)
-      return reply_error(conn, MHD_HTTP_BAD_REQUEST, "a message id is a decimal number");
-    for (unsigned i = 0; i < a->core->n_connectors; i++)
-      if (connector_drop_message(core_connector(a->core, i), id))
-        return reply_json(conn, MHD_HTTP_OK, json_pack("{s:I, s:b}", "id", (json_int_t)id, "dropped", 1));
-    return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");
+  if ((get || del) && starts_with(url, messages_prefix)) {
+    uint64_t id;
+    if (parse_msg_id(url + sizeof messages_prefix - 1, &id) == -1)
+      return reply_error(conn, MHD_HTTP_BAD_REQUEST, "a message id is a decimal number, or hex after 0x");
+    return get ? message_reply(conn, c, id) : drop_reply(conn, c, id);
   }
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such resource");
 }

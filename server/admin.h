@@ -1,8 +1,13 @@
-/* admin.h - the operator's HTTP API (libmicrohttpd, jansson): status,
- * connectors and Prometheus metrics, behind a bearer token.
+/* admin.h - the operator's HTTP API (libmicrohttpd, jansson), behind a
+ * bearer token: status, connectors and their instances, queues and what
+ * waits in them, one message's history, the DLR table, pause, resume,
+ * reload, dropping a message, Prometheus metrics, and the status page.
+ * doc/operations.md describes every endpoint.
  *
- * It runs in libmicrohttpd's own thread and only reads the core's atomic
- * counters and snapshots, so a request never blocks the message path. */
+ * It runs in libmicrohttpd's own thread and reads the core's atomic
+ * counters and the snapshots other threads publish; queue listings hold a
+ * queue's lock for a bounded span only (queue_walk), so a request never
+ * blocks the message path. */
 #ifndef EMG_ADMIN_H
 #define EMG_ADMIN_H
 

@@ -108,6 +108,8 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
     return;
   }
   core_log_receipt(core, row->id, &p->receipt);
+  if (p->receipt.state == MSG_STATE_DELIVERED)
+    atomic_fetch_add(&core->stats.delivered, 1);
   struct connector *origin = core_connector(core, info.origin_connector);
   if (row->node_id == core->cfg->node_id || connector_user_bound(origin, info.origin_user)) {
     if (connector_receipt_for_origin(core, &info, &p->receipt) == 0)
@@ -327,6 +329,7 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
     cluster_stop(c);
     return NULL;
   }
+  pthread_setname_np(c->thread, "emg-cluster");
   c->started = true;
   return c;
 }

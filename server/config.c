@@ -1162,3 +1162,8 @@ const char *config_log_level_name(enum config_log_level level)
       return nv->name;
   return "unknown";
 }
+
+const char *config_protocol_name(const struct config_connector *c)
+{
+  return c->http ? "http" : c->proto ? c->proto->name : "?";
+}

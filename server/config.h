@@ -183,4 +183,7 @@ const struct config_connector *config_connector(const struct config *c, const ch
 
 const char *config_log_level_name(enum config_log_level level);
 
+/* "smpp", "ucp" or "http". */
+const char *config_protocol_name(const struct config_connector *c);
+
 #endif

@@ -833,6 +833,8 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
   history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
               r->err, r->id);
   core_log_receipt(in->conn->core, info.msg_id, r);
+  if (r->state == MSG_STATE_DELIVERED)
+    atomic_fetch_add(&in->conn->core->stats.delivered, 1);
   uint64_t ticket = receipt_to_origin(in, &info, r);
   if (msg_state_final(r->state)) {
     uint64_t t = journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
@@ -1801,6 +1803,10 @@ int connector_start(struct connector *c, char *err)
       snprintf(err, NETUTIL_ERR_LEN, "cannot start instance %u: %s", i, strerror(errno));
       return -1;
     }
+    /* Named for top -H and perf: the connector (cut to fit 15 bytes) and the instance. */
+    char name[16];
+    snprintf(name, sizeof name, "%.10s/%u", c->cfg->name, i % 1000);
+    pthread_setname_np(c->instances[i].thread, name);
     c->instances[i].started = true;
   }
   if (c->cfg->http) {
@@ -1811,6 +1817,9 @@ int connector_start(struct connector *c, char *err)
       snprintf(err, NETUTIL_ERR_LEN, "cannot start the listener: %s", strerror(errno));
       return -1;
     }
+    char name[16];
+    snprintf(name, sizeof name, "%.10s/lsn", c->cfg->name);
+    pthread_setname_np(c->accept_thread, name);
     c->accept_started = true;
     LOGI(c->log, "listening on %s (%s, %u instances)", c->cfg->listen, c->cfg->proto->name,
          c->n_instances);

@@ -45,6 +45,7 @@ struct core_stats {
   _Atomic uint64_t failed;            /* refused for good by an SMSC */
   _Atomic uint64_t retried;           /* sent again after a temporary failure or a lost connection */
   _Atomic uint64_t receipts_in;       /* receipts from SMSCs */
+  _Atomic uint64_t delivered;         /* of those, matched to a message and saying DELIVERED */
   _Atomic uint64_t receipts_unmatched;
   _Atomic uint64_t receipts_out;      /* receipts delivered to clients */
   _Atomic uint64_t mo_in;             /* MO messages from SMSCs */

@@ -1,10 +1,14 @@
 /* queue.c - batched queues between threads. */
+#include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include "queue.h"
 
 void queue_init(struct queue *q)
 {
   pthread_mutex_init(&q->lock, NULL);
+  pthread_mutex_init(&q->walk_lock, NULL);
+  q->walk_next = NULL;
   q->head = q->tail = NULL;
   atomic_init(&q->count, 0);
   q->n_waiters = 0;
@@ -21,6 +25,7 @@ void queue_destroy(struct queue *q)
   q->head = q->tail = NULL;
   q->count = 0;
   pthread_mutex_destroy(&q->lock);
+  pthread_mutex_destroy(&q->walk_lock);
 }
 
 void queue_add_waiter(struct queue *q, struct evloop *loop)
@@ -76,11 +81,15 @@ size_t queue_take(struct queue *q, size_t max, struct qlist *l)
   size_t n = 0;
   pthread_mutex_lock(&q->lock);
   struct qitem *it = q->head, *last = NULL;
+  bool walker_passed = false;
   while (it && n < max) {
+    walker_passed |= it == q->walk_next;
     last = it;
     it = it->next;
     n++;
   }
+  if (walker_passed)
+    q->walk_next = it;
   if (n) {
     l->head = q->head;
     l->tail = last;
@@ -98,13 +107,29 @@ size_t queue_take(struct queue *q, size_t max, struct qlist *l)
 size_t queue_walk(struct queue *q, size_t offset, size_t limit,
                   void (*fn)(const struct qitem *it, void *ctx), void *ctx)
 {
+  size_t end = limit > SIZE_MAX - offset ? SIZE_MAX : offset + limit, pos = 0;
+  pthread_mutex_lock(&q->walk_lock);
   pthread_mutex_lock(&q->lock);
-  size_t i = 0;
-  for (struct qitem *it = q->head; it && i < offset + limit; it = it->next, i++)
-    if (i >= offset)
-      fn(it, ctx);
+  q->walk_next = q->head;
+  while (q->walk_next && pos < end) {
+    struct qitem *it = q->walk_next;
+    for (size_t steps = 0; it && pos < end && steps < QUEUE_WALK_CHUNK; steps++, pos++) {
+      if (pos >= offset)
+        fn(it, ctx);
+      it = it->next;
+    }
+    q->walk_next = it;
+    if (it && pos < end) {
+      pthread_mutex_unlock(&q->lock);
+      /* Let a producer or consumer waiting for the lock have it first. */
+      sched_yield();
+      pthread_mutex_lock(&q->lock);
+    }
+  }
+  q->walk_next = NULL;
   size_t n = q->count;
   pthread_mutex_unlock(&q->lock);
+  pthread_mutex_unlock(&q->walk_lock);
   return n;
 }
 
@@ -117,6 +142,8 @@ struct qitem *queue_remove_msg(struct queue *q, uint64_t id)
     it = it->next;
   }
   if (it) {
+    if (q->walk_next == it)
+      q->walk_next = it->next;
     if (prev)
       prev->next = it->next;
     else
@@ -143,5 +170,6 @@ void qitem_free(struct qitem *it)
   if (!it)
     return;
   msg_free(it->msg);
+  free(it->callback);
   free(it);
 }

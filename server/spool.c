@@ -1428,7 +1428,9 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   }
   segments_delete(s);
   stats_publish(s);
-  if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+  if (pthread_create(&s->writer, NULL, writer_main, s) == 0) {
+    pthread_setname_np(s->writer, "emg-journal");
+  } else {
     snprintf(err, 256, "cannot start the spool writer");
     goto fail;
   }

@@ -1,19 +1,26 @@
 /* emgctl.c - the operator's command line for emgd's admin API.
  *
- * usage: emgctl [--url URL] [--token T] [--json]
- *          status|connectors|queues|queue NAME|pause NAME|resume NAME|reload
- * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Tables for
- * people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised, 5 bad
- * argument. */
+ * usage: emgctl [--url URL] [--token T] [--json] COMMAND
+ *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg ID |
+ *   pause NAME | resume NAME | reload | watch [--count N] [--interval S]
+ * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
+ * for people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised,
+ * 5 bad argument. */
 #include <curl/curl.h>
+#include <errno.h>
 #include <getopt.h>
-#include <stdbool.h>
 #include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_UNAUTHORISED = 3, EXIT_USAGE = 5 };
+
+/* ---- HTTP ---- */
 
 struct body {
   char *data;
@@ -33,7 +40,8 @@ static size_t collect(char *ptr, size_t size, size_t n, void *arg)
   return size * n;
 }
 
-/* Sends method path; on success *out is the parsed JSON. Returns an exit code. */
+/* Sends method path; on success *out is the parsed JSON. Returns an exit
+ * code, having said what went wrong on stderr. */
 static int request_json(const char *url, const char *token, const char *method, const char *path,
                         json_t **out)
 {
@@ -41,6 +49,7 @@ static int request_json(const char *url, const char *token, const char *method, 
   struct body b = { NULL, 0 };
   snprintf(full, sizeof full, "%s%s", url, path);
   snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+  *out = NULL;
   CURL *c = curl_easy_init();
   if (!c)
     return EXIT_ERROR;
@@ -57,124 +66,449 @@ static int request_json(const char *url, const char *token, const char *method, 
   curl_slist_free_all(headers);
   curl_easy_cleanup(c);
   int exit_code = EXIT_OK;
+  json_t *j = rc == CURLE_OK ? json_loads(b.data ? b.data : "", 0, NULL) : NULL;
+  const char *error = json_string_value(json_object_get(j, "error"));
   if (rc != CURLE_OK) {
     fprintf(stderr, "emgctl: %s: %s\n", full, curl_easy_strerror(rc));
     exit_code = EXIT_ERROR;
   } else if (status == 401) {
     fprintf(stderr, "emgctl: %s: unauthorised (check --token or EMGCTL_TOKEN)\n", full);
     exit_code = EXIT_UNAUTHORISED;
-  } else {
-    /* 200, or 409 for an action refused with its reason: both carry JSON. */
-    *out = json_loads(b.data ? b.data : "", 0, NULL);
-    if (status != 200 && (status != 409 || !*out)) {
-      fprintf(stderr, "emgctl: %s: HTTP %ld: %s\n", full, status, b.data ? b.data : "");
-      json_decref(*out);
-      *out = NULL;
-      exit_code = EXIT_ERROR;
-    } else if (!*out) {
-      fprintf(stderr, "emgctl: %s: the answer is not JSON\n", full);
-      exit_code = EXIT_ERROR;
-    }
+  } else if (!j) {
+    fprintf(stderr, "emgctl: %s: HTTP %ld, and the answer is not JSON\n", full, status);
+    exit_code = EXIT_ERROR;
+  } else if (status != 200 && status != 409) {
+    /* 409 is an action refused with its reason, printed with the result. */
+    fprintf(stderr, "emgctl: %s: %s\n", path, error ? error : "failed");
+    exit_code = status == 400 ? EXIT_USAGE : EXIT_ERROR;
   }
+  if (exit_code == EXIT_OK)
+    *out = j;
+  else
+    json_decref(j);
   free(b.data);
   return exit_code;
 }
 
-static json_int_t num(json_t *j, const char *path)
+/* ---- values from the answers ---- */
+
+/* The value at a dotted path ("queue.in_flight"), or NULL. */
+static json_t *at(json_t *j, const char *path)
 {
-  /* path: "a.b" */
-  char key[64];
-  const char *dot = strchr(path, '.');
-  if (dot) {
+  const char *dot;
+  while (j && (dot = strchr(path, '.'))) {
+    char key[64];
     snprintf(key, sizeof key, "%.*s", (int)(dot - path), path);
-    return num(json_object_get(j, key), dot + 1);
+    j = json_object_get(j, key);
+    path = dot + 1;
   }
-  return json_integer_value(json_object_get(j, path));
+  return json_object_get(j, path);
 }
 
-static double real(json_t *j, const char *outer, const char *inner)
+static long long num(json_t *j, const char *path)
 {
-  return json_real_value(json_object_get(json_object_get(j, outer), inner));
+  return (long long)json_integer_value(at(j, path));
 }
+
+static double real(json_t *j, const char *path)
+{
+  return json_number_value(at(j, path));
+}
+
+/* A string, "-" for null or missing. */
+static const char *text(json_t *j, const char *path)
+{
+  const char *s = json_string_value(at(j, path));
+  return s && *s ? s : "-";
+}
+
+/* A number with one decimal, "-" for null. */
+static const char *decimal(json_t *j, const char *path, char *buf, size_t cap)
+{
+  json_t *v = at(j, path);
+  if (!json_is_number(v))
+    return "-";
+  snprintf(buf, cap, "%.1f", json_number_value(v));
+  return buf;
+}
+
+/* "2026-01-02 03:04:05.678" from the API's ISO time, "-" for null. */
+static const char *when(json_t *j, const char *path, char *buf, size_t cap)
+{
+  const char *iso = json_string_value(at(j, path));
+  if (!iso)
+    return "-";
+  snprintf(buf, cap, "%.23s", iso);
+  char *t = strchr(buf, 'T');
+  if (t)
+    *t = ' ';
+  return buf;
+}
+
+/* ---- aligned tables ---- */
+
+#define MAX_COLS 20
+/* Cells of a row are given as one string, separated by SEP. */
+#define SEP "\x1f"
+
+struct table {
+  unsigned ncols;
+  const char *align;           /* 'l' or 'r' per column */
+  char **rows;                 /* one string per row, cells separated by SEP; NULL = a rule */
+  size_t n, cap;
+  size_t width[MAX_COLS];      /* of each column, in characters */
+};
+
+static void table_init(struct table *t, const char *align)
+{
+  memset(t, 0, sizeof *t);
+  t->align = align;
+  t->ncols = (unsigned)strlen(align);
+  if (t->ncols > MAX_COLS)
+    t->ncols = MAX_COLS;
+}
+
+static void table_push(struct table *t, char *row)
+{
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 32;
+    char **grown = realloc(t->rows, cap * sizeof *grown);
+    if (!grown) {
+      free(row);
+      return;
+    }
+    t->rows = grown;
+    t->cap = cap;
+  }
+  t->rows[t->n++] = row;
+}
+
+static void table_row(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void table_row(struct table *t, const char *fmt, ...)
+{
+  va_list ap;
+  char *row = NULL;
+  va_start(ap, fmt);
+  if (vasprintf(&row, fmt, ap) == -1)
+    row = NULL;
+  va_end(ap);
+  if (row)
+    table_push(t, row);
+}
+
+static void table_rule(struct table *t)
+{
+  table_push(t, NULL);
+}
+
+/* Width on a terminal: UTF-8 continuation bytes take no column. */
+static size_t columns(const char *s, size_t len)
+{
+  size_t w = 0;
+  for (size_t i = 0; i < len; i++)
+    w += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return w;
+}
+
+/* Calls fn for each cell of row (cells past ncols are ignored). */
+static void cells(const struct table *t, const char *row,
+                  void (*fn)(const struct table *t, unsigned col, const char *cell, size_t len, void *arg),
+                  void *arg)
+{
+  for (unsigned col = 0; col < t->ncols; col++) {
+    const char *end = row ? strchr(row, SEP[0]) : NULL;
+    size_t len = row ? (end ? (size_t)(end - row) : strlen(row)) : 0;
+    fn(t, col, row ? row : "", len, arg);
+    row = row && end ? end + 1 : NULL;
+  }
+}
+
+static void widen(const struct table *t, unsigned col, const char *cell, size_t len, void *arg)
+{
+  size_t *width = arg, w = columns(cell, len);
+  if (w > width[col])
+    width[col] = w;
+}
+
+/* Control characters (from a peer's error text, say) are shown as '?':
+ * they must not move the cursor or recolour the operator's terminal. */
+static void print_cell(const struct table *t, unsigned col, const char *cell, size_t len, void *arg)
+{
+  FILE *line = arg;
+  size_t pad = t->width[col] - columns(cell, len);
+  if (t->align[col] == 'r')
+    fprintf(line, "%*s", (int)pad, "");
+  for (size_t i = 0; i < len; i++)
+    fputc((unsigned char)cell[i] < 0x20 || cell[i] == 0x7f ? '?' : cell[i], line);
+  if (t->align[col] != 'r')
+    fprintf(line, "%*s", (int)pad, "");
+  if (col + 1 < t->ncols)
+    fputs("  ", line);
+}
+
+/* Prints the rows aligned (numbers right, text left), without trailing
+ * blanks, and frees them. */
+static void table_print(struct table *t)
+{
+  memset(t->width, 0, sizeof t->width);
+  for (size_t r = 0; r < t->n; r++)
+    if (t->rows[r])
+      cells(t, t->rows[r], widen, t->width);
+  for (size_t r = 0; r < t->n; r++) {
+    char *text_out = NULL;
+    size_t len = 0;
+    FILE *line = open_memstream(&text_out, &len);
+    if (!line)
+      break;
+    if (!t->rows[r]) {
+      for (unsigned c = 0; c < t->ncols; c++)
+        for (size_t i = 0; i < t->width[c] + (c + 1 < t->ncols ? 2 : 0); i++)
+          fputc('-', line);
+    } else {
+      cells(t, t->rows[r], print_cell, line);
+    }
+    fclose(line);
+    while (len && text_out[len - 1] == ' ')
+      len--;
+    printf("%.*s\n", (int)len, text_out);
+    free(text_out);
+  }
+  for (size_t r = 0; r < t->n; r++)
+    free(t->rows[r]);
+  free(t->rows);
+  t->rows = NULL;
+  t->n = t->cap = 0;
+}
+
+/* ---- the commands' tables ---- */
 
 static void print_status(json_t *s)
 {
-  json_t *rates = json_object_get(s, "rates");
-  printf("emgd %s, node %" JSON_INTEGER_FORMAT ", up %" JSON_INTEGER_FORMAT " s, persist %s\n\n",
-         json_string_value(json_object_get(s, "version")), num(s, "node_id"), num(s, "uptime_s"),
-         json_is_true(json_object_get(s, "persist")) ? "on" : "off");
-  printf("%-28s %14s\n", "totals", "messages");
-  static const char *totals[] = { "received", "sent", "failed", "expired", "retried",
-                                  "refused_queue_full", "refused_no_route", "receipts_in",
-                                  "receipts_out", "receipts_unmatched", "mo_in" };
-  for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
-    char path[64];
-    snprintf(path, sizeof path, "totals.%s", totals[i]);
-    printf("  %-26s %14" JSON_INTEGER_FORMAT "\n", totals[i], num(s, path));
+  char since[32];
+  printf("emgd %s, node %lld, up %lld s (since %.19s UTC), persist %s\n\n", text(s, "version"), num(s, "node_id"),
+         num(s, "uptime_s"), when(s, "started", since, sizeof since), json_is_true(at(s, "persist")) ? "on" : "off");
+
+  struct table t;
+  table_init(&t, "lr");
+  table_row(&t, "TOTALS (since start)" SEP "COUNT");
+  json_t *totals = at(s, "totals"), *v;
+  const char *key;
+  json_object_foreach(totals, key, v)
+    table_row(&t, "%s" SEP "%lld", key, (long long)json_integer_value(v));
+  table_print(&t);
+
+  table_init(&t, "lrrr");
+  table_row(&t, "RATES (msg/s)" SEP "LAST 1 s" SEP "LAST 10 s" SEP "LAST 60 s");
+  table_row(&t, "received" SEP "%.1f" SEP "%.1f" SEP "%.1f", real(s, "rates.1s.received"),
+            real(s, "rates.10s.received"), real(s, "rates.60s.received"));
+  table_row(&t, "sent" SEP "%.1f" SEP "%.1f" SEP "%.1f", real(s, "rates.1s.sent"), real(s, "rates.10s.sent"),
+            real(s, "rates.60s.sent"));
+  putchar('\n');
+  table_print(&t);
+
+  table_init(&t, "lrrrr");
+  table_row(&t, "LIMITS" SEP "NOW" SEP "OF" SEP "SOFT LIMIT" SEP "USE");
+  table_row(&t, "in flight (messages)" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%.1f %%", num(s, "queue.in_flight"),
+            num(s, "queue.hard_limit"), num(s, "queue.soft_limit"),
+            num(s, "queue.hard_limit") ? 100.0 * (double)num(s, "queue.in_flight") / (double)num(s, "queue.hard_limit") : 0.0);
+  table_row(&t, "queued (messages, receipts)" SEP "%lld" SEP "" SEP "" SEP "", num(s, "queue.queued"));
+  table_row(&t, "DLR table (entries)" SEP "%lld" SEP "%lld" SEP "" SEP "%.1f %%", num(s, "dlr.used"), num(s, "dlr.size"),
+            real(s, "dlr.used_pct"));
+  putchar('\n');
+  table_print(&t);
+
+  printf("\nDLR table: %lld inserted, %lld matched, %lld unmatched, %lld evicted, %lld expired\n",
+         num(s, "dlr.inserted"), num(s, "dlr.matched"), num(s, "dlr.unmatched"), num(s, "dlr.evicted"),
+         num(s, "dlr.expired"));
+  printf("history: keeps the last %lld message events (%lld recorded since start)\n", num(s, "history.capacity"),
+         num(s, "history.recorded"));
+  if (json_is_object(at(s, "spool")))
+    printf("journal: %s, %lld bytes on disk, %lld live messages, %lld live receipts, %lld records, %lld fsyncs\n",
+           json_is_true(at(s, "spool.failing")) ? "FAILING" : "ok", num(s, "spool.disk_bytes"),
+           num(s, "spool.live_messages"), num(s, "spool.live_receipts"), num(s, "spool.records"),
+           num(s, "spool.fsyncs"));
+  else
+    printf("journal: none (persist off)\n");
+  if (json_is_true(at(s, "spool.failing")))
+    printf("journal failing: %s\n", text(s, "spool.reason"));
+  if (json_is_object(at(s, "database.message_log")))
+    printf("message log: %s, lag %.1f s, %lld events written, %lld pending, %lld lost; last error: %s\n",
+           json_is_true(at(s, "database.message_log.connected")) ? "connected" : "NOT CONNECTED",
+           real(s, "database.message_log.lag_s"), num(s, "database.message_log.events_written"),
+           num(s, "database.message_log.events_pending"), num(s, "database.message_log.events_lost"),
+           text(s, "database.message_log.last_error"));
+  if (json_is_object(at(s, "database.cluster")))
+    printf("cluster: %s, %lld receipts from other nodes' messages resolved, %lld handed over, %lld claimed;"
+           " last error: %s\n",
+           json_is_true(at(s, "database.cluster.connected")) ? "connected" : "NOT CONNECTED",
+           num(s, "database.cluster.receipts_resolved"), num(s, "database.cluster.receipts_handed_over"),
+           num(s, "database.cluster.receipts_claimed"), text(s, "database.cluster.last_error"));
+  if (!json_is_object(at(s, "database")))
+    printf("database: none\n");
+
+  json_t *plugins = at(s, "plugins"), *p;
+  size_t i;
+  if (json_array_size(plugins)) {
+    table_init(&t, "lrrrrr");
+    table_row(&t, "PLUGIN" SEP "CALLS" SEP "REFUSED" SEP "FLAGGED" SEP "ERRORS" SEP "TIME-OUTS");
+    json_array_foreach(plugins, i, p)
+      table_row(&t, "%s" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld", text(p, "name"), num(p, "calls"),
+                num(p, "refusals"), num(p, "flagged"), num(p, "errors"), num(p, "timeouts"));
+    putchar('\n');
+    table_print(&t);
+  } else {
+    printf("plugins: none\n");
   }
-  printf("\n%-28s %14s %14s\n", "rates", "received/s", "sent/s");
-  static const char *spans[] = { "1s", "10s", "60s" };
-  for (size_t i = 0; i < 3; i++)
-    printf("  last %-21s %14.0f %14.0f\n", spans[i], real(rates, spans[i], "received"),
-           real(rates, spans[i], "sent"));
-  printf("\n%-28s %14" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " (soft %" JSON_INTEGER_FORMAT ")\n",
-         "in flight", num(s, "queue.in_flight"), num(s, "queue.hard_limit"), num(s, "queue.soft_limit"));
-  printf("%-28s %14" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " (evicted %" JSON_INTEGER_FORMAT ")\n",
-         "DLR table entries", num(s, "dlr.used"), num(s, "dlr.size"), num(s, "dlr.evicted"));
+}
+
+/* "<=2.5" ms: latencies are histogram buckets, so a quantile is a bound. */
+static const char *bound_ms(json_t *j, const char *path, char *buf, size_t cap)
+{
+  json_t *v = at(j, path);
+  if (!json_is_number(v))
+    return num(j, "count") ? ">10000" : "-";
+  snprintf(buf, cap, "<=%g", json_number_value(v));
+  return buf;
 }
 
 static void print_connectors(json_t *j)
 {
-  json_t *list = json_object_get(j, "connectors"), *c;
-  size_t i;
-  json_int_t bound = 0, instances = 0, queued = 0;
-  printf("%-20s %-5s %-7s %-22s %9s %9s %7s %10s\n", "connector", "proto", "mode", "address",
-         "instances", "bound", "window", "queued");
+  json_t *list = at(j, "connectors"), *c, *in;
+  size_t i, k;
+  long long bound = 0, instances = 0, used = 0, room = 0, sums[7] = { 0 };
+  static const char *const counters[7] = { "submits_in", "submits_out", "receipts_in", "receipts_out",
+                                           "refused", "errors", "reconnects" };
+  struct table t;
+  table_init(&t, "llrllllrrrrrrrrl");
+  table_row(&t, "CONNECTOR" SEP "PROTOCOL" SEP "#" SEP "STATE" SEP "PEER" SEP "USER" SEP "BIND" SEP "WINDOW" SEP "MSGS IN"
+                SEP "MSGS OUT" SEP "DLRS IN" SEP "DLRS OUT" SEP "REFUSED" SEP "ERRORS" SEP "RECONNECTS" SEP
+                "LAST ERROR");
+  table_rule(&t);
   json_array_foreach(list, i, c) {
-    printf("%-20s %-5s %-7s %-22s %9" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT
-           " %7" JSON_INTEGER_FORMAT " %10" JSON_INTEGER_FORMAT "\n",
-           json_string_value(json_object_get(c, "name")), json_string_value(json_object_get(c, "protocol")),
-           json_string_value(json_object_get(c, "mode")), json_string_value(json_object_get(c, "address")),
-           num(c, "instances"), num(c, "bound"), num(c, "window"), num(c, "queued"));
-    instances += num(c, "instances");
+    char state[48];
+    if (json_is_true(at(c, "paused")))
+      snprintf(state, sizeof state, "paused");
+    else
+      snprintf(state, sizeof state, "%lld/%lld bound", num(c, "bound"), num(c, "instance_count"));
+    table_row(&t, "%s" SEP "%s %s" SEP "" SEP "%s" SEP "%s" SEP "" SEP "" SEP "%lld/%lld" SEP "%lld" SEP "%lld"
+                  SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "",
+              text(c, "name"), text(c, "protocol"), text(c, "mode"), state, text(c, "address"),
+              num(c, "window_used"), num(c, "window") * num(c, "instance_count"), num(c, "submits_in"),
+              num(c, "submits_out"), num(c, "receipts_in"), num(c, "receipts_out"), num(c, "refused"),
+              num(c, "errors"), num(c, "reconnects"));
+    json_array_foreach(at(c, "instances"), k, in) {
+      char since[32], last[256];
+      const char *error_time = when(in, "last_error_time", since, sizeof since);
+      if (json_is_string(at(in, "last_error")))
+        snprintf(last, sizeof last, "%s: %s", error_time, text(in, "last_error"));
+      else
+        snprintf(last, sizeof last, "-");
+      table_row(&t, "" SEP "" SEP "%lld" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld/%lld" SEP "%lld" SEP "%lld" SEP
+                    "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%s",
+                num(in, "index"), text(in, "state"), text(in, "peer"), text(in, "user"), text(in, "bind"),
+                num(in, "window_used"), num(in, "window"), num(in, "submits_in"), num(in, "submits_out"),
+                num(in, "receipts_in"), num(in, "receipts_out"), num(in, "refused"), num(in, "errors"),
+                num(in, "reconnects"), last);
+    }
     bound += num(c, "bound");
-    queued += num(c, "queued");
+    instances += num(c, "instance_count");
+    used += num(c, "window_used");
+    room += num(c, "window") * num(c, "instance_count");
+    for (unsigned n = 0; n < 7; n++)
+      sums[n] += num(c, counters[n]);
   }
-  printf("%-20s %-5s %-7s %-22s %9" JSON_INTEGER_FORMAT " %9" JSON_INTEGER_FORMAT " %7s %10" JSON_INTEGER_FORMAT "\n",
-         "total", "", "", "", instances, bound, "", queued);
+  table_rule(&t);
+  table_row(&t, "total" SEP "" SEP "" SEP "%lld/%lld bound" SEP "" SEP "" SEP "" SEP "%lld/%lld" SEP "%lld" SEP "%lld" SEP
+                "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "",
+            bound, instances, used, room, sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6]);
+  table_print(&t);
+  printf("counts are messages (DLRS: receipts) since emgd started; WINDOW: requests awaiting a response / room\n\n");
+
+  table_init(&t, "lrrrrrrrrr");
+  table_row(&t, "LATENCY (ms)" SEP "ACKS" SEP "ACK p50" SEP "ACK p99" SEP "RESPONSES" SEP "RESPONSE p50" SEP
+                "RESPONSE p99" SEP "DELIVERIES" SEP "DELIVERY p50" SEP "DELIVERY p99");
+  json_array_foreach(list, i, c) {
+    char b[6][24];
+    json_t *l = at(c, "latency");
+    table_row(&t, "%s" SEP "%lld" SEP "%s" SEP "%s" SEP "%lld" SEP "%s" SEP "%s" SEP "%lld" SEP "%s" SEP "%s",
+              text(c, "name"), num(l, "ack.count"), bound_ms(at(l, "ack"), "p50_ms", b[0], sizeof b[0]),
+              bound_ms(at(l, "ack"), "p99_ms", b[1], sizeof b[1]), num(l, "response.count"),
+              bound_ms(at(l, "response"), "p50_ms", b[2], sizeof b[2]),
+              bound_ms(at(l, "response"), "p99_ms", b[3], sizeof b[3]), num(l, "delivery.count"),
+              bound_ms(at(l, "delivery"), "p50_ms", b[4], sizeof b[4]),
+              bound_ms(at(l, "delivery"), "p99_ms", b[5], sizeof b[5]));
+  }
+  table_print(&t);
 }
 
 static void print_queues(json_t *j)
 {
-  json_t *list = json_object_get(j, "queues"), *q;
-  size_t i;
-  printf("%-20s %12s %8s\n", "connector", "queued", "paused");
-  json_array_foreach(list, i, q)
-    printf("%-20s %12" JSON_INTEGER_FORMAT " %8s\n", json_string_value(json_object_get(q, "connector")),
-           num(q, "queued"), json_is_true(json_object_get(q, "paused")) ? "yes" : "no");
-  printf("%-20s %12" JSON_INTEGER_FORMAT " messages (soft limit %" JSON_INTEGER_FORMAT ", hard %" JSON_INTEGER_FORMAT ")\n",
-         "total", num(j, "total"), num(j, "soft_limit"), num(j, "hard_limit"));
+  json_t *list = at(j, "queues"), *q, *acct;
+  size_t i, k;
+  struct table t;
+  char age[32];
+  table_init(&t, "llrrrl");
+  table_row(&t, "QUEUE" SEP "ACCOUNT" SEP "QUEUED" SEP "OLDEST (s)" SEP "MAX" SEP "PAUSED");
+  json_array_foreach(list, i, q) {
+    char max[24] = "-";
+    if (num(q, "max_queue"))
+      snprintf(max, sizeof max, "%lld", num(q, "max_queue"));
+    table_row(&t, "%s" SEP "" SEP "%lld" SEP "%s" SEP "%s" SEP "%s", text(q, "connector"), num(q, "queued"),
+              decimal(q, "oldest_age_s", age, sizeof age), max, json_is_true(at(q, "paused")) ? "yes" : "no");
+    json_array_foreach(at(q, "accounts"), k, acct)
+      table_row(&t, "" SEP "%s" SEP "%lld" SEP "%s" SEP "" SEP "", text(acct, "user"), num(acct, "queued"),
+                decimal(acct, "oldest_age_s", age, sizeof age));
+  }
+  table_rule(&t);
+  table_row(&t, "total" SEP "" SEP "%lld" SEP "" SEP "" SEP "", num(j, "total"));
+  table_print(&t);
+  printf("queued: messages and receipts; in flight %lld messages, soft limit %lld, hard limit %lld\n",
+         num(j, "in_flight"), num(j, "soft_limit"), num(j, "hard_limit"));
 }
 
 static void print_queue(json_t *j)
 {
-  json_t *list = json_object_get(j, "messages"), *m;
+  json_t *list = at(j, "messages"), *m;
   size_t i;
-  printf("%s: %" JSON_INTEGER_FORMAT " waiting\n", json_string_value(json_object_get(j, "connector")),
-         num(j, "queued"));
-  printf("%-20s %-8s %-16s %-16s %10s %8s\n", "id", "kind", "from", "to", "age (s)", "attempts");
+  printf("%s: %lld waiting%s; from %lld, %zu shown\n", text(j, "connector"), num(j, "queued"),
+         json_is_true(at(j, "paused")) ? " (paused)" : "", num(j, "offset"), json_array_size(list));
+  struct table t;
+  table_init(&t, "lllllrrll");
+  table_row(&t, "ID" SEP "KIND" SEP "FROM" SEP "TO" SEP "ORIGIN" SEP "AGE (s)" SEP "ATTEMPTS" SEP "NEXT ATTEMPT (UTC)" SEP
+                "LAST ERROR");
   json_array_foreach(list, i, m) {
-    bool msg = strcmp(json_string_value(json_object_get(m, "kind")), "message") == 0;
-    char id[32];
-    if (msg)
-      snprintf(id, sizeof id, "%" JSON_INTEGER_FORMAT, num(m, "id"));
+    char age[32], next[32], origin[96];
+    if (json_is_object(at(m, "origin")))
+      snprintf(origin, sizeof origin, "%s/%s", text(m, "origin.connector"), text(m, "origin.user"));
     else
-      snprintf(id, sizeof id, "%.31s", json_string_value(json_object_get(m, "id")));
-    printf("%-20s %-8s %-16s %-16s %10.1f %8" JSON_INTEGER_FORMAT "\n", id, msg ? "message" : "receipt",
-           msg ? json_string_value(json_object_get(m, "from")) : "",
-           msg ? json_string_value(json_object_get(m, "to")) : "", (double)num(m, "age_ms") / 1000.0,
-           num(m, "attempts"));
+      snprintf(origin, sizeof origin, "%s", text(m, "state"));
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%s" SEP "%s", text(m, "id"),
+              text(m, "kind"), text(m, "from"), text(m, "to"), origin, decimal(m, "age_s", age, sizeof age),
+              num(m, "attempts"), when(m, "next_attempt", next, sizeof next), text(m, "last_error"));
   }
+  table_print(&t);
+}
+
+static void print_message(json_t *j)
+{
+  printf("message %s (%s): %s\n%s\n", text(j, "id"), text(j, "id_hex"), text(j, "state"), text(j, "summary"));
+  printf("receipt from the SMSC: %s; receipt to the origin (%s): %s\n\n", text(j, "receipt.from_smsc"),
+         text(j, "receipt.origin"), text(j, "receipt.to_origin"));
+  struct table t;
+  table_init(&t, "lllll");
+  table_row(&t, "TIME (UTC)" SEP "EVENT" SEP "CONNECTOR" SEP "STATE" SEP "DETAIL");
+  json_t *e;
+  size_t i;
+  json_array_foreach(at(j, "events"), i, e) {
+    char time_text[32], detail[128];
+    if (num(e, "code"))
+      snprintf(detail, sizeof detail, "%s (code %lld)", text(e, "detail"), num(e, "code"));
+    else
+      snprintf(detail, sizeof detail, "%s", text(e, "detail"));
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s", when(e, "time", time_text, sizeof time_text),
+              text(e, "event"), text(e, "connector"), text(e, "state"), detail);
+  }
+  table_print(&t);
 }
 
 static void print_action(json_t *j)
@@ -182,33 +516,125 @@ static void print_action(json_t *j)
   if (json_object_get(j, "error"))
     printf("refused: %s\n", json_string_value(json_object_get(j, "error")));
   else if (json_object_get(j, "paused"))
-    printf("%s %s\n", json_string_value(json_object_get(j, "connector")),
-           json_is_true(json_object_get(j, "paused")) ? "paused" : "resumed");
+    printf("%s %s\n", text(j, "connector"), json_is_true(json_object_get(j, "paused")) ? "paused" : "resumed");
   else
     printf("reloaded\n");
 }
 
+/* ---- main ---- */
+
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: emgctl [--url URL] [--token T] [--json] COMMAND\n"
-               "  status | connectors | queues | queue NAME [OFFSET [LIMIT]] | pause NAME | resume NAME | reload\n"
-               "  URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN\n");
+  fprintf(out,
+          "usage: emgctl [--url URL] [--token T] [--json] COMMAND\n"
+          "  status                        totals, rates, limits, DLR table, journal, plugins\n"
+          "  connectors                    each connector and its instances\n"
+          "  queues                        what waits, per connector and account\n"
+          "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
+          "  msg ID                        one message's history (ID decimal or 0x hex)\n"
+          "  pause NAME | resume NAME      stop or restart a connector's sending\n"
+          "  reload                        re-read the configuration\n"
+          "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
+          "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN.\n"
+          "Exit status: 0 ok, 1 error, 3 unauthorised, 5 bad argument.\n");
+}
+
+/* A whole number of at least min in text. Returns 0, or -1. */
+static int parse_count(const char *text_in, long min, long *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(text_in, &end, 10);
+  if (!*text_in || *end || errno || v < min)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static bool is_msg_id(const char *id)
+{
+  if (id[0] == '0' && (id[1] == 'x' || id[1] == 'X'))
+    return id[2] && strspn(id + 2, "0123456789abcdefABCDEF") == strlen(id + 2) && strlen(id + 2) <= 16;
+  return id[0] && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 20;
+}
+
+static void show(json_t *j, bool json, void (*print)(json_t *), int flags)
+{
+  if (json) {
+    json_dumpf(j, stdout, flags | JSON_REAL_PRECISION(6));
+    putchar('\n');
+  } else {
+    print(j);
+  }
+}
+
+/* The status every interval_s, count times (0: until interrupted). On a
+ * terminal the screen is redrawn; otherwise the refreshes follow each other
+ * (JSON: one object per line). Returns the exit code of the last request. */
+static int watch(const char *url, const char *token, bool json, long count, double interval_s)
+{
+  bool tty = isatty(STDOUT_FILENO);
+  int rc = EXIT_OK;
+  for (long n = 0; count == 0 || n < count; n++) {
+    if (n) {
+      struct timespec pause = { (time_t)interval_s, (long)((interval_s - (double)(time_t)interval_s) * 1e9) };
+      nanosleep(&pause, NULL);
+    }
+    json_t *j = NULL;
+    rc = request_json(url, token, "GET", "/api/status", &j);
+    if (rc == EXIT_UNAUTHORISED)
+      return rc;
+    if (tty && !json)
+      fputs("\033[H\033[2J", stdout);
+    else if (n && !json)
+      putchar('\n');
+    if (!json) {
+      time_t now = time(NULL);
+      char stamp[32];
+      strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime(&now));
+      printf("--- %s (every %g s, Ctrl-C to stop)\n", stamp, interval_s);
+    }
+    if (j)
+      show(j, json, print_status, JSON_COMPACT);
+    json_decref(j);
+    fflush(stdout);
+  }
+  return rc;
 }
 
 int main(int argc, char **argv)
 {
   static const struct option longopts[] = {
-    { "url", required_argument, 0, 'u' }, { "token", required_argument, 0, 't' },
-    { "json", no_argument, 0, 'j' },      { "help", no_argument, 0, 'h' },
+    { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
+    { "json", no_argument, 0, 'j' },        { "count", required_argument, 0, 'c' },
+    { "interval", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
     { 0, 0, 0, 0 }
   };
   const char *url = getenv("EMGCTL_URL"), *token = getenv("EMGCTL_TOKEN");
-  int json = 0, ch;
+  bool json = false;
+  long count = 0;
+  double interval_s = 1.0;
+  int ch;
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (ch) {
     case 'u': url = optarg; break;
     case 't': token = optarg; break;
-    case 'j': json = 1; break;
+    case 'j': json = true; break;
+    case 'c':
+      if (parse_count(optarg, 1, &count) == -1) {
+        fprintf(stderr, "emgctl: --count takes a whole number of at least 1\n");
+        return EXIT_USAGE;
+      }
+      break;
+    case 'i': {
+      char *end;
+      interval_s = strtod(optarg, &end);
+      if (*end || !(interval_s >= 0.1 && interval_s <= 3600)) {
+        fprintf(stderr, "emgctl: --interval takes seconds, from 0.1 to 3600\n");
+        return EXIT_USAGE;
+      }
+      break;
+    }
     case 'h': usage(stdout); return EXIT_OK;
     default: usage(stderr); return EXIT_USAGE;
     }
@@ -220,11 +646,26 @@ int main(int argc, char **argv)
   const char *command = argv[optind], *method = "GET";
   const char *arg = optind + 1 < argc ? argv[optind + 1] : NULL;
   int extra = argc - optind - 1;
-  char path[512];
-  void (*print)(json_t *);
+  char path[512], *name = NULL;
+  void (*print)(json_t *) = NULL;
+  if (arg) {
+    /* Names go into the URL path: escaped, so that none can reach another resource. */
+    CURL *c = curl_easy_init();
+    char *escaped = c ? curl_easy_escape(c, arg, 0) : NULL;
+    name = escaped ? strdup(escaped) : NULL;
+    curl_free(escaped);
+    curl_easy_cleanup(c);
+    if (!name) {
+      fprintf(stderr, "emgctl: out of memory\n");
+      return EXIT_ERROR;
+    }
+  }
+  int rc = EXIT_OK;
   if (strcmp(command, "status") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/status");
     print = print_status;
+  } else if (strcmp(command, "watch") == 0 && extra == 0) {
+    print = NULL;
   } else if (strcmp(command, "connectors") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/connectors");
     print = print_connectors;
@@ -232,15 +673,23 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "/api/queues");
     print = print_queues;
   } else if (strcmp(command, "queue") == 0 && extra >= 1 && extra <= 3) {
-    const char *offset = extra >= 2 ? argv[optind + 2] : "0", *limit = extra == 3 ? argv[optind + 3] : "50";
-    if (strspn(offset, "0123456789") != strlen(offset) || strspn(limit, "0123456789") != strlen(limit)) {
-      fprintf(stderr, "emgctl: queue: OFFSET and LIMIT are numbers\n");
-      return EXIT_USAGE;
+    long offset = 0, limit = 50;
+    if ((extra >= 2 && parse_count(argv[optind + 2], 0, &offset) == -1) ||
+        (extra == 3 && parse_count(argv[optind + 3], 1, &limit) == -1)) {
+      fprintf(stderr, "emgctl: queue: OFFSET is a number, LIMIT a number of at least 1\n");
+      rc = EXIT_USAGE;
     }
-    snprintf(path, sizeof path, "/api/queues/%s/messages?offset=%s&limit=%s", arg, offset, limit);
+    snprintf(path, sizeof path, "/api/queues/%s/messages?offset=%ld&limit=%ld", name, offset, limit);
     print = print_queue;
+  } else if (strcmp(command, "msg") == 0 && extra == 1) {
+    if (!is_msg_id(arg)) {
+      fprintf(stderr, "emgctl: msg: '%s' is no message id (decimal, or hex after 0x)\n", arg);
+      rc = EXIT_USAGE;
+    }
+    snprintf(path, sizeof path, "/api/messages/%s", name);
+    print = print_message;
   } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0) && extra == 1) {
-    snprintf(path, sizeof path, "/api/connectors/%s/%s", arg, command);
+    snprintf(path, sizeof path, "/api/connectors/%s/%s", name, command);
     method = "POST";
     print = print_action;
   } else if (strcmp(command, "reload") == 0 && extra == 0) {
@@ -250,28 +699,31 @@ int main(int argc, char **argv)
   } else {
     fprintf(stderr, "emgctl: unknown command or wrong arguments: '%s'\n", command);
     usage(stderr);
-    return EXIT_USAGE;
+    rc = EXIT_USAGE;
+  }
+  if (rc == EXIT_OK && (!token || !*token)) {
+    fprintf(stderr, "emgctl: no token: give --token or set EMGCTL_TOKEN\n");
+    rc = EXIT_USAGE;
+  }
+  if (rc != EXIT_OK) {
+    free(name);
+    return rc;
   }
   if (!url)
     url = "http://127.0.0.1:8480";
-  if (!token) {
-    fprintf(stderr, "emgctl: no token: give --token or set EMGCTL_TOKEN\n");
-    return EXIT_USAGE;
-  }
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  json_t *j = NULL;
-  int rc = request_json(url, token, method, path, &j);
-  if (rc == EXIT_OK && json_object_get(j, "error"))
-    rc = EXIT_ERROR;   /* a refused reload: the reason is printed below */
-  if (j) {
-    if (json) {
-      json_dumpf(j, stdout, JSON_INDENT(2));
-      putchar('\n');
-    } else {
-      print(j);
-    }
+  if (!print) {
+    rc = watch(url, token, json, count, interval_s);
+  } else {
+    json_t *j = NULL;
+    rc = request_json(url, token, method, path, &j);
+    if (rc == EXIT_OK && json_object_get(j, "error"))
+      rc = EXIT_ERROR;   /* a refused reload: the reason is printed below */
+    if (j)
+      show(j, json, print, JSON_INDENT(2));
     json_decref(j);
   }
   curl_global_cleanup();
+  free(name);
   return rc;
 }

@@ -287,7 +287,9 @@ struct http_callback *http_callback_start(const struct http_callback_limits *lim
       evloop_tick(cb->loop, on_tick, cb) == -1)
     goto fail;
   evloop_on_wake(cb->loop, on_wake, cb);
-  if (pthread_create(&cb->thread, NULL, run, cb) != 0)
+  if (pthread_create(&cb->thread, NULL, run, cb) == 0)
+    pthread_setname_np(cb->thread, "emg-callbacks");
+  else
     goto fail;
   return cb;
 fail:

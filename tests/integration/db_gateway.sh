@@ -20,11 +20,13 @@ wait_rows() {
 }
 
 start_sink s smpp --dlr-delay 0-500
+admin=$(free_port)
 write_node() {   # write_node NAME NODE_ID UCP_PORT BIND_MODE
   mkdir -p "$TMP/$1.spool"
   cat > "$TMP/$1.conf" <<CONF
-general: { node_id = $2; persist = true; spool_dir = "$TMP/$1.spool"; };
+general: { node_id = $2; persist = true; spool_dir = "$TMP/$1.spool"; history_size = 64; };
 database: { conninfo = "$PG_URL"; message_log = true; };
+$( [ "$1" = a ] && echo "admin: { listen = \"127.0.0.1:$admin\"; token = \"t\"; };" )
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$3"; instances = 2;
     users = ( { name = "load"; password = "secret"; }, { name = "alpha"; password = "secret"; },
@@ -60,6 +62,18 @@ check "... every one with its SMSC id and the delivered receipt" \
 check "... and its origin's reference and addresses" \
   [ "$(rows "origin_ref LIKE '4917100%:%' AND src_addr LIKE '4917000%' AND target_connector = 'smpp-out'")" = 5000 ]
 
+# A message the history (64 events here) no longer holds: from the message log.
+old=$(pg_psql -c "SELECT id FROM message_log ORDER BY id LIMIT 1")
+curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/messages/$old" > "$TMP/old.json"
+check "an old message is looked up in the message log" [ "$(jget "$TMP/old.json" .source)" = database ]
+check "... delivered, with its events from the row" \
+  [ "$(jget "$TMP/old.json" .state)" = delivered -a "$(jget "$TMP/old.json" '.events | length')" -ge 3 ]
+check "emgctl msg shows it too" bash -c \
+  "'$BIN/emgctl' --url http://127.0.0.1:$admin --token t msg $old | grep -q delivered"
+curl -s -H "Authorization: Bearer t" -o "$TMP/none.json" -w '%{http_code}' \
+  "http://127.0.0.1:$admin/api/messages/12345" > "$TMP/none.code"
+check "an id nobody used: 404" [ "$(cat "$TMP/none.code")" = 404 ]
+
 # 3. The database away for 20 s under load (1,000 messages a second).
 load steady "$ucp_a" 40000 --rate 1000 --from 4917777:13 &
 loader=$!
@@ -67,7 +81,9 @@ STARTED_PIDS+=("$loader")
 sleep 5
 pg_server_stop
 down_at=$(wc -l < "$TMP/s.record")
-sleep 20
+sleep 10
+curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/status" > "$TMP/status_down.json"
+sleep 10
 during=$(( $(wc -l < "$TMP/s.record") - down_at ))
 pg_server_start
 wait "$loader" || true
@@ -76,6 +92,13 @@ check "all 40000 acked, none refused, all receipts back" \
   [ "$(jget "$TMP/steady.json" .acked)" = 40000 -a "$(jget "$TMP/steady.json" .refused)" = 0 \
     -a "$(jget "$TMP/steady.json" .receipts)" = 40000 ]
 check "the log said the database was away" grep -q "message log: database unreachable" "$TMP/a.log"
+lag=$(jget "$TMP/status_down.json" .database.message_log.lag_s)
+status_showed_outage() {
+  [ "$(jget "$TMP/status_down.json" .database.message_log.connected)" = false ] &&
+    awk -v l="$lag" 'BEGIN { exit !(l >= 5) }' &&
+    [ "$(jget "$TMP/status_down.json" .database.message_log.events_pending)" -gt 1000 ]
+}
+check "the status showed it: not connected, lag ${lag} s, events pending" status_showed_outage
 check "once it was back, every row was written" wait_rows "true" 45000 60
 check "... with its receipt" wait_rows "receipt_state = 2" 45000 30
 check "... and none twice (ids are the key: $(rows true) rows)" [ "$(rows true)" = 45000 ]

@@ -67,16 +67,19 @@ admin /api/connectors > "$TMP/connectors.json"
 check "admin API: smpp-out keeps its 10 binds, ucp-in has none now emgload has left" \
   [ "$(jq -r '.connectors[] | "\(.name)=\(.bound)"' "$TMP/connectors.json" | tr '\n' ' ')" = "ucp-in=0 smpp-out=10 " ]
 check "emgctl status: a table with the totals" \
-  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token status | grep -Eq '^  received +$N\$'"
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token status | grep -Eq '^received +$N\$'"
 check "emgctl --json status, URL and token from the environment" \
   [ "$(EMGCTL_URL=http://127.0.0.1:$ADMIN_PORT EMGCTL_TOKEN=s3cret-token "$BIN/emgctl" --json status | jq -r .totals.sent)" = $N ]
-check "emgctl connectors: smpp-out with its 10 binds, and the total" \
-  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token connectors | grep -Eq '^smpp-out +smpp +client .* 10 +10 +50 +0\$'"
+check "emgctl connectors: smpp-out with its 10 binds, one row per instance, and the total" \
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token connectors > '$TMP/connectors.txt' &&
+    grep -Eq '^smpp-out +smpp client +10/10 bound +127\.0\.0\.1:$SINK_PORT_s +[0-9]+/500 ' '$TMP/connectors.txt' &&
+    [ \$(grep -cE '^ +[0-9] +bound +127\.0\.0\.1:$SINK_PORT_s +emg +trx ' '$TMP/connectors.txt') = 10 ] &&
+    grep -Eq '^total +10/20 bound ' '$TMP/connectors.txt'"
 rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token wrong status >/dev/null 2>&1 || rc=$?
 check "emgctl: exit 3 when unauthorised" [ $rc = 3 ]
 rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token frobnicate >/dev/null 2>&1 || rc=$?
 check "emgctl: exit 5 for a bad argument" [ $rc = 5 ]
-check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_received_total $N'"
+check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_messages_received_total $N'"
 stop_pid "$EMGD_PID_a" 20; rc=$?
 check "emgd stops on SIGTERM with status 0" [ $rc = 0 ]
 stop_sink s
@@ -138,14 +141,14 @@ load_pid=$!
 STARTED_PIDS+=("$load_pid")
 for _ in $(seq 100); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
 ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token "$@"; }
-check "emgctl queues: smpp-out holds 300, paused" bash -c "$(declare -f ctl); BIN='$BIN' ADMIN_PORT=$ADMIN_PORT; ctl queues | grep -Eq '^smpp-out +300 +yes\$'"
+check "emgctl queues: smpp-out holds 300, paused" bash -c "$(declare -f ctl); BIN='$BIN' ADMIN_PORT=$ADMIN_PORT; ctl queues | grep -Eq '^smpp-out +300 +[0-9.]+ +- +yes\$'"
 check "emgctl queue smpp-out 0 3: three messages listed" \
   [ "$(ctl queue smpp-out 0 3 | grep -c ' message ')" = 3 ]
 check "paused: the 300 messages wait in smpp-out's queue" \
   [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | "\(.queued) \(.paused)"')" = "300 true" ]
 admin "/api/queues/smpp-out/messages?offset=10&limit=5" > "$TMP/list.json"
 check "queue listing: 5 messages from offset 10, with id, from, to and age" \
-  [ "$(jq -r '[.queued, (.messages | length), (.messages[0].to | length), (.messages[0].age_ms >= 0)] | join(" ")' "$TMP/list.json")" = "300 5 13 true" ]
+  [ "$(jq -r '[.queued, (.messages | length), (.messages[0].to | length), (.messages[0].age_s >= 0)] | join(" ")' "$TMP/list.json")" = "300 5 13 true" ]
 victim=$(jq -r '.messages[0].id' "$TMP/list.json")
 check "drop a stuck message" [ "$(admin "/api/messages/$victim" -X DELETE | jq -r .dropped)" = true ]
 check "drop it again: 404" [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bearer s3cret-token' "http://127.0.0.1:$ADMIN_PORT/api/messages/$victim")" = 404 ]
