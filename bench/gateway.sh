@@ -7,7 +7,10 @@
 # peak RSS. All three processes share this machine's cores.
 #   IN=http     submits over HTTP (JSON, keep-alive) to an HTTP connector instead of UCP
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
-#   LOG_LEVEL, HISTORY_SIZE, WINDOW, NO_BUILD=1 (use the binaries in build/ as they are)
+#   RECEIPTS=0  no receipts asked for
+#   PERF=FILE   record a perf profile of emgd during the load into FILE
+#   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread),
+#   NO_BUILD=1 (use the binaries in build/ as they are)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,7 +48,7 @@ http=$(free_port)
 database=""
 if [ -n "${DB:-}" ]; then
   source tests/integration/pg_lib.sh
-  pg_start -c synchronous_commit=off >/dev/null
+  pg_start >/dev/null
   database="database: { conninfo = \"$PG_URL\"; message_log = true; };"
 fi
 cat > "$tmp/emgd.conf" <<CONF
@@ -71,16 +74,25 @@ pids+=($emgd_pid)
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$ucp") 2>/dev/null && break; sleep 0.05; done
 sleep 0.5   # let the smpp-out binds come up
 
+if [ -n "${PERF:-}" ]; then   # PERF=FILE: a perf profile of emgd during the load
+  perf record -F 1000 -g -p "$emgd_pid" -o "$PERF" >/dev/null 2>&1 &
+  perf_pid=$!
+fi
 in=${IN:-ucp}
+receipts=(--dlr --wait-dlr 60)
+[ "${RECEIPTS:-1}" = 0 ] && receipts=()
 port=$ucp
 [ "$in" = http ] && port=$http
 build/emgload --protocol "$in" --connect "127.0.0.1:$port" --user load --password secret --connections 10 \
-  --window "$window" --count "$count" --length 145 --from 4917000:13 --to 4917100:13 --dlr --wait-dlr 60 \
+  --window "$window" --count "$count" --length 145 --from 4917000:13 --to 4917100:13 ${receipts[@]+"${receipts[@]}"} \
   --json --quiet > "$tmp/load.json" || true
 if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU per thread
   for t in /proc/"$emgd_pid"/task/*; do
     printf '%-16s %s\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")"
-  done | sort -k2 -n -r | head -12
+  done | sort -k2 -g -r | head -12
+fi
+if [ -n "${PERF:-}" ]; then
+  kill -INT "$perf_pid"; wait "$perf_pid" || true
 fi
 emgd_cpu=$(cpu_seconds "$emgd_pid")
 emgd_mb=$(peak_rss_mb "$emgd_pid")
