@@ -285,6 +285,16 @@ static void stage(struct instance *in, struct queue *q, struct qitem *it)
   }
 }
 
+/* Puts it and the items after it (up to tail) back at the front, in order:
+ * what a batch taken from q could not send now. */
+static void requeue_rest(struct queue *q, struct qitem *it, struct qitem *tail)
+{
+  struct qlist rest = { it, tail, 0 };
+  for (struct qitem *x = it; x; x = x->next)
+    rest.count++;
+  queue_push(q, &rest, 1);
+}
+
 static void requeue_front(struct queue *q, struct qitem *it)
 {
   struct qlist l = { 0 };
@@ -480,10 +490,7 @@ static void pump(struct instance *in)
           continue;
         }
         /* Not sendable now: back to the front, in order. */
-        struct qlist rest = { it, l.tail, 0 };
-        for (struct qitem *x = it; x; x = x->next)
-          rest.count++;
-        queue_push(q, &rest, 1);
+        requeue_rest(q, it, l.tail);
         return;
       }
       it->sent_ns = clock_now_ns();
@@ -1389,10 +1396,7 @@ static void http_pump_receipts(struct instance *in)
             journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
           qitem_free(it);
         } else if (!http_send_receipt(in, it)) {
-          struct qlist rest = { it, l.tail, 0 };
-          for (struct qitem *x = it; x; x = x->next)
-            rest.count++;
-          queue_push(&c->user_queues[u], &rest, 1);
+          requeue_rest(&c->user_queues[u], it, l.tail);
           return;
         }
       }
@@ -1441,10 +1445,7 @@ static void http_pump_out(struct instance *in)
         LOGW(in->log, "message %" PRIu64 " does not fit the URL template: failed", it->msg->id);
         give_up_message(in, it, MSG_STATE_REJECTED, 0);
       } else if (rc < 0) {
-        struct qlist rest = { it, l.tail, 0 };
-        for (struct qitem *x = it; x; x = x->next)
-          rest.count++;
-        queue_push(&c->out, &rest, 1);
+        requeue_rest(&c->out, it, l.tail);
         return;
       }
     }

@@ -1993,32 +1993,32 @@ int db_id_block(struct db *db, uint64_t count, uint64_t at_least, uint64_t *firs
   return rc;
 }
 
-int db_node_register(struct db *db, unsigned node_id, const char *name, char *err)
+/* Registers or refreshes a node's row; sql says what an existing row gets. */
+static int node_upsert(struct db *db, unsigned node_id, const char *name, const char *sql, char *err)
 {
   char node[16];
   snprintf(node, sizeof node, "%u", node_id);
   const char *const params[] = { node, name ? name : "" };
   pthread_mutex_lock(&db->lock);
-  int rc = db_query(db,
-                    "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
-                    " SET name = EXCLUDED.name, started_at = now(), last_seen = now()",
-                    2, params, NULL, err);
+  int rc = db_query(db, sql, 2, params, NULL, err);
   pthread_mutex_unlock(&db->lock);
   return rc;
 }
 
+int db_node_register(struct db *db, unsigned node_id, const char *name, char *err)
+{
+  return node_upsert(db, node_id, name,
+                     "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
+                     " SET name = EXCLUDED.name, started_at = now(), last_seen = now()",
+                     err);
+}
+
 int db_node_heartbeat(struct db *db, unsigned node_id, const char *name, char *err)
 {
-  char node[16];
-  snprintf(node, sizeof node, "%u", node_id);
-  const char *const params[] = { node, name ? name : "" };
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db,
-                    "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
-                    " SET last_seen = now()",
-                    2, params, NULL, err);
-  pthread_mutex_unlock(&db->lock);
-  return rc;
+  return node_upsert(db, node_id, name,
+                     "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
+                     " SET last_seen = now()",
+                     err);
 }
 
 int db_node_list(struct db *db, struct db_node *out, unsigned max, char *err)
