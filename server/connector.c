@@ -1348,7 +1348,8 @@ static bool http_send_receipt(struct instance *in, struct qitem *it)
 {
   struct connector *c = in->conn;
   char url[MSG_CALLBACK_LEN + 2048], body[2048];
-  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id, .smsc = c->cfg->name,
+  /* %i, the connector the message went out on, is not known here: left empty. */
+  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id,
                               .time = time(NULL) };
   int n = it->callback_method == MSG_CALLBACK_POST
             ? (snprintf(url, sizeof url, "%s", it->callback), http_codec_dlr_json(body, sizeof body, &d))

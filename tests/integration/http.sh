@@ -81,6 +81,24 @@ code=$(curl -s -o "$TMP/r202" -w '%{http_code}' \
 check "a plain sendsms GET: 202 ($code)" [ "$code" = 202 ]
 check "... answered as Kannel does" grep -q "0: Accepted for delivery" "$TMP/r202"
 
+# A JSON POST callback, and Kannel's GET dlr-url with its escapes, caught by
+# a listener of our own: the status is in each.
+perl "$(dirname "$0")/http_catch.pl" "$TMP/catch.port" "$TMP/caught" 2 &
+STARTED_PIDS+=($!)
+wait_file "$TMP/catch.port"
+catch=$(cat "$TMP/catch.port")
+code=$(curl -s -o "$TMP/rpost" -w '%{http_code}' -u app:secret -H 'Content-Type: application/json' \
+  -d "{\"from\":\"4912345\",\"to\":\"4915550003\",\"text\":\"post me\",\"callback\":\"http://127.0.0.1:$catch/cb\"}" \
+  "http://127.0.0.1:$web/api/v1/messages")
+check "a JSON submit with a POST callback: 202 ($code)" [ "$code" = 202 ]
+post_id=$(jq -r '.messages[0].id' "$TMP/rpost")
+curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550004&text=get+me&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/dlr?type=%%d&to=%%p&from=%%P' "$catch" | jq -sRr @uri)"
+for _ in $(seq 100); do [ "$(grep -c '^POST\|^GET' "$TMP/caught" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
+check "the POST callback came, as JSON naming the message ($post_id) and its state" \
+  bash -c "grep -q '^POST /cb' '$TMP/caught' && grep -q '\"id\":\"$post_id\"' '$TMP/caught' && grep -Eq '\"status\":\"(DELIVRD|UNDELIV)\"' '$TMP/caught'"
+check "the GET dlr-url came with its escapes expanded (type 1 or 2, the addresses)" \
+  grep -Eq '^GET /dlr\?type=(1|2)&to=4915550004&from=4912345 ' "$TMP/caught"
+
 # Outgoing: through the provider's JSON API (a provider's HTTP API sends no
 # receipts this gateway could match: none are asked for).
 NO_DLR=1 load out json 300 --to 4999000:13 --from 4917666:13

@@ -1,0 +1,29 @@
+#!/usr/bin/perl
+# http_catch.pl PORTFILE OUTFILE COUNT - a minimal HTTP listener (Perl core
+# only) that answers COUNT requests with 200 and appends each one's request
+# line and body to OUTFILE: where a test points a receipt callback.
+use strict;
+use warnings;
+use IO::Socket::INET;
+
+my ($portfile, $out, $count) = @ARGV;
+my $server = IO::Socket::INET->new(Listen => 16, LocalAddr => '127.0.0.1', LocalPort => 0, ReuseAddr => 1)
+    or die "listen: $!\n";
+open(my $pf, '>', "$portfile.tmp") or die; print $pf $server->sockport; close $pf;
+rename("$portfile.tmp", $portfile);
+$SIG{ALRM} = sub { exit 1 };
+alarm 60;
+for (1 .. $count) {
+    my $c = $server->accept or last;
+    my ($line, $len) = ('', 0);
+    $line = <$c>;
+    while (my $h = <$c>) {
+        last if $h =~ /^\r?\n$/;
+        $len = $1 if $h =~ /^Content-Length:\s*(\d+)/i;
+    }
+    my $body = '';
+    read($c, $body, $len) if $len;
+    open(my $o, '>>', $out) or die; print $o $line, $body, "\n"; close $o;
+    print $c "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    close $c;
+}
