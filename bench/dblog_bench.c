@@ -126,7 +126,8 @@ static long long count_rows(const char *sql)
 int main(int argc, char **argv)
 {
   char err[DB_ERR_LEN], tmp_dir[] = "/tmp/dblog-bench.XXXXXX";
-  for (int i = 1; i < argc; i++) {
+  /* Options come in pairs: NAME VALUE. */
+  for (int i = 1; i < argc; i += 2) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v)
       die("every option takes a value");
@@ -147,7 +148,6 @@ int main(int argc, char **argv)
     else
       die("usage: dblog_bench --url CONNINFO [--messages N] [--threads T] [--writers W] [--memory BYTES] "
           "[--batch N] [--spill-dir DIR]");
-    i++;
   }
   if (!url || threads == 0 || threads > 64 || messages < threads)
     die("need --url, 1..64 threads and at least one message per thread");
