@@ -67,16 +67,23 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
 {
   if (!h || !h->slots)
     return;
+  /* A run that other threads' claims have since passed by half the ring is
+   * given up: its slots are about to hold their newer events. */
   static _Thread_local struct { uint64_t serial, next, end; } run;
-  if (run.serial != h->serial || run.next == run.end) {
+  if (run.serial != h->serial || run.next == run.end ||
+      atomic_load_explicit(&h->next, memory_order_relaxed) - run.end > (h->mask + 1) / 2) {
     run.serial = h->serial;
     run.next = atomic_fetch_add_explicit(&h->next, HISTORY_CLAIM, memory_order_relaxed);
     run.end = run.next + HISTORY_CLAIM;
   }
   uint64_t n = run.next++;
   struct slot *s = &h->slots[n & h->mask];
-  atomic_store_explicit(&s->seq, 2 * n + 1, memory_order_relaxed);
-  atomic_thread_fence(memory_order_release);
+  /* Two writers in one slot (one of them a whole lap late) would mix their
+   * fields: the second to come leaves the slot to the first, and the first
+   * publishes only if nobody came meanwhile. */
+  uint64_t odd = 2 * n + 1;
+  if (atomic_exchange_explicit(&s->seq, odd, memory_order_acq_rel) & 1)
+    return;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
   s->e.id = id;
@@ -89,7 +96,7 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
     snprintf(s->e.detail, sizeof s->e.detail, "%s", detail);
   else
     s->e.detail[0] = '\0';
-  atomic_store_explicit(&s->seq, 2 * n + 2, memory_order_release);
+  atomic_compare_exchange_strong_explicit(&s->seq, &odd, 2 * n + 2, memory_order_release, memory_order_relaxed);
 }
 
 /* Earlier in the message's life: by time, then by the order of events. */
