@@ -1,0 +1,242 @@
+# shellcheck shell=bash
+# lib.sh - what the benchmarks that put emgd between emgload and emgsink share
+# (gateway.sh, reference.sh, sweep.sh, soak.sh), so that they all measure the
+# same setup: the build, a temporary directory, free loopback ports, emgsink
+# and emgd started with the reference test's configuration, emgload's run,
+# a process's CPU and memory from /proc, and every process started killed on
+# exit. Source it after `set -euo pipefail`; it changes to the repository's
+# root.
+#
+#   bench_build                       builds emgd, emgload and emgsink (RelWithDebInfo,
+#                                     after scripts/install-deps.sh) unless NO_BUILD=1
+#   bench_start_sink DIR DELAY [SERIES]
+#                                     emgsink (SMPP, receipts after DELAY ms, e.g. 0-10000)
+#                                     on a free port; sets sink_pid and sink_port. With
+#                                     SERIES, its status line (one a second) is kept there
+#                                     as "EPOCH SUBMITS RECEIPTS_SENT" lines
+#   bench_start_emgd DIR [persist=false] [log_level=info] [history_size=262144]
+#                    [ucp_instances=10] [database=LIBCONFIG]
+#                                     emgd with ucp-in, http-in and smpp-out (10 instances,
+#                                     window 100) to the sink; sets emgd_pid, ucp_port,
+#                                     http_port; its log is DIR/emgd.log
+#   bench_load DIR port=PORT [proto=ucp] [connections=10] [window=100]
+#              [count=N | duration=S] [receipts=1] [wait_dlr=60]
+#                                     runs emgload to the end: DIR/load.json (--json), and
+#                                     sets load_cpu (s), load_start and load_end (epoch s)
+#   bench_stop PID [GRACE]            SIGTERM, then SIGKILL after GRACE s (default 30)
+#   bench_reap PID [GRACE]            waits up to GRACE s (default 5) for PID to end by itself
+#   bench_sample_rss PID FILE         "EPOCH VmRSS_KB" of PID every second into FILE (run it
+#                                     in the background; it ends with PID)
+#   free_port, cpu_seconds PID, peak_rss_mb PID, bench_machine, bench_jq_defs
+#
+# bench_tmp is the temporary directory (removed on exit); bench_pids lists
+# what is killed on exit: add to it whatever else is started.
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+bench_tmp=$(mktemp -d "${TMPDIR:-/tmp}/emg-bench.XXXXXX")
+bench_pids=()
+
+# Named `cleanup` because tests/integration/pg_lib.sh chains a function of
+# that name behind its own when it is sourced after this file.
+cleanup() {
+  local p
+  for p in ${bench_pids[@]+"${bench_pids[@]}"}; do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  for p in ${bench_pids[@]+"${bench_pids[@]}"}; do
+    wait "$p" 2>/dev/null || true
+  done
+  rm -rf "$bench_tmp"
+}
+trap cleanup EXIT
+# Background processes of a script ignore SIGINT: exiting through the EXIT
+# trap is what stops them on Ctrl-C or a SIGTERM.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+bench_build() {
+  if [ -n "${NO_BUILD:-}" ]; then   # NO_BUILD=1: measure the binaries already in build/
+    return 0
+  fi
+  scripts/install-deps.sh >/dev/null
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build build -j "$(nproc)" --target emgd emgload emgsink >/dev/null
+}
+
+free_port() {
+  perl -MIO::Socket::INET -e \
+    'my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; print $s->sockport'
+}
+# User + system seconds of a live process.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+peak_rss_mb() { awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
+# jq definitions for the results' tables: `n` writes a whole number with
+# thousands separators (1,234,567).
+bench_jq_defs='def n: floor | tostring as $s | ($s | length) as $l
+  | [range(0; $l) | $s[.:. + 1] as $c | if . > 0 and ($l - .) % 3 == 0 then "," + $c else $c end] | join("");'
+
+# "2 cores, AMD EPYC, 24 GiB" for the results' headers.
+bench_machine() {
+  local model mem
+  model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+  mem=$(awk '/^MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)
+  echo "$(nproc) cores, ${model:-unknown CPU}, $mem GiB"
+}
+
+# emgsink prints one status line a second when not --quiet; stamping each
+# line as it arrives gives a throughput series without touching emgd.
+bench_sink_series() {
+  local line rest submits receipts
+  while IFS= read -r line; do
+    case $line in
+      "emgsink: "*" submits ("*)
+        rest=${line#emgsink: }
+        submits=${rest%% submits*}
+        rest=${rest#*receipts }
+        receipts=${rest%% sent*}
+        printf '%s %s %s\n' "$EPOCHREALTIME" "$submits" "$receipts"
+        ;;
+    esac
+  done
+}
+
+bench_start_sink() {
+  local dir=$1 delay=$2 series=${3:-} i
+  mkdir -p "$dir"
+  rm -f "$dir/sink.port"
+  if [ -n "$series" ]; then
+    mkfifo "$dir/sink.fifo"
+    bench_sink_series < "$dir/sink.fifo" > "$series" &
+    sink_reader_pid=$!
+    bench_pids+=("$sink_reader_pid")
+    build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
+      --user emg --password secret 2> "$dir/sink.fifo" &
+  else
+    build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
+      --user emg --password secret --quiet &
+  fi
+  sink_pid=$!
+  bench_pids+=("$sink_pid")
+  for ((i = 0; i < 100; i++)); do [ -s "$dir/sink.port" ] && break; sleep 0.05; done
+  [ -s "$dir/sink.port" ] || { echo "bench: emgsink did not start" >&2; exit 1; }
+  sink_port=$(cat "$dir/sink.port")
+}
+
+bench_start_emgd() {
+  local dir=$1 persist=false log_level=info history_size=262144 ucp_instances=10 database="" arg i
+  shift
+  for arg in "$@"; do
+    case $arg in
+      persist=* | log_level=* | history_size=* | ucp_instances=* | database=*) local "$arg" ;;
+      *) echo "bench_start_emgd: unknown setting $arg" >&2; exit 2 ;;
+    esac
+  done
+  ucp_port=$(free_port)
+  http_port=$(free_port)
+  mkdir -p "$dir/spool"
+  # The queue limits and the DLR table are sized so that none of them
+  # refuses anything at these loads: the test measures the message path.
+  cat > "$dir/emgd.conf" <<CONF
+general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
+           dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000;
+           history_size = $history_size; };
+$database
+connectors = (
+  { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
+    instances = 10; system_id = "emg"; password = "secret"; window = 100; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+  if [ -n "$database" ]; then
+    build/emgd -c "$dir/emgd.conf" --init-db >/dev/null
+  fi
+  build/emgd -c "$dir/emgd.conf" --foreground &
+  emgd_pid=$!
+  bench_pids+=("$emgd_pid")
+  for ((i = 0; i < 200; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$ucp_port") 2>/dev/null && break; sleep 0.05; done
+  kill -0 "$emgd_pid" 2>/dev/null || { echo "bench: emgd did not start (see its log above)" >&2; exit 1; }
+  sleep 0.5   # let the smpp-out binds come up
+}
+
+bench_load() {
+  local dir=$1 port="" proto=ucp connections=10 window=100 count="" duration="" receipts=1 wait_dlr=60 arg
+  shift
+  for arg in "$@"; do
+    case $arg in
+      port=* | proto=* | connections=* | window=* | count=* | duration=* | receipts=* | wait_dlr=*) local "$arg" ;;
+      *) echo "bench_load: unknown setting $arg" >&2; exit 2 ;;
+    esac
+  done
+  local size=(--count "${count:-1000000}")
+  [ -n "$duration" ] && size=(--duration "$duration")
+  local dlr=(--dlr --wait-dlr "$wait_dlr")
+  [ "$receipts" = 1 ] || dlr=()
+  load_start=$EPOCHREALTIME
+  # In a subshell of its own so that `times` there reports emgload's CPU
+  # alone: once emgload has been waited for, its /proc entry is gone. Its
+  # exit status is not checked: load.json says what happened. Both run in
+  # the background so that a signal to this script is handled at once (a
+  # foreground child would delay it to the end of the run), and emgload's
+  # pid is passed up so that the exit trap can kill it.
+  rm -f "$dir/load.pid"
+  (
+    build/emgload --protocol "$proto" --connect "127.0.0.1:$port" --user load --password secret \
+      --connections "$connections" --window "$window" "${size[@]}" --length 145 \
+      --from 4917000:13 --to 4917100:13 ${dlr[@]+"${dlr[@]}"} --json --quiet > "$dir/load.json" &
+    echo $! > "$dir/load.pid"
+    wait $! || true
+    times > "$dir/load.times"
+  ) &
+  local sub=$! i
+  bench_pids+=("$sub")
+  for ((i = 0; i < 200; i++)); do [ -s "$dir/load.pid" ] && break; sleep 0.01; done
+  [ -s "$dir/load.pid" ] && bench_pids+=("$(cat "$dir/load.pid")")
+  wait "$sub" || true
+  load_end=$EPOCHREALTIME
+  bench_forget "$sub"
+  [ -s "$dir/load.pid" ] && bench_forget "$(cat "$dir/load.pid")"
+  # The second line of `times`: the children's user and system time, as 1m2.345s.
+  load_cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.2f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
+    "$dir/load.times")
+  [ -s "$dir/load.json" ] || { echo "bench: emgload wrote no summary" >&2; exit 1; }
+}
+
+bench_forget() {
+  local i
+  for i in "${!bench_pids[@]}"; do
+    [ "${bench_pids[$i]}" = "$1" ] && unset 'bench_pids[i]'
+  done
+  return 0
+}
+
+bench_stop() {
+  local pid=$1 grace=${2:-30} i
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  bench_forget "$pid"
+}
+
+bench_reap() {
+  local pid=$1 grace=${2:-5} i
+  for ((i = 0; i < grace * 10; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  bench_stop "$pid" 1
+}
+
+bench_sample_rss() {
+  local pid=$1 file=$2 rss i
+  # Bounded: a day of samples at most, and it ends as soon as PID does.
+  for ((i = 0; i < 86400; i++)); do
+    rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || break
+    [ -n "$rss" ] || break
+    echo "$EPOCHREALTIME $rss" >> "$file"
+    sleep 1
+  done
+}
