@@ -138,6 +138,10 @@ bench_start_emgd() {
   mkdir -p "$dir/spool"
   # The queue limits and the DLR table are sized so that none of them
   # refuses anything at these loads: the test measures the message path.
+  # Receipts go back to the client with a window of their own: the default
+  # (10) carries fewer than the 100 submits emgload keeps outstanding, and a
+  # long run then piles receipts up (UCP allows 99). UCP_WINDOW changes it.
+  local ucp_window=${UCP_WINDOW:-99}
   cat > "$dir/emgd.conf" <<CONF
 general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
            dlr_table_size = 2000000; max_total_queue = 110000; max_total_queue_soft = 100000;
@@ -147,7 +151,7 @@ connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
-    users = ( { name = "load"; password = "secret"; } ); },
+    window = $ucp_window; users = ( { name = "load"; password = "secret"; } ); },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
     instances = 10; system_id = "emg"; password = "secret"; window = 100; }
 );
@@ -165,16 +169,17 @@ CONF
 }
 
 bench_load() {
-  local dir=$1 port="" proto=ucp connections=10 window=100 count="" duration="" receipts=1 wait_dlr=60 arg
+  local dir=$1 port="" proto=ucp connections=10 window=100 count="" duration="" receipts=1 wait_dlr=60 rate="" arg
   shift
   for arg in "$@"; do
     case $arg in
-      port=* | proto=* | connections=* | window=* | count=* | duration=* | receipts=* | wait_dlr=*) local "$arg" ;;
+      port=* | proto=* | connections=* | window=* | count=* | duration=* | receipts=* | wait_dlr=* | rate=*) local "$arg" ;;
       *) echo "bench_load: unknown setting $arg" >&2; exit 2 ;;
     esac
   done
   local size=(--count "${count:-1000000}")
   [ -n "$duration" ] && size=(--duration "$duration")
+  [ -n "$rate" ] && size+=(--rate "$rate")
   local dlr=(--dlr --wait-dlr "$wait_dlr")
   [ "$receipts" = 1 ] || dlr=()
   load_start=$EPOCHREALTIME

@@ -55,7 +55,8 @@
 #define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
 #define MAX_LISTENERS 64
 #define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
-#define PREFETCH_RECORDS 8               /* how far ahead live_apply's map entries are fetched */
+#define PREFETCH_RECORDS 8
+#define COMPACT_CHUNK (1u << 20)          /* bytes of a segment compaction reads at a time */               /* how far ahead live_apply's map entries are fetched */
 #define SEG_NONE 0x7fffffffu             /* no SENT yet */
 #define SEG_DEAD 0x7ffffffeu             /* replay: the id has finished */
 #define SEQ_MAX 0x7ffffff0u              /* segment numbers stay below the markers */
@@ -387,11 +388,27 @@ typedef void (*record_fn)(void *ctx, const uint8_t *rec);
  * magic after a bad one (reported through warn when it is given). Returns
  * the offset where the valid records end: below size when the file ends in
  * garbage (a torn tail when it is the last segment). */
-static size_t segment_scan(const uint8_t *base, size_t size, const char *path,
+/* Whether the bytes at p (size of them) begin a record that continues past
+ * them: a well-formed header whose payload is not all there yet. */
+static bool record_cut(const uint8_t *p, size_t size)
+{
+  if (size < HDR_LEN + 8)
+    return true;
+  uint32_t len = get_u32(p + 8);
+  return get_u32(p) == SPOOL_MAGIC && len <= RECORD_MAX && len > size - HDR_LEN;
+}
+
+/* Calls fn for each valid record of base[0, size) and returns the offset
+ * it got to. With more set, the bytes are a part of the segment with more
+ * to come: a record cut at their end stops the scan there (its offset is
+ * returned) instead of counting as damage. */
+static size_t segment_scan(const uint8_t *base, size_t size, bool more, const char *path,
                            void (*warn)(void *, const char *), void *warn_ctx, record_fn fn, void *ctx)
 {
   size_t off = 0;
   while (off < size) {
+    if (more && record_cut(base + off, size - off))
+      return off;
     if (record_valid(base + off, size - off)) {
       fn(ctx, base + off);
       off += record_len(base + off);
@@ -946,18 +963,33 @@ static void compact_maybe(struct spool *s, bool idle)
   char path[4096];
   seg_path(s, old->seq, path, sizeof path);
   struct compaction c = { s, old->seq, { NULL, 0, 0 }, 0 };
-  uint8_t *image = malloc(old->bytes ? old->bytes : 1);
+  /* Read a part at a time: a whole segment in memory would add its size
+   * (64 MiB) to the process at every compaction. */
+  size_t cap = COMPACT_CHUNK + HDR_LEN + RECORD_MAX;
+  uint8_t *chunk = malloc(cap);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (image && fd >= 0 && pread(fd, image, old->bytes, 0) == (ssize_t)old->bytes) {
-    segment_scan(image, old->bytes, path, NULL, NULL, compact_record, &c);
-    if (c.count) {
-      s->compact_ticket = pending_add(s, c.copies.p, c.copies.len, c.count, false);
-      s->compacted += s->compact_ticket ? c.count : 0;
+  bool whole = chunk && fd >= 0;
+  for (size_t have = 0, at = 0; whole && (at < old->bytes || have);) {
+    size_t want = old->bytes - at < cap - have ? old->bytes - at : cap - have;
+    if (want && pread(fd, chunk + have, want, (off_t)at) != (ssize_t)want) {
+      whole = false;
+      break;
     }
+    have += want;
+    at += want;
+    size_t used = segment_scan(chunk, have, at < old->bytes, path, NULL, NULL, compact_record, &c);
+    if (at >= old->bytes)
+      break;
+    memmove(chunk, chunk + used, have - used);
+    have -= used;
+  }
+  if (whole && c.count) {
+    s->compact_ticket = pending_add(s, c.copies.p, c.copies.len, c.count, false);
+    s->compacted += s->compact_ticket ? c.count : 0;
   }
   if (fd >= 0)
     close(fd);
-  free(image);
+  free(chunk);
   free(c.copies.p);
 }
 
@@ -1298,7 +1330,7 @@ static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *
     madvise(im->base, im->size, MADV_SEQUENTIAL);
   }
   r->index = i;
-  size_t good = im->base ? segment_scan(im->base, im->size, path, warn, r->ctx, replay_scan, r) : 0;
+  size_t good = im->base ? segment_scan(im->base, im->size, false, path, warn, r->ctx, replay_scan, r) : 0;
   if (good < im->size) {
     char text[512];
     if (last && ftruncate(fd, (off_t)good) == 0) {
@@ -1346,7 +1378,7 @@ static int replay_all(struct spool *s, void (*replay)(void *, const struct spool
   for (long i = 0; i < n; i++) {
     r.index = (size_t)i;
     if (r.images[i].base)
-      segment_scan(r.images[i].base, r.images[i].size, "", NULL, NULL, replay_call, &r);
+      segment_scan(r.images[i].base, r.images[i].size, false, "", NULL, NULL, replay_call, &r);
   }
   for (size_t i = 0; i <= s->msgs.mask; i++) {
     s->msgs.slots[i].a &= ~SEG_FLAG;
