@@ -8,6 +8,7 @@
 #   IN=http     submits over HTTP (JSON, keep-alive) to an HTTP connector instead of UCP
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
 #   RECEIPTS=0  no receipts asked for
+#   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
 #   PERF=FILE   record a perf profile of emgd during the load into FILE
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
@@ -40,7 +41,8 @@ fi
 in=${IN:-ucp}
 port=$ucp_port
 [ "$in" = http ] && port=$http_port
-bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}"
+bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}" \
+  rate="${RATE:-}"
 if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU per thread
   for t in /proc/"$emgd_pid"/task/*; do
     printf '%-16s %s\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")"
