@@ -26,8 +26,6 @@
 #define PUMP_BATCH 256
 /* How long an ack is held above max_total_queue_soft. */
 #define SLOW_ACK_MS 100
-/* How far past its start a UCP server connector begins its SCTS. */
-#define SCTS_RESTART_MARGIN_S 3
 /* Distinct target queues one instance stages to in one loop iteration. */
 #define MAX_STAGES 16
 /* How often an instance publishes what connector_instance_info shows. */
@@ -529,12 +527,10 @@ static void origin_ref(struct instance *in, struct msg *m)
   struct connector *c = in->conn;
   if (c->scts) {
     char scts[13];
-    /* (AdC, SCTS) must stay unique across a restart too: the allocator of
-     * the previous process may have run ahead of the clock before it
-     * ended, so the new one starts SCTS_RESTART_MARGIN_S seconds on. */
+    /* (AdC, SCTS) must stay unique across a restart too (core_set_scts_floor). */
     int64_t now = m->received_ms / 1000;
-    if (now < c->core->started + SCTS_RESTART_MARGIN_S)
-      now = c->core->started + SCTS_RESTART_MARGIN_S;
+    if (now < c->core->scts_floor)
+      now = c->core->scts_floor;
     pthread_mutex_lock(&c->scts_lock);
     ucp_scts_next(c->scts, m->dst.addr, now, scts);
     pthread_mutex_unlock(&c->scts_lock);

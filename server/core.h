@@ -79,6 +79,7 @@ struct core {
   struct db_log *db_log;              /* the message log in PostgreSQL; NULL without one */
   struct cluster *cluster;            /* with a database: ids, nodes, receipts between nodes */
   int64_t started;                    /* Unix seconds */
+  int64_t scts_floor;                 /* UCP SCTS are never below this (Unix s): see core_set_scts_floor */
   struct log_category *log;
 };
 
@@ -122,6 +123,15 @@ void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, 
 
 /* The message log: a receipt for message msg_id. */
 void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt *r);
+
+/* (AdC, SCTS) must stay unique across restarts: a new process stamps UCP
+ * references from a second past anything the previous one can have handed
+ * out. That one stamped no later than its last journal write
+ * (previous_write, 0 when unknown) plus what its allocator ran ahead of the
+ * clock for recipients with many messages in one second. */
+#define CORE_SCTS_RESTART_MARGIN_S 3
+#define CORE_SCTS_RUNAHEAD_S 5
+void core_set_scts_floor(struct core *c, int64_t previous_write);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

@@ -553,6 +553,7 @@ int main(int argc, char **argv)
   if (d.cfg->persist) {
     if (open_journal(&d) == -1)
       return 1;
+    core_set_scts_floor(&d.core, spool_previous_write(d.core.spool));
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
   }

@@ -573,6 +573,7 @@ struct spool {
   uint64_t batch_last;            /* ticket of batch's last record */
   int fd;                         /* current segment, -1 before it is opened */
   uint32_t cur_seq;
+  int64_t previous_write_s;       /* Unix s: the newest segment's mtime when opened; 0 = none */
   uint64_t file_off;              /* end of the last good write */
   bool tail_dirty;                /* a failed write may have left bytes past file_off */
   uint64_t ids_mark;              /* highest id seen: written at the head of each segment */
@@ -1392,6 +1393,15 @@ static int replay_all(struct spool *s, void (*replay)(void *, const struct spool
   if (r.ids_max && replay)
     replay(ctx, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = r.ids_max });
   s->cur_seq = n ? seqs[n - 1] + 1 : 1;
+  if (n) {
+    /* When the previous process last wrote: what it handed out before it
+     * ended was stamped no later than that (plus what it ran ahead). */
+    char path[4096];
+    struct stat st;
+    seg_path(s, seqs[n - 1], path, sizeof path);
+    if (stat(path, &st) == 0)
+      s->previous_write_s = (int64_t)st.st_mtime;
+  }
   rc = 0;
 out:
   for (long i = 0; r.images && i < n; i++)
@@ -1483,4 +1493,9 @@ void spool_close(struct spool *s)
   pthread_mutex_unlock(&s->lock);
   pthread_join(s->writer, NULL);
   spool_free(s);
+}
+
+int64_t spool_previous_write(const struct spool *s)
+{
+  return s->previous_write_s;
 }

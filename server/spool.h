@@ -101,4 +101,8 @@ bool spool_failing(const struct spool *s, char *why, size_t why_len);
 
 void spool_stats(const struct spool *s, struct spool_stats *out);
 
+/* When the previous process last wrote to the spool (the newest segment's
+ * modification time when it was opened), Unix seconds; 0 for a new spool. */
+int64_t spool_previous_write(const struct spool *s);
+
 #endif

@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core.h"
 #include "ids.h"
 #include "queue.h"
 #include "testutil.h"
@@ -134,6 +135,21 @@ static void test_ids_ranges(void)
   CU_ASSERT_EQUAL(ids_node(ids_next(&ids, &b)), 7);
 }
 
+/* UCP SCTS after a restart: past the previous process's last write and
+ * what it may have run ahead, however soon the restart came. */
+static void test_scts_floor(void)
+{
+  struct core c;
+  memset(&c, 0, sizeof c);
+  c.started = 1000;
+  core_set_scts_floor(&c, 0);
+  CU_ASSERT_EQUAL(c.scts_floor, 1000 + CORE_SCTS_RESTART_MARGIN_S);
+  core_set_scts_floor(&c, 999);   /* restarted a second after the last write */
+  CU_ASSERT_EQUAL(c.scts_floor, 999 + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1);
+  core_set_scts_floor(&c, 500);   /* long ago: its own start decides */
+  CU_ASSERT_EQUAL(c.scts_floor, 1000 + CORE_SCTS_RESTART_MARGIN_S);
+}
+
 void suite_core(void);
 void suite_core(void)
 {
@@ -141,6 +157,7 @@ void suite_core(void)
     { "queue order and front pushes", test_queue_order },
     { "ids unique across threads", test_ids_unique },
     { "ids from ranges of a shared sequence", test_ids_ranges },
+    { "UCP SCTS floor after a restart", test_scts_floor },
     { NULL, NULL },
   };
   test_add_suite("core", cases);
