@@ -395,10 +395,25 @@ static void give_up_message(struct instance *in, struct qitem *it, uint8_t state
 static void http_pump_out(struct instance *in);
 static void http_pump_receipts(struct instance *in);
 
-/* The before_send hooks: true when the message may go; else it has failed
- * (REJECTED to its origin). */
-static bool plugins_allow_send(struct instance *in, struct qitem *it)
+/* The after_send hooks. */
+static void plugins_sent(struct instance *in, const struct msg *m, enum emg_plugin_send_status status)
 {
+  plugin_host_after_send(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire), m,
+                         in->conn->cfg->name, status);
+}
+
+/* Whether a message taken from a queue may go out now: not when its
+ * validity has passed (EXPIRED to its origin) or a before_send hook refuses
+ * it (REJECTED); then it has failed and is gone. */
+static bool may_send(struct instance *in, struct qitem *it)
+{
+  if (it->msg->validity && it->msg->validity < time(NULL)) {
+    LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
+         it->msg->dst.addr);
+    plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
+    give_up_message(in, it, MSG_STATE_EXPIRED, 0);
+    return false;
+  }
   struct core *core = in->conn->core;
   struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
   char reason[PLUGIN_HOST_REASON_LEN];
@@ -409,13 +424,6 @@ static bool plugins_allow_send(struct instance *in, struct qitem *it)
   LOGI(in->log, "message %" PRIu64 " to %s not sent: %s", it->msg->id, it->msg->dst.addr, reason);
   give_up_message(in, it, MSG_STATE_REJECTED, 0);
   return false;
-}
-
-/* The after_send hooks. */
-static void plugins_sent(struct instance *in, const struct msg *m, enum emg_plugin_send_status status)
-{
-  plugin_host_after_send(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire), m,
-                         in->conn->cfg->name, status);
 }
 
 static void pump(struct instance *in)
@@ -449,15 +457,7 @@ static void pump(struct instance *in)
     struct qitem *it = l.head;
     while (it) {
       struct qitem *next = it->next;
-      if (it->kind == QITEM_MSG && it->msg->validity && it->msg->validity < time(NULL)) {
-        LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
-             it->msg->dst.addr);
-        plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
-        give_up_message(in, it, MSG_STATE_EXPIRED, 0);
-        it = next;
-        continue;
-      }
-      if (it->kind == QITEM_MSG && !plugins_allow_send(in, it)) {
+      if (it->kind == QITEM_MSG && !may_send(in, it)) {
         it = next;
         continue;
       }
@@ -1429,12 +1429,7 @@ static void http_pump_out(struct instance *in)
       return;
     for (struct qitem *it = l.head, *next; it; it = next) {
       next = it->next;
-      if (it->msg->validity && it->msg->validity < time(NULL)) {
-        plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
-        give_up_message(in, it, MSG_STATE_EXPIRED, 0);
-        continue;
-      }
-      if (!plugins_allow_send(in, it))
+      if (!may_send(in, it))
         continue;
       it->sent_ns = clock_now_ns();
       int rc = http_client_submit(in->http_client, it->msg, it);
