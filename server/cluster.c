@@ -77,21 +77,24 @@ static int connector_index(const struct core *core, const char *name)
   return -1;
 }
 
-/* What the log row says about a message, as its DLR entry would. */
-static int info_from_row(const struct core *core, const struct db_message *row, struct dlr_info *info)
+/* A DLR entry's worth of a message known from the database: where its
+ * receipt goes. -1 when its origin connector is not configured here. */
+static int info_make(const struct core *core, struct dlr_info *info, uint64_t msg_id, const char *origin,
+                     const char *user, const char *ref, uint8_t dlr_mask, int64_t submit_time,
+                     const struct msg_addr *src, const struct msg_addr *dst)
 {
-  int origin = connector_index(core, row->origin_connector);
-  if (origin < 0)
+  int index = connector_index(core, origin);
+  if (index < 0)
     return -1;
   memset(info, 0, sizeof *info);
-  info->msg_id = row->id;
-  info->origin_connector = (uint16_t)origin;
-  info->dlr_mask = row->dlr_mask;
-  info->submit_time = row->received_ms / 1000;
-  snprintf(info->origin_user, sizeof info->origin_user, "%s", row->origin_user);
-  snprintf(info->origin_ref, sizeof info->origin_ref, "%s", row->origin_ref);
-  info->src = row->src;
-  info->dst = row->dst;
+  info->msg_id = msg_id;
+  info->origin_connector = (uint16_t)index;
+  info->dlr_mask = dlr_mask;
+  info->submit_time = submit_time;
+  snprintf(info->origin_user, sizeof info->origin_user, "%s", user);
+  snprintf(info->origin_ref, sizeof info->origin_ref, "%s", ref);
+  info->src = *src;
+  info->dst = *dst;
   return 0;
 }
 
@@ -101,7 +104,8 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
 {
   struct core *core = c->core;
   struct dlr_info info;
-  if (info_from_row(core, row, &info) < 0) {
+  if (info_make(core, &info, row->id, row->origin_connector, row->origin_user, row->origin_ref,
+                row->dlr_mask, row->received_ms / 1000, &row->src, &row->dst) < 0) {
     atomic_fetch_add(&c->unresolved, 1);
     LOGW(c->log, "receipt for message %" PRIu64 ": its origin connector %s is not configured here",
          row->id, row->origin_connector);
@@ -195,22 +199,14 @@ static int take_handed(void *arg, const struct db_handoff *h)
     struct spool_record rec = { .type = SPOOL_REC_FINISHED, .id = info.msg_id };
     core_journal(core, &rec);
   }
-  if (!local) {
-    int origin = connector_index(core, h->origin_connector);
-    if (origin < 0) {
-      LOGW(c->log, "receipt for message %" PRIu64 " from node %u: no connector %s here: dropped",
-           h->msg_id, h->from_node, h->origin_connector);
-      return 0;
-    }
-    memset(&info, 0, sizeof info);
-    info.msg_id = h->msg_id;
-    info.origin_connector = (uint16_t)origin;
-    info.dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED;
-    info.submit_time = h->receipt.submit_time;
-    snprintf(info.origin_user, sizeof info.origin_user, "%s", h->origin_user);
-    snprintf(info.origin_ref, sizeof info.origin_ref, "%s", h->receipt.id);
-    info.src = h->receipt.src;
-    info.dst = h->receipt.dst;
+  /* Without it, the hand-over is all there is; it carries no receipt mask,
+   * so every state goes on to the origin. */
+  if (!local && info_make(core, &info, h->msg_id, h->origin_connector, h->origin_user, h->receipt.id,
+                          MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED, h->receipt.submit_time,
+                          &h->receipt.src, &h->receipt.dst) < 0) {
+    LOGW(c->log, "receipt for message %" PRIu64 " from node %u: no connector %s here: dropped",
+         h->msg_id, h->from_node, h->origin_connector);
+    return 0;
   }
   if (connector_receipt_for_origin(core, &info, &h->receipt) < 0)
     LOGW(c->log, "receipt for message %" PRIu64 " from node %u: account %s is not here: dropped",
