@@ -46,7 +46,7 @@ bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" recei
 if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU per thread
   for t in /proc/"$emgd_pid"/task/*; do
     printf '%-16s %s\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")"
-  done | sort -k2 -g -r | head -12
+  done | sort -k2 -g -r | head -${THREADS_TOP:-12}
 fi
 if [ -n "${PERF:-}" ]; then
   kill -INT "$perf_pid"; wait "$perf_pid" || true
@@ -61,6 +61,10 @@ if [ -n "$database" ]; then   # how far the message log got, and how long it too
     sleep 0.1
   done
   echo "message log   $(pg_psql -c "SELECT count(*) FROM message_log") rows, $(pg_psql -c "SELECT count(*) FROM message_log WHERE receipt_state IS NOT NULL") with their receipt"
+  # PostgreSQL's CPU: the server and all its processes (the log writer's backend among them)
+  pg_cpu=0
+  for p in $(pgrep -u postgres); do pg_cpu=$(awk -v a="$pg_cpu" -v b="$(cpu_seconds "$p")" 'BEGIN { printf "%.2f", a + b }'); done
+  echo "postgres CPU  $pg_cpu s"
 fi
 bench_stop "$emgd_pid"; grep -h "journal:" "$tmp/emgd.log" || true
 bench_stop "$sink_pid"

@@ -448,9 +448,17 @@ struct idmap {
   unsigned shift;
 };
 
+/* Ids are handed out in runs, and the records of a commit mostly name
+ * neighbours (the messages of one burst, their SENT records): blocks of 16
+ * consecutive ids keep their order in the map, so those records share cache
+ * lines, while the blocks themselves are scattered by a multiplicative hash.
+ * Maps start at 1024 slots, so a block always fits. */
+#define IDMAP_RUN_BITS 4
+
 static size_t idmap_home(const struct idmap *m, uint64_t id)
 {
-  return (size_t)((id * 0x9e3779b97f4a7c15u) >> m->shift);
+  size_t block = (size_t)(((id >> IDMAP_RUN_BITS) * 0x9e3779b97f4a7c15u) >> (m->shift + IDMAP_RUN_BITS));
+  return (block << IDMAP_RUN_BITS) | (size_t)(id & ((1u << IDMAP_RUN_BITS) - 1));
 }
 
 static int idmap_init(struct idmap *m, size_t cap_pow2)
@@ -664,7 +672,9 @@ out:
 
 uint64_t spool_append(struct spool *s, const struct spool_record *rec)
 {
-  uint8_t stack[1024];
+  /* Room for any record but a MSG with a long body or callback: the common
+   * ones are encoded without an allocation. */
+  uint8_t stack[4096];
   size_t bound = record_bound(rec);
   uint8_t *buf = bound <= sizeof stack ? stack : malloc(bound);
   if (!buf)
