@@ -120,9 +120,19 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
       atomic_fetch_add(&c->resolved, 1);
     return;
   }
+  /* The origin did not ask for this state: nothing to pass on, and unless
+   * the state is final (the origin node's DLR entry and journal record
+   * close with it) nothing to hand over. */
+  if (!msg_receipt_wanted(row->dlr_mask, p->receipt.state) && !msg_state_final(p->receipt.state)) {
+    atomic_fetch_add(&c->resolved, 1);
+    LOGD(c->log, "receipt for message %" PRIu64 " (state %u): not asked for, not handed to node %u", row->id,
+         p->receipt.state, row->node_id);
+    return;
+  }
   struct db_handoff h;
   memset(&h, 0, sizeof h);
   h.msg_id = row->id;
+  h.dlr_mask = row->dlr_mask;
   snprintf(h.origin_connector, sizeof h.origin_connector, "%s", row->origin_connector);
   snprintf(h.origin_user, sizeof h.origin_user, "%s", row->origin_user);
   snprintf(h.target_connector, sizeof h.target_connector, "%s", core->cfg->connectors[p->connector].name);
@@ -199,11 +209,9 @@ static int take_handed(void *arg, const struct db_handoff *h)
     struct spool_record rec = { .type = SPOOL_REC_FINISHED, .id = info.msg_id };
     core_journal(core, &rec);
   }
-  /* Without it, the hand-over is all there is; it carries no receipt mask,
-   * so every state goes on to the origin. */
+  /* Without it, the hand-over is all there is, the receipt mask included. */
   if (!local && info_make(core, &info, h->msg_id, h->origin_connector, h->origin_user, h->receipt.id,
-                          MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED, h->receipt.submit_time,
-                          &h->receipt.src, &h->receipt.dst) < 0) {
+                          h->dlr_mask, h->receipt.submit_time, &h->receipt.src, &h->receipt.dst) < 0) {
     LOGW(c->log, "receipt for message %" PRIu64 " from node %u: no connector %s here: dropped",
          h->msg_id, h->from_node, h->origin_connector);
     return 0;

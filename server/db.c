@@ -54,6 +54,7 @@
 /* ---- migrations: sql/NNN_*.sql, compiled in by CMakeLists.txt ---- */
 
 extern const unsigned char db_sql_001_init[];
+extern const unsigned char db_sql_002_handoff_dlr_mask[];
 
 static const struct migration {
   int version;
@@ -61,6 +62,7 @@ static const struct migration {
   const unsigned char *sql;
 } migrations[] = {
   { 1, "001_init", db_sql_001_init },
+  { 2, "002_handoff_dlr_mask", db_sql_002_handoff_dlr_mask },
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == DB_SCHEMA_VERSION,
@@ -2126,7 +2128,7 @@ int db_receipt_lookup(struct db *db, const char *target_connector, const char *s
 
 int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, const struct db_handoff *h, char *err)
 {
-  char from[16], to[16], id[24], state[8], error[8], submit[24], done[24], st[4], sn[4], dt[4], dn[4];
+  char from[16], to[16], id[24], state[8], error[8], submit[24], done[24], st[4], sn[4], dt[4], dn[4], mask[4];
   snprintf(from, sizeof from, "%u", from_node);
   snprintf(to, sizeof to, "%u", to_node);
   snprintf(id, sizeof id, "%" PRId64, (int64_t)h->msg_id);
@@ -2138,16 +2140,17 @@ int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, cons
   snprintf(sn, sizeof sn, "%u", h->receipt.src.npi);
   snprintf(dt, sizeof dt, "%u", h->receipt.dst.ton);
   snprintf(dn, sizeof dn, "%u", h->receipt.dst.npi);
+  snprintf(mask, sizeof mask, "%u", h->dlr_mask);
   const char *const params[] = { to, from, id, h->origin_connector, h->origin_user, h->target_connector,
                                  h->smsc_id, h->receipt.id, state, error, submit, done,
-                                 h->receipt.src.addr, st, sn, h->receipt.dst.addr, dt, dn };
+                                 h->receipt.src.addr, st, sn, h->receipt.dst.addr, dt, dn, mask };
   pthread_mutex_lock(&db->lock);
   int rc = db_query(db,
                     "INSERT INTO receipt_handoff (to_node, from_node, msg_id, origin_connector, origin_user,"
                     " target_connector, smsc_id, receipt_id, state, error_code, submit_time, done_time,"
-                    " src_addr, src_ton, src_npi, dst_addr, dst_ton, dst_npi)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
-                    18, params, NULL, err);
+                    " src_addr, src_ton, src_npi, dst_addr, dst_ton, dst_npi, dlr_mask)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+                    19, params, NULL, err);
   pthread_mutex_unlock(&db->lock);
   return rc;
 }
@@ -2172,6 +2175,7 @@ static void handoff_parse(const PGresult *r, int i, struct db_handoff *h)
   copy_cstr(h->receipt.dst.addr, sizeof h->receipt.dst.addr, PQgetvalue(r, i, 15));
   h->receipt.dst.ton = (uint8_t)col_i64(r, i, 16);
   h->receipt.dst.npi = (uint8_t)col_i64(r, i, 17);
+  h->dlr_mask = (uint8_t)col_i64(r, i, 18);
 }
 
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
@@ -2191,7 +2195,7 @@ int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
   rc = db_query(db,
                 "SELECT seq, from_node, msg_id, origin_connector, origin_user, target_connector, smsc_id,"
                 " receipt_id, state, error_code, submit_time, done_time, src_addr, src_ton, src_npi,"
-                " dst_addr, dst_ton, dst_npi FROM receipt_handoff WHERE to_node = $1 ORDER BY seq"
+                " dst_addr, dst_ton, dst_npi, dlr_mask FROM receipt_handoff WHERE to_node = $1 ORDER BY seq"
                 " LIMIT $2 FOR UPDATE SKIP LOCKED",
                 2, params, &r, err);
   if (rc < 0)

@@ -45,7 +45,7 @@
 #define DB_NAME_LEN 64             /* connector names (CONFIG_NAME_LEN) */
 
 /* The schema version this code needs: the number of the last sql/NNN_*.sql. */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 enum db_error {
   DB_OK = 0,
@@ -269,6 +269,7 @@ struct db_handoff {
   char target_connector[DB_NAME_LEN]; /* where it was sent, and the SMSC's id: the origin */
   char smsc_id[DLR_ID_LEN];        /* node's DLR table entry, to close it */
   struct msg_receipt receipt;      /* as it goes to the client: id = the origin's ref */
+  uint8_t dlr_mask;                /* the receipts the client asked for (MSG_DLR_*) */
 };
 
 /* Queues h for node to_node. Returns 0 or DB_E_*. */

@@ -696,6 +696,7 @@ static void test_receipts(void)
   h.receipt.done_time = time(NULL);
   h.receipt.src = m.src;
   h.receipt.dst = m.dst;
+  h.dlr_mask = m.dlr_mask;
   CU_ASSERT_EQUAL(db_receipt_handoff(db2, 2, 1, &h, err), 0);
 
   struct taken t = { .accept_after = 0 };
@@ -715,6 +716,7 @@ static void test_receipts(void)
   CU_ASSERT_EQUAL(t.last.receipt.err, 3);
   CU_ASSERT_STRING_EQUAL(t.last.receipt.dst.addr, m.dst.addr);
   CU_ASSERT_EQUAL(t.last.receipt.done_time, h.receipt.done_time);
+  CU_ASSERT_EQUAL(t.last.dlr_mask, 3);
   t = (struct taken){ .accept_after = 0 };
   CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, &t, err), 0);  /* taken once only */
 
