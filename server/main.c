@@ -339,7 +339,7 @@ static int open_journal(struct daemon *d)
 {
   struct replay r = { .d = d };
   char err[256];
-  struct spool_options opt = { .sync = true };
+  struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us };
   d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
   if (!d->core.spool) {
     LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);

@@ -40,6 +40,7 @@ static void test_default_file(void)
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
+  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
   CU_ASSERT_TRUE(c->has_admin);
@@ -121,6 +122,7 @@ static void test_defaults(void)
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
+  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
   CU_ASSERT_FALSE(c->has_admin);
@@ -151,7 +153,8 @@ static void test_all_keys(void)
   static const char text[] =
       "general: { node_id = 65535; persist = false; spool_dir = \"/var/spool/emg\"; id_window = 1000000;\n"
       "  log_level = \"debug2\"; log_file = \"/var/log/emgd.log\"; dlr_table_size = 100000000;\n"
-      "  dlr_ttl = 3600; max_total_queue = 1000000000L; max_total_queue_soft = 900000000; };\n"
+      "  dlr_ttl = 3600; max_total_queue = 1000000000L; max_total_queue_soft = 900000000;\n"
+      "  journal_commit_interval_us = 2500; };\n"
       "database: { conninfo = \"postgresql:///emg\"; message_log = true; };\n"
       "connectors = (\n"
       "  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"[::1]:0\"; instances = 1000;\n"
@@ -178,6 +181,7 @@ static void test_all_keys(void)
   CU_ASSERT_STRING_EQUAL(c->log_file, "/var/log/emgd.log");
   CU_ASSERT_EQUAL(c->dlr_table_size, 100000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 3600);
+  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 2500);
   CU_ASSERT_EQUAL(c->max_total_queue, 1000000000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 900000000);
   CU_ASSERT_TRUE(c->has_database);
@@ -207,10 +211,10 @@ static void test_all_keys(void)
   CU_ASSERT_EQUAL(out->msgid_receipt, CONFIG_MSGID_DECIMAL);
   CU_ASSERT_EQUAL_FATAL(c->n_routes, 1);
   CU_ASSERT_STRING_EQUAL(c->routes[0].src_prefix, "4930");
-  CU_ASSERT_EQUAL(c->routes[0].line, 14);
+  CU_ASSERT_EQUAL(c->routes[0].line, 15);
   CU_ASSERT_EQUAL_FATAL(c->n_plugins, 1);
   CU_ASSERT_STRING_EQUAL(c->plugins[0].path, "plugins/blacklist.so");
-  CU_ASSERT_EQUAL(c->plugins[0].line, 15);
+  CU_ASSERT_EQUAL(c->plugins[0].line, 16);
   config_free(c);
 }
 
@@ -303,7 +307,7 @@ static void test_ranges(void)
 {
   struct config_errors e;
   load_bad("general: { node_id = 0; id_window = 1000001; dlr_table_size = 0; dlr_ttl = 0;\n"
-           "  max_total_queue = 100; max_total_queue_soft = 101; };\n"
+           "  max_total_queue = 100; max_total_queue_soft = 101; journal_commit_interval_us = 99; };\n"
            "connectors = (\n"
            "  { name = \"u\"; protocol = \"ucp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\";\n"
            "    window = 100; instances = 0; max_rate = -1; },\n"
@@ -312,8 +316,9 @@ static void test_ranges(void)
            "    reconnect_max = 100; reconnect_min = 101; max_queue = -1; }\n"
            ");\n",
            &e);
-  CU_ASSERT_EQUAL(e.count, 14);
+  CU_ASSERT_EQUAL(e.count, 15);
   CU_ASSERT(has_error(&e, 1, "general.node_id", "must be 1..65535"));
+  CU_ASSERT(has_error(&e, 2, "general.journal_commit_interval_us", "must be 100..100000"));
   CU_ASSERT(has_error(&e, 1, "general.id_window", "must be 1..1000000"));
   CU_ASSERT(has_error(&e, 1, "general.dlr_table_size", "must be 1..100000000"));
   CU_ASSERT(has_error(&e, 1, "general.dlr_ttl", "must be 1.."));
