@@ -19,6 +19,7 @@
 #include "netutil.h"
 #include "session.h"
 #include "sms_text.h"
+#include "strutil.h"
 #include "ucp_proto.h"
 
 /* Items taken from a queue at once: bounded so one instance cannot hog a
@@ -215,11 +216,11 @@ static void instance_publish(struct instance *in, bool force)
   bool up = s && session_state(s) != SESSION_DISCONNECTED && session_state(s) != SESSION_CLOSED;
   i->index = in->index;
   i->state = instance_state(in);
-  snprintf(i->peer, sizeof i->peer, "%s", up ? session_peer(s) : "");
+  str_copy(i->peer, sizeof i->peer, up ? session_peer(s) : "");
   snprintf(i->user, sizeof i->user, "%s",
            !is_server(in->conn) ? in->conn->cfg->system_id : up ? session_user(s) : "");
   enum proto_bind_mode mode = up ? session_bind_mode(s) : 0;
-  snprintf(i->bind, sizeof i->bind, "%s", mode == PROTO_BIND_TRX ? "trx" : mode == PROTO_BIND_TX ? "tx"
+  str_copy(i->bind, sizeof i->bind, mode == PROTO_BIND_TRX ? "trx" : mode == PROTO_BIND_TX ? "tx"
                                           : mode == PROTO_BIND_RX ? "rx" : "");
   i->window_used = up ? session_outstanding(s) : 0;
   i->window = in->conn->cfg->window;
@@ -331,7 +332,7 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
   it->msg_id = info->msg_id;
   history_add(core->history, info->msg_id, HISTORY_RECEIPT_QUEUED, info->origin_connector, r->state, r->err,
               info->origin_user);
-  snprintf(it->receipt.id, sizeof it->receipt.id, "%s", info->origin_ref);
+  str_copy(it->receipt.id, sizeof it->receipt.id, info->origin_ref);
   it->receipt.src = info->src;
   it->receipt.dst = info->dst;
   if (!it->receipt.submit_time)
@@ -591,7 +592,7 @@ static void hold_ack(struct instance *in, const struct reply *rp, const char *ms
   h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
   h->ticket = ticket;
   h->received_ns = received_ns;
-  snprintf(h->msgid, sizeof h->msgid, "%.64s", msgid ? msgid : "");
+  str_copy(h->msgid, sizeof h->msgid, msgid);
   if (q->count == 1)
     atomic_store_explicit(&in->held_ticket, ticket, memory_order_release);
 }
@@ -757,7 +758,7 @@ static void accept_message(struct instance *in, const struct msg *msg, const cha
   msg_resolve_times(m, now.tv_sec);
   m->origin.connector = (uint16_t)c->index;
   m->origin.instance = (uint16_t)in->index;
-  snprintf(m->origin.user, sizeof m->origin.user, "%s", origin_user);
+  str_copy(m->origin.user, sizeof m->origin.user, origin_user);
   origin_ref(in, m);
   struct qlist parts = split_message(in, m);
   if (!parts.count) {
@@ -1348,7 +1349,7 @@ static bool http_send_receipt(struct instance *in, struct qitem *it)
   struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id,
                               .time = time(NULL) };
   int n = it->callback_method == MSG_CALLBACK_POST
-            ? (snprintf(url, sizeof url, "%s", it->callback), http_codec_dlr_json(body, sizeof body, &d))
+            ? (str_copy(url, sizeof url, it->callback), http_codec_dlr_json(body, sizeof body, &d))
             : http_codec_dlr_url(url, sizeof url, it->callback, &d);
   if (n < 0) {
     LOGW(in->log, "receipt for message %" PRIu64 ": callback %s cannot be expanded: dropped", it->msg_id,
@@ -1412,7 +1413,7 @@ static void http_client_answered(void *arg, void *cookie, const struct http_clie
   resp.op = PROTO_OP_SUBMIT_RESP;
   resp.status = r->status;
   resp.raw_status = (uint32_t)r->http_status;
-  snprintf(resp.msgid, sizeof resp.msgid, "%s", r->msgid);
+  str_copy(resp.msgid, sizeof resp.msgid, r->msgid);
   if (r->status != PROTO_OK)
     LOGD(in->log, "message %" PRIu64 ": provider answered %ld: %s", it->msg->id, r->http_status, r->detail);
   response_in(in, it, &resp);
@@ -1669,7 +1670,7 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
     }
     pthread_mutex_lock(&free_in->handoff_lock);
     free_in->handoff_fd = cfd;
-    snprintf(free_in->handoff_peer, sizeof free_in->handoff_peer, "%s", peer);
+    str_copy(free_in->handoff_peer, sizeof free_in->handoff_peer, peer);
     pthread_mutex_unlock(&free_in->handoff_lock);
     evloop_wake(free_in->loop);
   }

@@ -50,6 +50,7 @@
 #include "crc32c.h"
 #include "db.h"
 #include "ids.h"
+#include "strutil.h"
 
 /* ---- migrations: sql/NNN_*.sql, compiled in by CMakeLists.txt ---- */
 
@@ -128,13 +129,6 @@ static struct timespec monotonic_in(uint64_t ms)
     ts.tv_nsec -= 1000000000;
   }
   return ts;
-}
-
-static void copy_cstr(char *dst, size_t cap, const char *src)
-{
-  size_t n = src ? strnlen(src, cap - 1) : 0;
-  memcpy(dst, src ? src : "", n);
-  dst[n] = '\0';
 }
 
 /* A byte buffer that grows. */
@@ -270,7 +264,7 @@ static int conn_failed(struct conn *c, const PGresult *r, char *err)
   const char *primary = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
   if (!state)
     state = "";
-  copy_cstr(c->sqlstate, sizeof c->sqlstate, state);
+  str_copy(c->sqlstate, sizeof c->sqlstate, state);
   err_set(err, "%s%s%s", primary ? primary : PQresultErrorMessage(r), *state ? " SQLSTATE " : "", state);
   if (PQstatus(c->pg) != CONNECTION_OK || strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0) {
     conn_drop(c);
@@ -493,7 +487,7 @@ static int conn_ensure(struct conn *c, char *err)
   char why[DB_ERR_LEN] = "";
   int rc = conn_connect(c, why);
   if (rc < 0) {
-    copy_cstr(c->last_error, sizeof c->last_error, why);
+    str_copy(c->last_error, sizeof c->last_error, why);
     err_set(err, "%s", why);
     c->retry_at_ms = clock_now_ms() + c->backoff_ms;
     c->backoff_ms = c->backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms : c->backoff_ms * 2;
@@ -508,7 +502,7 @@ static int conn_ensure(struct conn *c, char *err)
  * after the back-off (the error may be the server being overloaded). */
 static void conn_backoff(struct conn *c, const char *why)
 {
-  copy_cstr(c->last_error, sizeof c->last_error, why);
+  str_copy(c->last_error, sizeof c->last_error, why);
   conn_drop(c);
   c->retry_at_ms = clock_now_ms() + c->backoff_ms;
   c->backoff_ms = c->backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms : c->backoff_ms * 2;
@@ -1236,7 +1230,7 @@ static void log_set_connected(struct lane *log, bool connected, const char *why)
   bool changed = log->link != connected;
   log->link = connected;
   if (why)
-    copy_cstr(log->last_error, sizeof log->last_error, why);
+    str_copy(log->last_error, sizeof log->last_error, why);
   pthread_mutex_unlock(&log->lock);
   if (changed)
     parent_link_changed(log->parent, why);
@@ -1480,7 +1474,7 @@ static void writer_batch(struct lane *log)
    * the database's trouble: keep the batch and retry after the back-off. */
   if (rc == DB_E_SQL && (strncmp(log->conn.sqlstate, "22", 2) == 0 || strncmp(log->conn.sqlstate, "23", 2) == 0)) {
     pthread_mutex_lock(&log->lock);
-    copy_cstr(log->last_error, sizeof log->last_error, why);
+    str_copy(log->last_error, sizeof log->last_error, why);
     pthread_mutex_unlock(&log->lock);
     if (events > 1) {
       log->isolate_end = log->batch_end;
@@ -1757,7 +1751,7 @@ static int64_t lane_stats(struct lane *log, struct db_log_stats *out)
   out->spill_corrupt_bytes += log->spill_corrupt_bytes;
   out->memory_bytes += log->pending.len + log->work_bytes;
   if (!out->last_error[0] || log->link == 0)
-    copy_cstr(out->last_error, sizeof out->last_error, log->last_error);
+    str_copy(out->last_error, sizeof out->last_error, log->last_error);
   int64_t oldest = 0;
   if (log->work_events && log->work_oldest_ms)
     oldest = log->work_oldest_ms;
@@ -2040,7 +2034,7 @@ int db_node_list(struct db *db, struct db_node *out, unsigned max, char *err)
   int n = PQntuples(r);
   for (int i = 0; i < n; i++) {
     out[i].node_id = (unsigned)strtoul(PQgetvalue(r, i, 0), NULL, 10);
-    copy_cstr(out[i].name, sizeof out[i].name, PQgetvalue(r, i, 1));
+    str_copy(out[i].name, sizeof out[i].name, PQgetvalue(r, i, 1));
     out[i].started_ms = strtoll(PQgetvalue(r, i, 2), NULL, 10);
     out[i].seen_ago_s = strtod(PQgetvalue(r, i, 3), NULL);
   }
@@ -2067,13 +2061,13 @@ static void message_parse(const PGresult *r, struct db_message *m)
   m->id = (uint64_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10);
   m->node_id = (unsigned)col_i64(r, 0, 1);
   m->received_ms = col_i64(r, 0, 2);
-  copy_cstr(m->origin_connector, sizeof m->origin_connector, PQgetvalue(r, 0, 3));
-  copy_cstr(m->origin_user, sizeof m->origin_user, PQgetvalue(r, 0, 4));
-  copy_cstr(m->origin_ref, sizeof m->origin_ref, PQgetvalue(r, 0, 5));
-  copy_cstr(m->src.addr, sizeof m->src.addr, PQgetvalue(r, 0, 6));
+  str_copy(m->origin_connector, sizeof m->origin_connector, PQgetvalue(r, 0, 3));
+  str_copy(m->origin_user, sizeof m->origin_user, PQgetvalue(r, 0, 4));
+  str_copy(m->origin_ref, sizeof m->origin_ref, PQgetvalue(r, 0, 5));
+  str_copy(m->src.addr, sizeof m->src.addr, PQgetvalue(r, 0, 6));
   m->src.ton = (uint8_t)col_i64(r, 0, 7);
   m->src.npi = (uint8_t)col_i64(r, 0, 8);
-  copy_cstr(m->dst.addr, sizeof m->dst.addr, PQgetvalue(r, 0, 9));
+  str_copy(m->dst.addr, sizeof m->dst.addr, PQgetvalue(r, 0, 9));
   m->dst.ton = (uint8_t)col_i64(r, 0, 10);
   m->dst.npi = (uint8_t)col_i64(r, 0, 11);
   m->dlr_mask = (uint8_t)col_i64(r, 0, 12);
@@ -2081,8 +2075,8 @@ static void message_parse(const PGresult *r, struct db_message *m)
   m->segment_seq = (uint8_t)col_i64(r, 0, 14);
   m->segment_count = (uint8_t)col_i64(r, 0, 15);
   m->attempts = (unsigned)col_i64(r, 0, 16);
-  copy_cstr(m->target_connector, sizeof m->target_connector, PQgetvalue(r, 0, 17));
-  copy_cstr(m->smsc_id, sizeof m->smsc_id, PQgetvalue(r, 0, 18));
+  str_copy(m->target_connector, sizeof m->target_connector, PQgetvalue(r, 0, 17));
+  str_copy(m->smsc_id, sizeof m->smsc_id, PQgetvalue(r, 0, 18));
   m->sent_ms = col_i64(r, 0, 19);
   m->state = (uint8_t)col_i64(r, 0, 20);
   m->state_ms = col_i64(r, 0, 21);
@@ -2160,19 +2154,19 @@ static void handoff_parse(const PGresult *r, int i, struct db_handoff *h)
   memset(h, 0, sizeof *h);
   h->from_node = (unsigned)col_i64(r, i, 1);
   h->msg_id = (uint64_t)strtoll(PQgetvalue(r, i, 2), NULL, 10);
-  copy_cstr(h->origin_connector, sizeof h->origin_connector, PQgetvalue(r, i, 3));
-  copy_cstr(h->origin_user, sizeof h->origin_user, PQgetvalue(r, i, 4));
-  copy_cstr(h->target_connector, sizeof h->target_connector, PQgetvalue(r, i, 5));
-  copy_cstr(h->smsc_id, sizeof h->smsc_id, PQgetvalue(r, i, 6));
-  copy_cstr(h->receipt.id, sizeof h->receipt.id, PQgetvalue(r, i, 7));
+  str_copy(h->origin_connector, sizeof h->origin_connector, PQgetvalue(r, i, 3));
+  str_copy(h->origin_user, sizeof h->origin_user, PQgetvalue(r, i, 4));
+  str_copy(h->target_connector, sizeof h->target_connector, PQgetvalue(r, i, 5));
+  str_copy(h->smsc_id, sizeof h->smsc_id, PQgetvalue(r, i, 6));
+  str_copy(h->receipt.id, sizeof h->receipt.id, PQgetvalue(r, i, 7));
   h->receipt.state = (uint8_t)col_i64(r, i, 8);
   h->receipt.err = (uint16_t)col_i64(r, i, 9);
   h->receipt.submit_time = col_i64(r, i, 10);
   h->receipt.done_time = col_i64(r, i, 11);
-  copy_cstr(h->receipt.src.addr, sizeof h->receipt.src.addr, PQgetvalue(r, i, 12));
+  str_copy(h->receipt.src.addr, sizeof h->receipt.src.addr, PQgetvalue(r, i, 12));
   h->receipt.src.ton = (uint8_t)col_i64(r, i, 13);
   h->receipt.src.npi = (uint8_t)col_i64(r, i, 14);
-  copy_cstr(h->receipt.dst.addr, sizeof h->receipt.dst.addr, PQgetvalue(r, i, 15));
+  str_copy(h->receipt.dst.addr, sizeof h->receipt.dst.addr, PQgetvalue(r, i, 15));
   h->receipt.dst.ton = (uint8_t)col_i64(r, i, 16);
   h->receipt.dst.npi = (uint8_t)col_i64(r, i, 17);
   h->dlr_mask = (uint8_t)col_i64(r, i, 18);

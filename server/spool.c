@@ -1083,6 +1083,12 @@ static int cond_wait_us(struct spool *s, long us)
   return pthread_cond_timedwait(&s->wake, &s->lock, &until);
 }
 
+/* How long until commit_interval_us has passed since the last commit began. */
+static int64_t pacing_left_us(const struct spool *s)
+{
+  return (int64_t)s->opt.commit_interval_us - ((int64_t)clock_now_ns() / 1000 - s->commit_started_us);
+}
+
 static void *writer_main(void *arg)
 {
   struct spool *s = arg;
@@ -1102,6 +1108,16 @@ static void *writer_main(void *arg)
     if (s->pending.len == 0) {
       if (s->stopping)
         break;
+      /* Within the pacing interval of the last commit nothing could be
+       * committed yet anyway: sleep it out without asking appenders to
+       * wake us (a wake-up and a futex call per commit under load). */
+      int64_t pace_us = pacing_left_us(s);
+      if (pace_us > 0) {
+        s->writer_pacing = true;
+        cond_wait_us(s, (long)pace_us);
+        s->writer_pacing = false;
+        continue;
+      }
       s->writer_idle = true;
       int rc = cond_wait_us(s, RETRY_MS * 1000L);
       s->writer_idle = false;
@@ -1117,7 +1133,7 @@ static void *writer_main(void *arg)
      * the last commit began, so that a commit (a write, an fsync, and the
      * wake-ups of every thread waiting for it) carries many records. A
      * batch of COMMIT_FULL_BYTES goes at once. */
-    int64_t wait_us = (int64_t)s->opt.commit_interval_us - ((int64_t)clock_now_ns() / 1000 - s->commit_started_us);
+    int64_t wait_us = pacing_left_us(s);
     if (wait_us > 0 && s->pending.len < COMMIT_FULL_BYTES && !s->stopping) {
       s->writer_pacing = true;
       cond_wait_us(s, (long)wait_us);
