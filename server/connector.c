@@ -48,12 +48,18 @@ struct reply {
   struct http_server_completion completion;
 };
 
+/* The ticket of a record still in its instance's journal batch: higher
+ * than any real one, so that nothing waiting for it goes out before the
+ * batch is appended and the real ticket put in its place. */
+#define TICKET_IN_BATCH UINT64_MAX
+
 /* An ack held back by the soft limit or until the journal has its records. */
 struct held_ack {
   uint64_t due_ms;
   uint64_t received_ns;            /* monotonic: when the request came (its ack latency) */
   struct reply reply;
   uint64_t ticket;                 /* persist on: the journal ticket that must be durable first */
+  bool refused;                    /* the journal refused those records: answered with an error */
   char msgid[MSG_ID_LEN];
 };
 
@@ -110,6 +116,10 @@ struct instance {
   bool flush_pending;
   struct held_acks held;
   _Atomic uint64_t held_ticket;    /* ticket the oldest held ack waits for; 0 = none waits */
+  /* persist on: the records of this iteration, appended to the journal at
+   * its end (or before anything they concern is handed to another thread) */
+  struct spool_batch journal;
+  size_t held_new;                 /* acks held since the batch was last appended */
   uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
   uint8_t concat_ref;              /* reference of the next message this instance splits */
   struct early_receipt *early_head, *early_tail;
@@ -252,15 +262,59 @@ int connector_instance_info(struct connector *c, unsigned i, struct connector_in
   return 0;
 }
 
+/* ---- the journal batch of an instance (persist on) ---- */
+
+/* The instance whose thread this is: its records go into its batch. */
+static _Thread_local struct instance *batching;
+
+/* Appends the batch and puts its ticket into the acks held for it (or
+ * marks them refused when the journal refused the batch: those clients get
+ * an error, as if the journal had refused at once). */
+static void journal_flush(struct instance *in)
+{
+  size_t fresh = in->held_new;
+  in->held_new = 0;
+  if (!in->journal.count)
+    return;
+  uint64_t ticket = spool_batch_append(in->conn->core->spool, &in->journal);
+  struct held_acks *q = &in->held;
+  for (size_t i = q->count - (fresh < q->count ? fresh : q->count); i < q->count; i++) {
+    struct held_ack *h = &q->slots[(q->head + i) & (q->cap - 1)];
+    if (h->ticket == TICKET_IN_BATCH) {
+      h->ticket = ticket;
+      h->refused = !ticket;
+    }
+  }
+  if (q->count)
+    atomic_store(&in->held_ticket, q->slots[q->head].ticket);
+}
+
+static void release_held_acks(struct instance *in, bool all);
+
 /* ---- staging: one push per target queue per loop iteration ---- */
 
+/* The end of a loop iteration: the journal batch first, so that no thread
+ * sees a message or receipt before its record is in the journal, then the
+ * staged pushes, then whatever acks that made ready. */
 static void flush_stages(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
+  (void)loop;
+  journal_flush(in);
   for (unsigned i = 0; i < in->n_stages; i++)
     queue_push(in->stages[i].queue, &in->stages[i].list, 0);
   in->n_stages = 0;
   in->flush_pending = false;
+  if (in->held.count)
+    release_held_acks(in, false);
+}
+
+static void schedule_flush(struct instance *in)
+{
+  if (!in->flush_pending) {
+    in->flush_pending = true;
+    evloop_defer(in->loop, flush_stages, in);
+  }
 }
 
 static void stage(struct instance *in, struct queue *q, struct qitem *it)
@@ -278,10 +332,7 @@ static void stage(struct instance *in, struct queue *q, struct qitem *it)
     in->n_stages = i + 1;
   }
   qlist_append(&in->stages[i].list, it);
-  if (!in->flush_pending) {
-    in->flush_pending = true;
-    evloop_defer(in->loop, flush_stages, in);
-  }
+  schedule_flush(in);
 }
 
 /* Puts it and the items after it (up to tail) back at the front, in order:
@@ -303,11 +354,25 @@ static void requeue_front(struct queue *q, struct qitem *it)
 
 /* ---- the journal (persist on) ---- */
 
+/* Journals rec: in an instance's own thread into its batch, in any other
+ * thread at once. Returns the ticket to wait for (TICKET_IN_BATCH for a
+ * batched record; 1 with persist off), or 0 when the journal refuses. */
+static uint64_t journal(struct core *core, const struct spool_record *rec)
+{
+  struct instance *in = batching;
+  if (!core->spool || !in)
+    return core_journal(core, rec);
+  if (spool_batch_add(core->spool, &in->journal, rec) < 0)
+    return 0;
+  schedule_flush(in);
+  return TICKET_IN_BATCH;
+}
+
 static uint64_t journal_msg_event(struct core *core, enum spool_record_type type, uint64_t id,
                                   uint16_t target, const char *smsc_id)
 {
   struct spool_record rec = { .type = type, .id = id, .target = target, .smsc_id = smsc_id };
-  return core_journal(core, &rec);
+  return journal(core, &rec);
 }
 
 /* ---- receipts towards origins ---- */
@@ -350,7 +415,7 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
                                 .target = info->origin_connector, .receipt = &it->receipt,
                                 .user = info->origin_user, .callback = it->callback,
                                 .callback_method = it->callback_method };
-    *ticket = core_journal(core, &rec);
+    *ticket = journal(core, &rec);
   }
   return it;
 }
@@ -591,15 +656,18 @@ static void hold_ack(struct instance *in, const struct reply *rp, const char *ms
   h->reply = *rp;
   h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
   h->ticket = ticket;
+  h->refused = false;
   h->received_ns = received_ns;
   str_copy(h->msgid, sizeof h->msgid, msgid);
+  in->held_new++;
   if (q->count == 1)
-    atomic_store_explicit(&in->held_ticket, ticket, memory_order_release);
+    atomic_store(&in->held_ticket, ticket);
 }
 
 static void release_held_acks(struct instance *in, bool all)
 {
   struct held_acks *q = &in->held;
+  journal_flush(in);
   uint64_t now = evloop_now_ms(in->loop);
   struct spool *spool = in->conn->core->spool;
   uint64_t durable = spool ? spool_durable(spool) : UINT64_MAX;
@@ -608,13 +676,19 @@ static void release_held_acks(struct instance *in, bool all)
     struct held_ack *h = &q->slots[q->head];
     if (!all && (h->due_ms > now || h->ticket > durable))
       break;
-    reply_to(in, &h->reply, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
+    if (h->refused)
+      reply_to(in, &h->reply, PROTO_E_TEMPORARY, NULL);
+    else
+      reply_to(in, &h->reply, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
     if (h->received_ns)
       latency_record(&in->counted.ack, (clock_now_ns() - h->received_ns) / 1000);
     q->head = (q->head + 1) & (q->cap - 1);
     q->count--;
   }
-  atomic_store_explicit(&in->held_ticket, q->count ? q->slots[q->head].ticket : 0, memory_order_release);
+  /* Sequentially consistent, as spool_durable(): published, then the
+   * durable ticket read again by the next call, so a commit in between
+   * either sees what we wait for or is seen by us. */
+  atomic_store(&in->held_ticket, q->count ? q->slots[q->head].ticket : 0);
 }
 
 /* Where a routed message waits: a client connector's queue, or for a
@@ -772,7 +846,7 @@ static void accept_message(struct instance *in, const struct msg *msg, const cha
   for (struct qitem *it = parts.head; it && core->spool; it = it->next) {
     struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id,
                                 .target = (uint16_t)target, .msg = it->msg };
-    uint64_t t = core_journal(core, &rec);
+    uint64_t t = journal(core, &rec);
     if (!t) {
       /* The journal refuses (disk full, I/O error): never ack what is not
        * stored. Parts already journaled are marked finished. */
@@ -1512,7 +1586,7 @@ static void on_wake(struct evloop *loop, void *arg)
 static void journal_advanced(void *arg)
 {
   struct instance *in = arg;
-  uint64_t waits = atomic_load_explicit(&in->held_ticket, memory_order_acquire);
+  uint64_t waits = atomic_load(&in->held_ticket);
   if (waits && waits <= spool_durable(in->conn->core->spool))
     evloop_wake(in->loop);
 }
@@ -1568,6 +1642,7 @@ static void *instance_main(void *arg)
 {
   struct instance *in = arg;
   struct connector *c = in->conn;
+  batching = in;
   if (c->cfg->http) {
     http_instance_run(in);
     return NULL;
@@ -1880,6 +1955,7 @@ void connector_destroy(struct connector *c)
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
     pthread_mutex_destroy(&c->instances[i].info_lock);
     free(c->instances[i].held.slots);
+    spool_batch_free(&c->instances[i].journal);
   }
   free(c->instances);
   if (c->callbacks) {

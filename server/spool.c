@@ -563,7 +563,8 @@ struct spool {
   pthread_cond_t space;           /* appenders waiting for pending to drain */
   struct buf pending;
   uint64_t next_ticket;           /* the last ticket handed out */
-  bool writer_idle, stopping, failing;
+  bool writer_idle, stopping;
+  _Atomic bool failing;           /* written under lock; spool_batch_add reads it without */
   bool writer_pacing;             /* waiting for more records before the next commit */
   int64_t commit_started_us;      /* monotonic */
   char why[256];
@@ -686,9 +687,47 @@ uint64_t spool_append(struct spool *s, const struct spool_record *rec)
   return ticket;
 }
 
+int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_record *rec)
+{
+  if (atomic_load_explicit(&s->failing, memory_order_relaxed))
+    return -1;
+  size_t bound = record_bound(rec);
+  if (b->len + bound > b->cap) {
+    size_t cap = b->cap ? b->cap : 1 << 14;
+    while (cap < b->len + bound)
+      cap *= 2;
+    uint8_t *grown = realloc(b->p, cap);
+    if (!grown)
+      return -1;
+    b->p = grown;
+    b->cap = cap;
+  }
+  b->len += record_encode(b->p + b->len, rec, 0);
+  b->count++;
+  return 0;
+}
+
+uint64_t spool_batch_append(struct spool *s, struct spool_batch *b)
+{
+  uint64_t ticket = b->count ? pending_add(s, b->p, b->len, b->count, true) : 0;
+  b->len = 0;
+  b->count = 0;
+  return ticket;
+}
+
+void spool_batch_free(struct spool_batch *b)
+{
+  free(b->p);
+  *b = (struct spool_batch){ 0 };
+}
+
 uint64_t spool_durable(const struct spool *s)
 {
-  return atomic_load_explicit(&s->durable, memory_order_acquire);
+  /* Sequentially consistent, with the store below: a waiter that publishes
+   * what it waits for and then reads this, and the writer that stores this
+   * and then calls the listeners (which read what waiters publish), cannot
+   * both miss the other. */
+  return atomic_load(&s->durable);
 }
 
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
@@ -1045,7 +1084,7 @@ static void batch_commit(struct spool *s)
   pthread_mutex_lock(&s->lock);
   s->failing = false;
   pthread_mutex_unlock(&s->lock);
-  atomic_store_explicit(&s->durable, s->batch_last, memory_order_release);
+  atomic_store(&s->durable, s->batch_last);
   unsigned n = atomic_load_explicit(&s->nlisteners, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
     s->listeners[i].fn(s->listeners[i].arg);

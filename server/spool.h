@@ -87,6 +87,25 @@ void spool_close(struct spool *s);
  * full, I/O error): the caller must refuse what the record was for. */
 uint64_t spool_append(struct spool *s, const struct spool_record *rec);
 
+/* Records one thread gathers and appends at once: one lock and one copy
+ * into the journal for all of them instead of one per record. */
+struct spool_batch {
+  uint8_t *p;
+  size_t len, cap;
+  unsigned count;
+};
+
+/* Encodes rec at the end of b. Returns 0, or -1 when the spool is failing
+ * (the caller refuses what the record was for) or memory is short. */
+int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_record *rec);
+
+/* Appends b's records, in order, and empties b. Returns the last one's
+ * ticket (all are durable once spool_durable() reaches it), or 0 when the
+ * spool is failing and refused them all; also 0 for an empty batch. */
+uint64_t spool_batch_append(struct spool *s, struct spool_batch *b);
+
+void spool_batch_free(struct spool_batch *b);
+
 /* The highest ticket that is durable now. */
 uint64_t spool_durable(const struct spool *s);
 
