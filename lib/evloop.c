@@ -43,7 +43,8 @@ struct callback_list {
 struct evloop {
   int epoll_fd;
   int wake_fd;
-  _Atomic bool wake_pending;       /* a wake is written and not yet handled: later ones need no write */
+  _Atomic bool wake_pending;       /* a wake is asked for and not yet handled: later ones need nothing */
+  _Atomic bool sleeping;           /* in (or about to enter) a blocking epoll_wait: a wake must write */
   unsigned tick_ms;
   uint64_t now_ms;
   uint64_t next_tick_ms;
@@ -91,16 +92,24 @@ static void run_deferred(struct evloop *loop)
   loop->running.count = 0;
 }
 
+/* Handles a pending wake. The flag is cleared before the call: a waker
+ * that still saw it set has made its change before the call looks. */
+static void take_wake(struct evloop *loop)
+{
+  if (atomic_load_explicit(&loop->wake_pending, memory_order_relaxed) &&
+      atomic_exchange(&loop->wake_pending, false) && loop->wake_fn)
+    loop->wake_fn(loop, loop->wake_arg);
+}
+
 static void wake_ready(struct evloop *loop, int fd, unsigned events, void *arg)
 {
+  (void)events;
+  (void)arg;
   uint64_t count;
-  /* Draining the counter re-arms it; several wakes coalesce into one call.
-   * The flag is cleared after the read and before the call: a waker that
-   * still saw it set has made its change before the call looks. */
+  /* Draining the counter re-arms it; several wakes coalesce into one call. */
   ssize_t n = read(fd, &count, sizeof count);
-  atomic_store(&loop->wake_pending, false);
-  if (n == (ssize_t)sizeof count && loop->wake_fn)
-    loop->wake_fn(loop, loop->wake_arg);
+  (void)n;
+  take_wake(loop);
 }
 
 struct evloop *evloop_create(unsigned tick_ms)
@@ -255,9 +264,10 @@ void evloop_on_wake(struct evloop *loop, evloop_fn fn, void *arg)
 
 void evloop_wake(struct evloop *loop)
 {
-  /* One write per handled wake: the writes were most of the cost of waking
-   * a loop that other threads signal many times a millisecond. */
-  if (atomic_exchange(&loop->wake_pending, true))
+  /* One write per handled wake, and none while the loop is running (it
+   * looks at the flag before it sleeps): the writes were most of the cost
+   * of waking a loop that other threads signal many times a millisecond. */
+  if (atomic_exchange(&loop->wake_pending, true) || !atomic_load(&loop->sleeping))
     return;
   uint64_t one = 1;
   /* Only fails when the counter is about to overflow, i.e. a wake is pending anyway. */
@@ -294,7 +304,16 @@ int evloop_run(struct evloop *loop)
   int rc = 0;
   while (!loop->stopping) {
     loop->now_ms = clock_now_ms();
-    int n = epoll_wait(loop->epoll_fd, events, EVLOOP_BATCH, wait_timeout(loop));
+    int timeout = wait_timeout(loop);
+    if (timeout != 0) {
+      /* Sequentially consistent, as in evloop_wake: either the waker sees
+       * us sleeping and writes, or we see its wake and do not block. */
+      atomic_store(&loop->sleeping, true);
+      if (atomic_load(&loop->wake_pending))
+        timeout = 0;
+    }
+    int n = epoll_wait(loop->epoll_fd, events, EVLOOP_BATCH, timeout);
+    atomic_store_explicit(&loop->sleeping, false, memory_order_relaxed);
     if (n == -1 && errno != EINTR) {
       rc = -1;
       break;
@@ -302,6 +321,7 @@ int evloop_run(struct evloop *loop)
     loop->now_ms = clock_now_ms();
     for (int i = 0; i < n; i++)
       dispatch(loop, &events[i]);
+    take_wake(loop);   /* a wake that came while the loop was busy wrote nothing */
     if (loop->ticks.count && loop->now_ms >= loop->next_tick_ms) {
       loop->next_tick_ms += loop->tick_ms;
       /* After a long callback, skip the missed ticks rather than run them back to back. */
