@@ -10,7 +10,8 @@
 #   RECEIPTS=0  no receipts asked for
 #   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
 #   PERF=FILE   record a perf profile of emgd during the load into FILE
-#   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread),
+#   COMMIT_US   general.journal_commit_interval_us (default 1000)
+#   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
 # The setup is bench/lib.sh's, shared with reference.sh, sweep.sh and soak.sh.
 set -euo pipefail
