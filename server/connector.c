@@ -227,8 +227,7 @@ static void instance_publish(struct instance *in, bool force)
   i->index = in->index;
   i->state = instance_state(in);
   str_copy(i->peer, sizeof i->peer, up ? session_peer(s) : "");
-  snprintf(i->user, sizeof i->user, "%s",
-           !is_server(in->conn) ? in->conn->cfg->system_id : up ? session_user(s) : "");
+  str_copy(i->user, sizeof i->user, !is_server(in->conn) ? in->conn->cfg->system_id : up ? session_user(s) : "");
   enum proto_bind_mode mode = up ? session_bind_mode(s) : 0;
   str_copy(i->bind, sizeof i->bind, mode == PROTO_BIND_TRX ? "trx" : mode == PROTO_BIND_TX ? "tx"
                                           : mode == PROTO_BIND_RX ? "rx" : "");

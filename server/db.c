@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <libpq-fe.h>
+#include "bytebuf.h"
 #include "clock.h"
 #include "crc32c.h"
 #include "db.h"
@@ -132,31 +133,9 @@ static struct timespec monotonic_in(uint64_t ms)
 }
 
 /* A byte buffer that grows. */
-struct buf {
-  uint8_t *p;
-  size_t len, cap;
-};
-
-static int buf_reserve(struct buf *b, size_t more)
+static int buf_reserve(struct bytebuf *b, size_t more)
 {
-  if (b->len + more <= b->cap)
-    return 0;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap < b->len + more)
-    cap *= 2;
-  uint8_t *p = realloc(b->p, cap);
-  if (!p)
-    return -1;
-  b->p = p;
-  b->cap = cap;
-  return 0;
-}
-
-static void buf_free(struct buf *b)
-{
-  free(b->p);
-  b->p = NULL;
-  b->len = b->cap = 0;
+  return bytebuf_reserve(b, more, 4096);
 }
 
 /* ---- connections ---- */
@@ -851,19 +830,19 @@ static void fold_add(struct fold *f, unsigned i)
 
 /* ---- COPY text ---- */
 
-static void out_byte(struct buf *b, uint8_t c)
+static void out_byte(struct bytebuf *b, uint8_t c)
 {
   b->p[b->len++] = c;
 }
 
-static void out_null(struct buf *b)
+static void out_null(struct bytebuf *b)
 {
   out_byte(b, '\\');
   out_byte(b, 'N');
   out_byte(b, '\t');
 }
 
-static void out_i64(struct buf *b, int64_t v)
+static void out_i64(struct bytebuf *b, int64_t v)
 {
   char digits[24];
   int n = 0;
@@ -911,7 +890,7 @@ static size_t utf8_len(const uint8_t *p, size_t n)
 
 /* A text column: NULL when empty, COPY's escapes, '?' for each byte that is
  * not valid UTF-8 (the server would refuse the whole batch for one). */
-static void out_text(struct buf *b, struct strv s)
+static void out_text(struct bytebuf *b, struct strv s)
 {
   if (s.n == 0) {
     out_null(b);
@@ -949,7 +928,7 @@ static void out_text(struct buf *b, struct strv s)
  * length, and 20 numbers of up to 21 characters. */
 #define COPY_ROW_MAX (REC_STRINGS * (2 * 255 + 3) + 20 * 22 + 8)
 
-static void out_row(struct buf *b, const struct fold *f, const struct fold_row *row)
+static void out_row(struct bytebuf *b, const struct fold *f, const struct fold_row *row)
 {
   static const struct strv none = { NULL, 0 };
   const struct rec *a = row->accepted >= 0 ? &f->recs[row->accepted] : NULL;
@@ -1074,7 +1053,7 @@ struct lane {
   pthread_cond_t settled;          /* db_log_sync waits here */
 
   /* Under lock. */
-  struct buf pending;              /* records not yet taken by the writer */
+  struct bytebuf pending;              /* records not yet taken by the writer */
   uint64_t pending_events;
   int64_t pending_oldest_ms;
   uint64_t pending_since_ms;       /* monotonic: when pending stopped being empty */
@@ -1095,7 +1074,7 @@ struct lane {
   char last_error[DB_ERR_LEN];
 
   /* The writer's own. */
-  struct buf work;                 /* records being written, from pending or the spill file */
+  struct bytebuf work;                 /* records being written, from pending or the spill file */
   size_t work_pos;                 /* records before it are written */
   enum work_source work_source;
   bool batch_ready;                /* fold holds the batch [work_pos, batch_end) */
@@ -1103,7 +1082,7 @@ struct lane {
   size_t isolate_end;              /* write one event per batch until here (after bad data) */
   uint64_t stage_generation;       /* the connection the staging table was made on */
   struct fold fold;
-  struct buf copy;
+  struct bytebuf copy;
 };
 
 static size_t spill_event_len(const uint8_t *p)
@@ -1346,7 +1325,7 @@ static int writer_refill(struct lane *log)
   bool due = log->pending_events >= log->lim->batch_events || log->stop || log->sync_waiters ||
              now >= log->pending_since_ms + log->lim->flush_ms;
   if (log->pending.len && due) {
-    struct buf taken = log->pending;
+    struct bytebuf taken = log->pending;
     log->pending = log->work;
     log->pending.len = 0;
     log->work = taken;
@@ -1656,9 +1635,9 @@ static void lane_free(struct lane *log)
   log->spill_fd = -1;
   conn_free(&log->conn);
   fold_free(&log->fold);
-  buf_free(&log->pending);
-  buf_free(&log->work);
-  buf_free(&log->copy);
+  bytebuf_free(&log->pending);
+  bytebuf_free(&log->work);
+  bytebuf_free(&log->copy);
 }
 
 /* Sets up lane `index` of n in place, up to (not including) its thread. */
@@ -2180,7 +2159,7 @@ int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
   snprintf(limit, sizeof limit, "%u", max);
   const char *const params[] = { node, limit };
   PGresult *r = NULL;
-  struct buf taken = { 0 };
+  struct bytebuf taken = { 0 };
   int n = 0, rc;
   pthread_mutex_lock(&db->lock);
   conn_rollback(&db->conn);
@@ -2228,6 +2207,6 @@ out:
     conn_rollback(&db->conn);
   pthread_mutex_unlock(&db->lock);
   PQclear(r);
-  buf_free(&taken);
+  bytebuf_free(&taken);
   return rc < 0 ? rc : n;
 }

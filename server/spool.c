@@ -546,10 +546,6 @@ struct segment {
   int64_t started_ms;             /* monotonic: when it was opened (or found, at start-up) */
 };
 
-struct buf {
-  uint8_t *p;
-  size_t len, cap;
-};
 
 struct listener {
   void (*fn)(void *);
@@ -564,7 +560,7 @@ struct spool {
   pthread_mutex_t lock;           /* guards pending, next_ticket, failing, why, stats, stopping */
   pthread_cond_t wake;            /* the writer: something to write, or stop */
   pthread_cond_t space;           /* appenders waiting for pending to drain */
-  struct buf pending;
+  struct bytebuf pending;
   uint64_t next_ticket;           /* the last ticket handed out */
   bool writer_idle, stopping;
   _Atomic bool failing;           /* written under lock; spool_batch_add reads it without */
@@ -582,7 +578,7 @@ struct spool {
   bool writer_started;
 
   /* The writer's own state. */
-  struct buf batch;
+  struct bytebuf batch;
   uint64_t batch_last;            /* ticket of batch's last record */
   int fd;                         /* current segment, -1 before it is opened */
   uint32_t cur_seq;
@@ -638,19 +634,11 @@ static struct segment *seg_push(struct spool *s, uint32_t seq)
   return g;
 }
 
-static int buf_reserve(struct buf *b, size_t more)
+#define BUF_FIRST (1u << 16)            /* the first allocation of the spool's buffers */
+
+static int buf_reserve(struct bytebuf *b, size_t more)
 {
-  if (b->len + more <= b->cap)
-    return 0;
-  size_t cap = b->cap ? b->cap : 1 << 16;
-  while (cap < b->len + more)
-    cap *= 2;
-  uint8_t *grown = realloc(b->p, cap);
-  if (!grown)
-    return -1;
-  b->p = grown;
-  b->cap = cap;
-  return 0;
+  return bytebuf_reserve(b, more, BUF_FIRST);
 }
 
 /* Copies n bytes of records (nrec of them) into pending; returns the last
@@ -695,34 +683,25 @@ int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_r
 {
   if (atomic_load_explicit(&s->failing, memory_order_relaxed))
     return -1;
-  size_t bound = record_bound(rec);
-  if (b->len + bound > b->cap) {
-    size_t cap = b->cap ? b->cap : 1 << 14;
-    while (cap < b->len + bound)
-      cap *= 2;
-    uint8_t *grown = realloc(b->p, cap);
-    if (!grown)
-      return -1;
-    b->p = grown;
-    b->cap = cap;
-  }
-  b->len += record_encode(b->p + b->len, rec, 0);
+  if (bytebuf_reserve(&b->records, record_bound(rec), 1u << 14) < 0)
+    return -1;
+  b->records.len += record_encode(b->records.p + b->records.len, rec, 0);
   b->count++;
   return 0;
 }
 
 uint64_t spool_batch_append(struct spool *s, struct spool_batch *b)
 {
-  uint64_t ticket = b->count ? pending_add(s, b->p, b->len, b->count, true) : 0;
-  b->len = 0;
+  uint64_t ticket = b->count ? pending_add(s, b->records.p, b->records.len, b->count, true) : 0;
+  b->records.len = 0;
   b->count = 0;
   return ticket;
 }
 
 void spool_batch_free(struct spool_batch *b)
 {
-  free(b->p);
-  *b = (struct spool_batch){ 0 };
+  bytebuf_free(&b->records);
+  b->count = 0;
 }
 
 uint64_t spool_durable(const struct spool *s)
@@ -857,7 +836,7 @@ static int segment_write(struct spool *s, const uint8_t *data, size_t len, char 
 }
 
 /* Kill records the writer owes (a copy of something that died meanwhile). */
-static void kill_add(struct buf *kills, enum spool_record_type type, uint64_t id)
+static void kill_add(struct bytebuf *kills, enum spool_record_type type, uint64_t id)
 {
   if (buf_reserve(kills, HDR_LEN + 8) == 0)
     kills->len += record_encode(kills->p + kills->len, &(struct spool_record){ .type = type, .id = id }, 0);
@@ -873,7 +852,7 @@ static void live_move(struct spool *s, uint32_t *seg, uint32_t seq)
 }
 
 /* Applies one durable record, written to segment seq, to the live state. */
-static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct buf *kills)
+static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct bytebuf *kills)
 {
   uint64_t id = record_id(rec);
   bool copy = rec[13] & COPY_FLAG;
@@ -959,7 +938,7 @@ static void segments_delete(struct spool *s)
 struct compaction {
   struct spool *s;
   uint32_t seq;
-  struct buf copies;
+  struct bytebuf copies;
   unsigned count;
 };
 
@@ -1093,7 +1072,7 @@ static void batch_commit(struct spool *s)
   for (unsigned i = 0; i < n; i++)
     s->listeners[i].fn(s->listeners[i].arg);
 
-  struct buf kills = { NULL, 0, 0 };
+  struct bytebuf kills = { NULL, 0, 0 };
   uint64_t records = 0;
   /* The id maps hold every live message: far bigger than the caches, so
    * each record's entry is fetched a few records ahead of its turn. */
@@ -1191,7 +1170,7 @@ static void *writer_main(void *arg)
     int64_t now_us = (int64_t)clock_now_ns() / 1000;
     s->busy = (uint64_t)s->pending.len * 1000 >= (uint64_t)COMMIT_BUSY_BYTES_PER_MS * (uint64_t)(now_us - s->commit_started_us);
     s->commit_started_us = now_us;
-    struct buf full = s->pending;
+    struct bytebuf full = s->pending;
     s->pending = s->batch;
     s->batch = full;
     s->batch_last = s->next_ticket;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bytebuf.h"
 #include "msg.h"
 
 /* What a record says. Message ids tie the records of one message together. */
@@ -90,8 +91,7 @@ uint64_t spool_append(struct spool *s, const struct spool_record *rec);
 /* Records one thread gathers and appends at once: one lock and one copy
  * into the journal for all of them instead of one per record. */
 struct spool_batch {
-  uint8_t *p;
-  size_t len, cap;
+  struct bytebuf records;
   unsigned count;
 };
 
