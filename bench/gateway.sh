@@ -53,6 +53,8 @@ if [ -n "${PERF:-}" ]; then
   kill -INT "$perf_pid"; wait "$perf_pid" || true
   bench_forget "$perf_pid"
 fi
+# Context switches of all emgd's threads: each wake-up of a sleeping loop is one.
+emgd_switches=$(cat /proc/"$emgd_pid"/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }')
 emgd_cpu=$(cpu_seconds "$emgd_pid")
 emgd_mb=$(peak_rss_mb "$emgd_pid")
 sink_cpu=$(cpu_seconds "$sink_pid")
@@ -72,9 +74,11 @@ bench_stop "$sink_pid"
 
 lines=$(wc -l < "$tmp/emgd.log")
 echo "emgd log      $lines lines at log level ${LOG_LEVEL:-info}"
-jq -r --arg in "$in" --arg db "${DB:+, message log on}" --arg persist "${PERSIST:-false}" --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg sc "$sink_cpu" --arg dd "$dlr_delay" '
+jq -r --arg in "$in" --arg db "${DB:+, message log on}" --arg persist "${PERSIST:-false}" --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg cs "$emgd_switches" --arg sc "$sink_cpu" --arg lc "$load_cpu" --arg mc "$machine_cpu" --arg mb "$machine_busy" --arg dd "$dlr_delay" '
   "messages      \(.acked) acked of \(.sent) sent, \(.refused) refused, \(.receipts) receipts (\(.receipts_missing) missing)",
   "throughput    \(.msgs_per_s | floor) msgs/s (\($in | ascii_upcase) in, SMPP out, receipts after \($dd) ms, persist \($persist)\($db))",
   "ack latency   p50 \(.ack_latency_ms.p50) ms, p99 \(.ack_latency_ms.p99) ms, max \(.ack_latency_ms.max) ms",
-  "emgd          \($ec) s CPU, peak RSS \($em) MB",
-  "emgsink       \($sc) s CPU"' "$tmp/load.json"
+  "emgd          \($ec) s CPU, peak RSS \($em) MB, \($cs) context switches",
+  "emgsink       \($sc) s CPU",
+  "emgload       \($lc) s CPU",
+  "machine       \($mc) s CPU busy during the load (\($mb) % of the cores)"' "$tmp/load.json"

@@ -183,6 +183,8 @@ bench_load() {
   local dlr=(--dlr --wait-dlr "$wait_dlr")
   [ "$receipts" = 1 ] || dlr=()
   load_start=$EPOCHREALTIME
+  local stat_start
+  stat_start=$(head -1 /proc/stat)
   # In a subshell of its own so that `times` there reports emgload's CPU
   # alone: once emgload has been waited for, its /proc entry is gone. Its
   # exit status is not checked: load.json says what happened. Both run in
@@ -204,6 +206,11 @@ bench_load() {
   [ -s "$dir/load.pid" ] && bench_pids+=("$(cat "$dir/load.pid")")
   wait "$sub" || true
   load_end=$EPOCHREALTIME
+  # The whole machine over the load: seconds of CPU busy (all processes) and
+  # the share of both cores that was busy, from /proc/stat's first line.
+  read -r machine_cpu machine_busy < <(printf '%s\n%s\n' "$stat_start" "$(head -1 /proc/stat)" |
+    awk -v hz="$(getconf CLK_TCK)" '{ idle[NR] = $5 + $6; all[NR] = 0; for (i = 2; i <= NF; i++) all[NR] += $i }
+      END { busy = (all[2] - idle[2]) - (all[1] - idle[1]); printf "%.2f %.1f\n", busy / hz, 100 * busy / (all[2] - all[1]) }')
   bench_forget "$sub"
   [ -s "$dir/load.pid" ] && bench_forget "$(cat "$dir/load.pid")"
   # The second line of `times`: the children's user and system time, as 1m2.345s.
