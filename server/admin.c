@@ -396,8 +396,9 @@ static json_t *spool_json(struct core *c)
     return json_null();
   struct spool_stats ss;
   spool_stats(c->spool, &ss);
-  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}",
-                   "disk_bytes", (json_int_t)ss.disk_bytes, "records", (json_int_t)ss.records,
+  return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:o}",
+                   "disk_bytes", (json_int_t)ss.disk_bytes, "spare_bytes", (json_int_t)ss.spare_bytes,
+                   "segments_reused", (json_int_t)ss.segments_reused, "records", (json_int_t)ss.records,
                    "bytes", (json_int_t)ss.bytes, "fsyncs", (json_int_t)ss.fsyncs, "segments",
                    (json_int_t)ss.segments, "segments_deleted", (json_int_t)ss.segments_deleted,
                    "compacted", (json_int_t)ss.compacted, "live_messages",

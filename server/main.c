@@ -591,8 +591,8 @@ int main(int argc, char **argv)
     struct spool_stats st;
     spool_stats(d.core.spool, &st);
     LOGI(d.log, "journal: %" PRIu64 " records, %" PRIu64 " MB written in %" PRIu64 " commits, %" PRIu64
-         " records compacted, %" PRIu64 " segments deleted", st.records, st.bytes >> 20, st.fsyncs,
-         st.compacted, st.segments_deleted);
+         " records compacted, %" PRIu64 " segments deleted, %" PRIu64 " written into a deleted one's file",
+         st.records, st.bytes >> 20, st.fsyncs, st.compacted, st.segments_deleted, st.segments_reused);
     spool_close(d.core.spool);
   }
   core_destroy(&d.core);

@@ -9,7 +9,8 @@
  * Records carry a checksum: at start-up a torn record at the tail of the
  * last segment (a crash mid-write) is cut off; a bad record elsewhere is
  * reported with its file and offset, skipped, and the rest is recovered.
- * Segments whose records are all finished are deleted; compaction copies
+ * Segments whose records are all finished are deleted (the files of the
+ * last two are kept and overwritten by the next ones); compaction copies
  * the few live records out of old segments so that disk use follows what
  * is live, not what has passed through.
  *
@@ -61,9 +62,11 @@ struct spool_options {
 
 struct spool_stats {
   uint64_t records, bytes, fsyncs, segments, segments_deleted, compacted;
+  uint64_t segments_reused;  /* segments written into the file of a deleted one */
   uint64_t durable_ticket;
   uint64_t live_messages, live_receipts;
-  uint64_t disk_bytes;      /* on disk now */
+  uint64_t disk_bytes;      /* on disk now, spare files included */
+  uint64_t spare_bytes;     /* deleted segments' files kept to be reused (at most two) */
   bool failed;              /* the last write or fsync failed (disk full, I/O error) */
   char last_error[256];
 };
