@@ -22,7 +22,7 @@
 
 #define WINDOW 64
 
-static const char *base_dir = "/work/main/build-spool";
+static const char *base_dir = ".";
 static size_t count = 1000000;
 static double seconds = 3;
 static uint8_t text[145];
