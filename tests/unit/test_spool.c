@@ -241,6 +241,19 @@ static uint64_t append_id(struct spool *s, enum spool_record_type type, uint64_t
   return spool_append(s, &(struct spool_record){ .type = type, .id = id });
 }
 
+/* A spool in a new directory holding the durable MSG records of ids 1..n. */
+static struct spool *spool_with_msgs(struct collector *c, size_t segment_size, uint64_t n)
+{
+  dir_make();
+  struct spool *s = open_with(c, segment_size, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  uint64_t t = 0;
+  for (uint64_t id = 1; id <= n; id++)
+    t = append_msg(s, id);
+  CU_ASSERT(wait_durable(s, t));
+  return s;
+}
+
 static void test_roundtrip(void)
 {
   dir_make();
@@ -632,14 +645,9 @@ static void test_disk_full(void)
  * waiting for a record to end there. */
 static void test_compaction_over_damage(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 3u << 20, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_with_msgs(&c, 3u << 20, 24000);
   uint64_t t = 0;
-  for (uint64_t id = 1; id <= 24000; id++)
-    t = append_msg(s, id);
-  CU_ASSERT(wait_durable(s, t));
   spool_close(s);
   char names[8][600];
   uint64_t bytes;
@@ -791,14 +799,8 @@ static void test_segments_reused(void)
  * warning, and a clean stop leaves none. */
 static void test_zeros_ahead(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 1u << 20, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  uint64_t t = 0;
-  for (uint64_t id = 1; id <= 100; id++)
-    t = append_msg(s, id);
-  CU_ASSERT(wait_durable(s, t));
+  struct spool *s = spool_with_msgs(&c, 1u << 20, 100);
   char names[8][600];
   uint64_t bytes = 0;
   struct spool_stats st;
@@ -901,14 +903,9 @@ static void test_crc32c(void)
  * end are picked up whole by the next, and nothing live is lost. */
 static void test_compaction_in_parts(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 3u << 20, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_with_msgs(&c, 3u << 20, 24000);
   uint64_t t = 0;
-  for (uint64_t id = 1; id <= 24000; id++)
-    t = append_msg(s, id);
-  CU_ASSERT(wait_durable(s, t));
   for (uint64_t id = 1; id <= 24000; id++)
     if (id % 1000)
       t = append_id(s, SPOOL_REC_FINISHED, id);
