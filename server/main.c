@@ -339,7 +339,8 @@ static int open_journal(struct daemon *d)
 {
   struct replay r = { .d = d };
   char err[256];
-  struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us };
+  struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us,
+                               .segment_size = (size_t)d->cfg->journal_segment_mb << 20 };
   d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
   if (!d->core.spool) {
     LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);
@@ -554,6 +555,11 @@ int main(int argc, char **argv)
     if (open_journal(&d) == -1)
       return 1;
     core_set_scts_floor(&d.core, spool_previous_write(d.core.spool));
+    char why[256];
+    if (spool_note_floor(d.core.spool, d.core.scts_floor, why) == -1) {
+      LOGE(d.log, "journal: %s", why);
+      return 1;
+    }
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
   }

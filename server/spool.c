@@ -623,7 +623,8 @@ struct spool {
   int direct_fd;                  /* the current file again, O_DIRECT, for its zeros; -1 without */
   struct spare spares[SPARES_MAX];
   size_t nspares;
-  int64_t previous_write_s;       /* Unix s: the newest segment's mtime when opened; 0 = none */
+  int64_t previous_write_s;       /* Unix s: the newest mtime of the segments found; 0 = none */
+  int64_t previous_floor_s;       /* Unix s: the floor the previous process noted; 0 = none */
   uint64_t file_off;              /* end of the last good write */
   bool tail_dirty;                /* a failed write may have left bytes past file_off */
   uint64_t ids_mark;              /* highest id seen: written at the head of each segment */
@@ -1538,6 +1539,11 @@ static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *
   }
   struct image *im = &r->images[i];
   im->size = (size_t)st.st_size;
+  /* When the previous process last wrote: the newest modification time of
+   * any segment (a reused file taken just before a crash keeps the time of
+   * its old life, so the newest segment alone can be too old). */
+  if ((int64_t)st.st_mtime > s->previous_write_s)
+    s->previous_write_s = (int64_t)st.st_mtime;
   if (im->size) {
     im->base = mmap(NULL, im->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (im->base == MAP_FAILED) {
@@ -1647,15 +1653,6 @@ static int replay_all(struct spool *s, void (*replay)(void *, const struct spool
   if (r.ids_max && replay)
     replay(ctx, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = r.ids_max });
   s->cur_seq = n ? seqs[n - 1] + 1 : 1;
-  if (n) {
-    /* When the previous process last wrote: what it handed out before it
-     * ended was stamped no later than that (plus what it ran ahead). */
-    char path[4096];
-    struct stat st;
-    seg_path(s, seqs[n - 1], path, sizeof path);
-    if (stat(path, &st) == 0)
-      s->previous_write_s = (int64_t)st.st_mtime;
-  }
   if (spares_find(s, err) < 0)
     goto out;
   rc = 0;
@@ -1667,6 +1664,22 @@ out:
   idmap_free(&r.deferred);
   free(seqs);
   return rc;
+}
+
+#define FLOOR_FILE "scts_floor"           /* spool_note_floor's file in the spool's directory */
+
+/* The floor the previous process noted, 0 when none (or unreadable). */
+static int64_t floor_read(const char *dir)
+{
+  char path[4096], text[32] = "";
+  snprintf(path, sizeof path, "%s/" FLOOR_FILE, dir);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  text[n > 0 ? n : 0] = '\0';
+  return strtoll(text, NULL, 10);
 }
 
 static void spool_free(struct spool *s)
@@ -1721,6 +1734,7 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   }
   if (replay_all(s, replay, warn, ctx, err) < 0)
     goto fail;
+  s->previous_floor_s = floor_read(dir);
   /* A fresh segment for this run, its IDS record durable before anything. */
   if (segment_write(s, NULL, 0, why, sizeof why) < 0) {
     snprintf(err, 256, "%s", why);
@@ -1756,5 +1770,25 @@ void spool_close(struct spool *s)
 
 int64_t spool_previous_write(const struct spool *s)
 {
-  return s->previous_write_s;
+  return s->previous_write_s > s->previous_floor_s ? s->previous_write_s : s->previous_floor_s;
 }
+
+/* Written to a temporary file, synced, renamed over the old one, and the
+ * directory synced: after a crash the file holds this floor or the last. */
+int spool_note_floor(struct spool *s, int64_t floor_s, char *err)
+{
+  char path[4096], tmp[4096], text[32];
+  snprintf(path, sizeof path, "%s/" FLOOR_FILE, s->dir);
+  snprintf(tmp, sizeof tmp, "%s/" FLOOR_FILE ".new", s->dir);
+  int n = snprintf(text, sizeof text, "%" PRId64 "\n", floor_s);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && write(fd, text, (size_t)n) == n && fsync(fd) == 0;
+  if (fd >= 0)
+    close(fd);
+  ok = ok && rename(tmp, path) == 0 && fsync(s->dirfd) == 0;
+  if (!ok)
+    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+  return ok ? 0 : -1;
+}
+
+

@@ -4,6 +4,8 @@
 # every message emgload saw acked reached the SMSC and its receipt came
 # back; duplicates at the sink (acks lost in a crash, so emgload sent again)
 # are counted and reported. bench/crash.sh runs it bigger (10 kills, 200,000).
+# Segments of 1 MiB, so that the kills also land while segments are
+# rotated, deleted, compacted and their files reused.
 BIN=${BIN:-$1}
 KILLS=${2:-3}
 COUNT=${3:-20000}
@@ -13,7 +15,7 @@ start_sink s smpp --dlr-delay 0-1000
 ucp=$(free_port)
 mkdir -p "$TMP/spool"
 cat > "$TMP/emgd.conf" <<CONF
-general: { node_id = 12; persist = true; spool_dir = "$TMP/spool"; id_window = 100; };
+general: { node_id = 12; persist = true; spool_dir = "$TMP/spool"; id_window = 100; journal_segment_mb = 1; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 4;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -52,4 +54,5 @@ check "duplicates stay within the in-flight windows of the crashes ($dups <= $((
 check "every acked message's receipt came back ($(jget "$TMP/load.json" .receipts) of $COUNT)" \
   [ "$(jget "$TMP/load.json" .receipts)" = "$COUNT" ]
 check "each restart recovered from the journal" [ "$(grep -l 'journal: ' "$TMP"/g[1-9]*.log | wc -l)" = "$KILLS" ]
+grep -h "segments deleted" "$TMP/g$KILLS.log" || true
 finish

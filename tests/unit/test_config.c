@@ -41,6 +41,7 @@ static void test_default_file(void)
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
   CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
+  CU_ASSERT_EQUAL(c->journal_segment_mb, 64);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
   CU_ASSERT_TRUE(c->has_admin);
@@ -123,6 +124,7 @@ static void test_defaults(void)
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
   CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
+  CU_ASSERT_EQUAL(c->journal_segment_mb, 64);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
   CU_ASSERT_FALSE(c->has_admin);
@@ -154,7 +156,7 @@ static void test_all_keys(void)
       "general: { node_id = 65535; persist = false; spool_dir = \"/var/spool/emg\"; id_window = 1000000;\n"
       "  log_level = \"debug2\"; log_file = \"/var/log/emgd.log\"; dlr_table_size = 100000000;\n"
       "  dlr_ttl = 3600; max_total_queue = 1000000000L; max_total_queue_soft = 900000000;\n"
-      "  journal_commit_interval_us = 2500; };\n"
+      "  journal_commit_interval_us = 2500; journal_segment_mb = 8; };\n"
       "database: { conninfo = \"postgresql:///emg\"; message_log = true; };\n"
       "connectors = (\n"
       "  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"[::1]:0\"; instances = 1000;\n"
@@ -182,6 +184,7 @@ static void test_all_keys(void)
   CU_ASSERT_EQUAL(c->dlr_table_size, 100000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 3600);
   CU_ASSERT_EQUAL(c->journal_commit_interval_us, 2500);
+  CU_ASSERT_EQUAL(c->journal_segment_mb, 8);
   CU_ASSERT_EQUAL(c->max_total_queue, 1000000000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 900000000);
   CU_ASSERT_TRUE(c->has_database);
@@ -307,7 +310,7 @@ static void test_ranges(void)
 {
   struct config_errors e;
   load_bad("general: { node_id = 0; id_window = 1000001; dlr_table_size = 0; dlr_ttl = 0;\n"
-           "  max_total_queue = 100; max_total_queue_soft = 101; journal_commit_interval_us = 99; };\n"
+           "  max_total_queue = 100; max_total_queue_soft = 101; journal_commit_interval_us = 99; journal_segment_mb = 1025; };\n"
            "connectors = (\n"
            "  { name = \"u\"; protocol = \"ucp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\";\n"
            "    window = 100; instances = 0; max_rate = -1; },\n"
@@ -316,8 +319,9 @@ static void test_ranges(void)
            "    reconnect_max = 100; reconnect_min = 101; max_queue = -1; }\n"
            ");\n",
            &e);
-  CU_ASSERT_EQUAL(e.count, 15);
+  CU_ASSERT_EQUAL(e.count, 16);
   CU_ASSERT(has_error(&e, 1, "general.node_id", "must be 1..65535"));
+  CU_ASSERT(has_error(&e, 2, "general.journal_segment_mb", "must be 1..1024"));
   CU_ASSERT(has_error(&e, 2, "general.journal_commit_interval_us", "must be 100..100000"));
   CU_ASSERT(has_error(&e, 1, "general.id_window", "must be 1..1000000"));
   CU_ASSERT(has_error(&e, 1, "general.dlr_table_size", "must be 1..100000000"));

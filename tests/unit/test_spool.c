@@ -836,6 +836,32 @@ static void test_zeros_ahead(void)
   dir_remove();
 }
 
+/* The floor a process notes comes back to the next one as its previous
+ * write when it is later than the segments' last modification. */
+static void test_floor_noted(void)
+{
+  struct collector c = { 0 };
+  struct spool *s = spool_with_msgs(&c, 0, 10);
+  int64_t now = (int64_t)time(NULL);
+  CU_ASSERT(spool_previous_write(s) == 0);   /* a new spool */
+  char err[256];
+  CU_ASSERT_EQUAL(spool_note_floor(s, now + 20, err), 0);
+  spool_close(s);
+  s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(spool_previous_write(s), now + 20);
+  CU_ASSERT_EQUAL(spool_note_floor(s, now - 100, err), 0);   /* older than the last write */
+  spool_close(s);
+  collector_reset(&c);
+  s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 10);   /* the file is no segment */
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
 /* A segment written before records were seeded with their segment's number
  * (CRC seed 0) still replays; it is deleted, never reused. */
 static void test_unseeded_segment(void)
@@ -956,6 +982,7 @@ void suite_spool(void)
     { "deleted segments' files reused, their old records never replayed", test_segments_reused },
     { "a segment without CRC seed still replays", test_unseeded_segment },
     { "zeros written ahead, cut quietly after a crash", test_zeros_ahead },
+    { "the stamping floor noted for the next process", test_floor_noted },
     { "compaction keeps disk use bounded", test_compaction },
     { "compaction reads big segments in parts", test_compaction_in_parts },
     { "compaction passes over damage bigger than its buffer", test_compaction_over_damage },
