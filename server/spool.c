@@ -17,11 +17,14 @@
  * batch to update what is live. Everything about segments and liveness is
  * therefore owned by the writer thread alone and needs no lock.
  *
- * Reuse: up to two deleted segments' files are kept (NNNNNNNNNNNN.free) and
- * overwritten as the next segments, since an fdatasync after overwriting
- * written blocks costs about half of one after an append. The old records
- * past the new ones never validate (another seed): replay cuts them like a
- * torn tail, and a segment that fills up is truncated to its records.
+ * Written blocks: an fdatasync after overwriting blocks that are already
+ * written costs about half of one after an append, so commits never append
+ * if they can help it. Zeros are written ahead of the records (O_DIRECT),
+ * each commit is padded to the end of its last page, and up to two deleted
+ * segments' files are kept (NNNNNNNNNNNN.free) and overwritten as the next
+ * segments. Replay cuts zeros after the records without a word; a reused
+ * file's old records never validate (another seed) and are cut like a torn
+ * tail. A segment that fills up is truncated to its records.
  *
  * Liveness: a map id -> (segment of its MSG, segment of its SENT) and one
  * id -> segment of its RECEIPT; each segment counts the live records it holds.
@@ -853,8 +856,6 @@ static int segment_open(struct spool *s, char *why, size_t why_len)
   /* A retried open may find bytes of a failed write, to be cut; a reused
    * file's old bytes are left to be overwritten (they never validate). */
   s->tail_dirty = !reused;
-  if (reused)
-    posix_fadvise(s->fd, 0, 0, POSIX_FADV_WILLNEED);   /* partial pages are read, not zeroed */
   return 0;
 }
 
