@@ -21,7 +21,7 @@ int core_init(struct core *c, const struct config *cfg)
   ids_init(&c->ids, cfg->node_id, cfg->id_window, 1);
   pthread_mutex_init(&c->rates.lock, NULL);
   c->started = time(NULL);
-  core_set_scts_floor(c, 0);
+  core_set_scts_floor(c, 0, 0);
   return 0;
 }
 
@@ -149,10 +149,13 @@ void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt 
   db_log_event(c->db_log, &ev);
 }
 
-void core_set_scts_floor(struct core *c, int64_t previous_write)
+void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor)
 {
   int64_t floor = c->started + CORE_SCTS_RESTART_MARGIN_S;
   if (previous_write && previous_write + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1 > floor)
     floor = previous_write + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1;
+  /* Its floor is exact: no margin for clocks and file times on top. */
+  if (previous_floor && previous_floor + CORE_SCTS_RUNAHEAD_S + 1 > floor)
+    floor = previous_floor + CORE_SCTS_RUNAHEAD_S + 1;
   c->scts_floor = floor;
 }

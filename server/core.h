@@ -126,13 +126,15 @@ void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt 
 
 /* (AdC, SCTS) must stay unique across restarts: a new process stamps UCP
  * references from a second past anything the previous one can have handed
- * out. That one stamped no later than previous_write (0 when unknown: the
- * later of its last journal write and its own floor, which a process
- * started soon after another lies ahead of its clock) plus what its
- * allocator ran ahead for recipients with many messages in one second. */
+ * out. That one stamped from the later of its clock, which was no later
+ * than its last journal write (previous_write, 0 when unknown; a margin
+ * covers clock steps and file times), and its own floor (previous_floor, 0
+ * when unknown: a process started soon after another stamps from a floor
+ * ahead of its clock), plus what its allocator ran ahead for recipients
+ * with many messages in one second. */
 #define CORE_SCTS_RESTART_MARGIN_S 3
 #define CORE_SCTS_RUNAHEAD_S 5
-void core_set_scts_floor(struct core *c, int64_t previous_write);
+void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

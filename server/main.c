@@ -554,7 +554,7 @@ int main(int argc, char **argv)
   if (d.cfg->persist) {
     if (open_journal(&d) == -1)
       return 1;
-    core_set_scts_floor(&d.core, spool_previous_write(d.core.spool));
+    core_set_scts_floor(&d.core, spool_previous_write(d.core.spool), spool_previous_floor(d.core.spool));
     char why[256];
     if (spool_note_floor(d.core.spool, d.core.scts_floor, why) == -1) {
       LOGE(d.log, "journal: %s", why);

@@ -1771,7 +1771,12 @@ void spool_close(struct spool *s)
 
 int64_t spool_previous_write(const struct spool *s)
 {
-  return s->previous_write_s > s->previous_floor_s ? s->previous_write_s : s->previous_floor_s;
+  return s->previous_write_s;
+}
+
+int64_t spool_previous_floor(const struct spool *s)
+{
+  return s->previous_floor_s;
 }
 
 /* Written to a temporary file, synced, renamed over the old one, and the

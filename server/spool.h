@@ -123,11 +123,13 @@ bool spool_failing(const struct spool *s, char *why, size_t why_len);
 
 void spool_stats(const struct spool *s, struct spool_stats *out);
 
-/* How late the previous process can have stamped anything, Unix seconds;
- * 0 for a new spool: the later of its last write to the spool (the newest
- * modification time of its segments) and the floor it noted with
- * spool_note_floor (a process may stamp from a floor ahead of its clock). */
+/* When the previous process last wrote to the spool (the newest
+ * modification time of its segments when it was opened), Unix seconds; 0
+ * for a new spool. */
 int64_t spool_previous_write(const struct spool *s);
+/* The floor the previous process noted with spool_note_floor, Unix
+ * seconds; 0 when none. */
+int64_t spool_previous_floor(const struct spool *s);
 /* Notes durably (in spool_dir) the time this process stamps from, for the
  * next one. 0, or -1 with a reason in err (256 bytes). */
 int spool_note_floor(struct spool *s, int64_t floor_s, char *err);

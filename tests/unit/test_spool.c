@@ -836,26 +836,28 @@ static void test_zeros_ahead(void)
   dir_remove();
 }
 
-/* The floor a process notes comes back to the next one as its previous
- * write when it is later than the segments' last modification. */
+/* The floor a process notes comes back to the next one, beside the
+ * segments' last modification. */
 static void test_floor_noted(void)
 {
   struct collector c = { 0 };
   struct spool *s = spool_with_msgs(&c, 0, 10);
   int64_t now = (int64_t)time(NULL);
   CU_ASSERT(spool_previous_write(s) == 0);   /* a new spool */
+  CU_ASSERT(spool_previous_floor(s) == 0);
   char err[256];
   CU_ASSERT_EQUAL(spool_note_floor(s, now + 20, err), 0);
   spool_close(s);
   s = open_with(&c, 0, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  CU_ASSERT_EQUAL(spool_previous_write(s), now + 20);
-  CU_ASSERT_EQUAL(spool_note_floor(s, now - 100, err), 0);   /* older than the last write */
+  CU_ASSERT_EQUAL(spool_previous_floor(s), now + 20);
+  CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
+  CU_ASSERT_EQUAL(spool_note_floor(s, now - 100, err), 0);   /* the last one noted counts */
   spool_close(s);
   collector_reset(&c);
   s = open_with(&c, 0, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
+  CU_ASSERT_EQUAL(spool_previous_floor(s), now - 100);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 10);   /* the file is no segment */
   spool_close(s);
   collector_reset(&c);
