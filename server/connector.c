@@ -379,7 +379,7 @@ static uint64_t journal_msg_event(struct core *core, enum spool_record_type type
 /* The receipt item for the origin of a message and the queue it goes to,
  * or NULL when the origin does not want this state or cannot be found. */
 static struct qitem *origin_receipt(struct core *core, struct log_category *log,
-                                   const struct dlr_info *info, const struct msg_receipt *r,
+                                   const struct dlr_info *info, const struct msg_receipt *r, int via,
                                    struct queue **q, uint64_t *ticket)
 {
   if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors)
@@ -394,6 +394,7 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
   }
   it->receipt = *r;
   it->msg_id = info->msg_id;
+  it->via = via >= 0 ? (uint16_t)(via + 1) : 0;
   history_add(core->history, info->msg_id, HISTORY_RECEIPT_QUEUED, info->origin_connector, r->state, r->err,
               info->origin_user);
   str_copy(it->receipt.id, sizeof it->receipt.id, info->origin_ref);
@@ -426,7 +427,7 @@ static uint64_t receipt_to_origin(struct instance *in, const struct dlr_info *in
 {
   struct queue *q;
   uint64_t ticket = 1;
-  struct qitem *it = origin_receipt(in->conn->core, in->log, info, r, &q, &ticket);
+  struct qitem *it = origin_receipt(in->conn->core, in->log, info, r, (int)in->conn->index, &q, &ticket);
   if (it)
     stage(in, q, it);
   return ticket;
@@ -1418,9 +1419,10 @@ static bool http_send_receipt(struct instance *in, struct qitem *it)
 {
   struct connector *c = in->conn;
   char url[MSG_CALLBACK_LEN + 2048], body[2048];
-  /* %i, the connector the message went out on, is not known here: left empty. */
-  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id,
-                              .time = time(NULL) };
+  /* %i: the connector the message went out on; empty when the receipt came
+   * back through another node or from the journal after a restart. */
+  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id, .time = time(NULL),
+                              .smsc = it->via ? core_connector(c->core, it->via - 1u)->cfg->name : NULL };
   int n = it->callback_method == MSG_CALLBACK_POST
             ? (str_copy(url, sizeof url, it->callback), http_codec_dlr_json(body, sizeof body, &d))
             : http_codec_dlr_url(url, sizeof url, it->callback, &d);
@@ -2028,7 +2030,7 @@ int connector_receipt_for_origin(struct core *core, const struct dlr_info *info,
 {
   struct queue *q;
   uint64_t ticket;
-  struct qitem *it = origin_receipt(core, core->log, info, r, &q, &ticket);
+  struct qitem *it = origin_receipt(core, core->log, info, r, -1, &q, &ticket);   /* through another node */
   if (!it)
     return -1;
   struct qlist l = { 0 };
@@ -2068,7 +2070,7 @@ int connector_drop_message(struct connector *c, uint64_t id)
     r.done_time = time(NULL);
     struct queue *q;
     uint64_t ticket;
-    struct qitem *rit = origin_receipt(core, c->log, &info, &r, &q, &ticket);
+    struct qitem *rit = origin_receipt(core, c->log, &info, &r, (int)c->index, &q, &ticket);
     if (rit) {
       struct qlist l = { 0 };
       qlist_append(&l, rit);

@@ -92,12 +92,12 @@ code=$(curl -s -o "$TMP/rpost" -w '%{http_code}' -u app:secret -H 'Content-Type:
   "http://127.0.0.1:$web/api/v1/messages")
 check "a JSON submit with a POST callback: 202 ($code)" [ "$code" = 202 ]
 post_id=$(jq -r '.messages[0].id' "$TMP/rpost")
-curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550004&text=get+me&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/dlr?type=%%d&to=%%p&from=%%P' "$catch" | jq -sRr @uri)"
+curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550004&text=get+me&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/dlr?type=%%d&to=%%p&from=%%P&smsc=%%i' "$catch" | jq -sRr @uri)"
 for _ in $(seq 100); do [ "$(grep -c '^POST\|^GET' "$TMP/caught" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
-check "the POST callback came, as JSON naming the message ($post_id) and its state" \
-  bash -c "grep -q '^POST /cb' '$TMP/caught' && grep -q '\"id\":\"$post_id\"' '$TMP/caught' && grep -Eq '\"status\":\"(DELIVRD|UNDELIV)\"' '$TMP/caught'"
-check "the GET dlr-url came with its escapes expanded (type 1 or 2, the addresses)" \
-  grep -Eq '^GET /dlr\?type=(1|2)&to=4915550004&from=4912345 ' "$TMP/caught"
+check "the POST callback came, as JSON naming the message ($post_id), its state and the connector it went out on" \
+  bash -c "grep -q '^POST /cb' '$TMP/caught' && grep -q '\"id\":\"$post_id\"' '$TMP/caught' && grep -Eq '\"status\":\"(DELIVRD|UNDELIV)\"' '$TMP/caught' && grep -q '\"smsc\":\"smpp-out\"' '$TMP/caught'"
+check "the GET dlr-url came with its escapes expanded (type 1 or 2, the addresses, %i the connector)" \
+  grep -Eq '^GET /dlr\?type=(1|2)&to=4915550004&from=4912345&smsc=smpp-out ' "$TMP/caught"
 
 # Outgoing: through the provider's JSON API (a provider's HTTP API sends no
 # receipts this gateway could match: none are asked for).
