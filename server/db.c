@@ -132,7 +132,7 @@ static struct timespec monotonic_in(uint64_t ms)
   return ts;
 }
 
-/* A byte buffer that grows. */
+/* Room for more bytes in one of the message log's buffers (4 KiB at first). */
 static int buf_reserve(struct bytebuf *b, size_t more)
 {
   return bytebuf_reserve(b, more, 4096);
@@ -1053,7 +1053,7 @@ struct lane {
   pthread_cond_t settled;          /* db_log_sync waits here */
 
   /* Under lock. */
-  struct bytebuf pending;              /* records not yet taken by the writer */
+  struct bytebuf pending;          /* records not yet taken by the writer */
   uint64_t pending_events;
   int64_t pending_oldest_ms;
   uint64_t pending_since_ms;       /* monotonic: when pending stopped being empty */
@@ -1074,7 +1074,7 @@ struct lane {
   char last_error[DB_ERR_LEN];
 
   /* The writer's own. */
-  struct bytebuf work;                 /* records being written, from pending or the spill file */
+  struct bytebuf work;             /* records being written, from pending or the spill file */
   size_t work_pos;                 /* records before it are written */
   enum work_source work_source;
   bool batch_ready;                /* fold holds the batch [work_pos, batch_end) */
