@@ -5,6 +5,18 @@
 #include "core.h"
 #include "sms_text.h"
 
+void core_dlr_dropped(void *core, const uint64_t *msg_ids, size_t n)
+{
+  struct core *c = core;
+  if (!c->spool)
+    return;
+  struct spool_batch b = { 0 };
+  for (size_t i = 0; i < n; i++)
+    spool_batch_add(c->spool, &b, &(struct spool_record){ .type = SPOOL_REC_FINISHED, .id = msg_ids[i] });
+  spool_batch_append(c->spool, &b);
+  spool_batch_free(&b);
+}
+
 int core_init(struct core *c, const struct config *cfg)
 {
   memset(c, 0, sizeof *c);
@@ -18,6 +30,7 @@ int core_init(struct core *c, const struct config *cfg)
     core_destroy(c);
     return -1;
   }
+  dlrtab_on_drop(c->dlr, core_dlr_dropped, c);
   ids_init(&c->ids, cfg->node_id, cfg->id_window, 1);
   pthread_mutex_init(&c->rates.lock, NULL);
   c->started = time(NULL);

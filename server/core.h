@@ -98,6 +98,14 @@ void core_destroy(struct core *c);
  * persist is off (nothing to wait for), 0 when the journal refuses. */
 uint64_t core_journal(struct core *c, const struct spool_record *rec);
 
+/* The DLR table's drop handler (arg: the core). An entry dropped before its
+ * final receipt (the table was full, the SMSC gave its id again, or it
+ * waited dlr_ttl) leaves a message no receipt can reach any more, so the
+ * journal lets go of it (a FINISHED record; nothing without a journal).
+ * Else its records would stay live for good: kept on disk, copied by every
+ * compaction, and put back into the DLR table at every restart. */
+void core_dlr_dropped(void *core, const uint64_t *msg_ids, size_t n);
+
 /* Takes this second's sample of the totals (the main loop calls it each second). */
 void core_sample_rates(struct core *c);
 

@@ -93,7 +93,14 @@ struct dlrtab {
   uint32_t shard_mask;
   uint32_t ttl_s;
   size_t size;
+  dlrtab_drop_fn *dropped;          /* told of entries gone without their final receipt */
+  void *dropped_arg;
 };
+
+/* Expiry tells the drop handler of at most this many entries at a time,
+ * once the shard's lock is released: the handler journals, and may wait for
+ * the journal's room. */
+#define DROPS_BATCH 256
 
 /* FNV-1a, then a finaliser (murmur3's fmix64) so that both halves are well
  * mixed: the high half picks the shard, the low half the index slot. */
@@ -433,6 +440,12 @@ void dlrtab_destroy(struct dlrtab *t)
   free(t);
 }
 
+void dlrtab_on_drop(struct dlrtab *t, dlrtab_drop_fn *fn, void *arg)
+{
+  t->dropped = fn;
+  t->dropped_arg = arg;
+}
+
 int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
                   const struct dlr_info *info, int64_t now)
 {
@@ -460,7 +473,11 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
   /* The new entry needs a place in the table's count: a replaced entry passes
    * its place on; else it takes a free one, or the shard's oldest makes way. */
   bool evict;
+  uint64_t dropped = 0;   /* the message of an entry replaced or evicted */
   if (slot >= 0) {
+    /* The same message again (a replayed copy of its record) drops nothing. */
+    if (rec_of_slot(s, s->index[slot])->msg_id != info->msg_id)
+      dropped = rec_of_slot(s, s->index[slot])->msg_id;
     shard_unlink(s, (uint32_t)slot);
     s->replaced++;
     evict = false;
@@ -477,6 +494,7 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
     evict = false;
   }
   if (evict) {
+    dropped = rec_at(s, s->head)->msg_id;
     shard_unlink_oldest(s);
     s->evicted++;
   }
@@ -495,6 +513,8 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
   rc = 0;
 out:
   pthread_mutex_unlock(&s->lock);
+  if (dropped && t->dropped)
+    t->dropped(t->dropped_arg, &dropped, 1);
   return rc;
 }
 
@@ -526,21 +546,30 @@ size_t dlrtab_expire(struct dlrtab *t, int64_t now)
   if (t->ttl_s == 0)
     return 0;
   size_t removed = 0;
+  uint64_t dropped[DROPS_BATCH];
+  size_t n;
   for (uint32_t i = 0; i <= t->shard_mask; i++) {
     struct shard *s = &t->shards[i];
-    pthread_mutex_lock(&s->lock);
-    while (s->count) {
-      /* Ages in 32-bit wrapping arithmetic; one that comes out "negative"
-       * (the clock stepped back) is young. */
-      uint32_t age = (uint32_t)now - rec_at(s, s->head)->stamp;
-      if (age <= t->ttl_s || age > INT32_MAX)
-        break;
-      shard_unlink_oldest(s);
-      table_release_place(t);
-      s->expired++;
-      removed++;
-    }
-    pthread_mutex_unlock(&s->lock);
+    do {
+      n = 0;
+      pthread_mutex_lock(&s->lock);
+      while (s->count && n < DROPS_BATCH) {
+        /* Ages in 32-bit wrapping arithmetic; one that comes out "negative"
+         * (the clock stepped back) is young. */
+        const struct rec *oldest = rec_at(s, s->head);
+        uint32_t age = (uint32_t)now - oldest->stamp;
+        if (age <= t->ttl_s || age > INT32_MAX)
+          break;
+        dropped[n++] = oldest->msg_id;
+        shard_unlink_oldest(s);
+        table_release_place(t);
+        s->expired++;
+      }
+      pthread_mutex_unlock(&s->lock);
+      removed += n;
+      if (n && t->dropped)
+        t->dropped(t->dropped_arg, dropped, n);
+    } while (n == DROPS_BATCH);
   }
   return removed;
 }

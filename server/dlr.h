@@ -55,6 +55,16 @@ struct dlrtab;
 struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s);
 void dlrtab_destroy(struct dlrtab *t);
 
+/* Told of the messages (by id) whose entries the table dropped before their
+ * final receipt came: evicted by a full table, replaced by a newer entry
+ * with the same key, or past the TTL. Called without the table's locks, on
+ * the thread that inserted or expired. */
+typedef void dlrtab_drop_fn(void *arg, const uint64_t *msg_ids, size_t n);
+
+/* Sets the drop handler (NULL: none). Not safe against concurrent inserts:
+ * set it before the table is shared, or while nothing inserts. */
+void dlrtab_on_drop(struct dlrtab *t, dlrtab_drop_fn *fn, void *arg);
+
 /* Records smsc_id (already normalised, see dlr_id_normalize) on connector
  * out_connector. An existing entry with the same key is replaced (counted).
  * When the table is full the oldest entry goes (counted). now: Unix seconds.

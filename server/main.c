@@ -231,7 +231,28 @@ struct replay {
   size_t mask, used;
   uint64_t max_id;
   uint64_t messages, receipts, awaiting_receipt, dropped;
+  uint64_t *evicted;              /* messages whose replayed DLR entries the table dropped */
+  size_t n_evicted, evicted_cap;
 };
+
+/* The DLR table's drop handler while the journal replays (it cannot take
+ * records yet): the ids wait for the journal to open. */
+static void replay_dlr_dropped(void *ctx, const uint64_t *msg_ids, size_t n)
+{
+  struct replay *r = ctx;
+  if (r->n_evicted + n > r->evicted_cap) {
+    size_t cap = r->evicted_cap ? r->evicted_cap * 2 : 1024;
+    while (cap < r->n_evicted + n)
+      cap *= 2;
+    uint64_t *grown = realloc(r->evicted, cap * sizeof *grown);
+    if (!grown)
+      return;   /* they stay live: put back into the table at the next start */
+    r->evicted = grown;
+    r->evicted_cap = cap;
+  }
+  memcpy(r->evicted + r->n_evicted, msg_ids, n * sizeof *msg_ids);
+  r->n_evicted += n;
+}
 
 static struct qitem **replay_slot(struct replay *r, uint64_t id)
 {
@@ -341,12 +362,21 @@ static int open_journal(struct daemon *d)
   char err[256];
   struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us,
                                .segment_size = (size_t)d->cfg->journal_segment_mb << 20 };
+  dlrtab_on_drop(d->core.dlr, replay_dlr_dropped, &r);
   d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
+  dlrtab_on_drop(d->core.dlr, core_dlr_dropped, &d->core);
   if (!d->core.spool) {
     LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);
     free(r.slots);
+    free(r.evicted);
     return -1;
   }
+  if (r.n_evicted)
+    LOGW(d->log, "journal: %zu messages awaiting receipts did not fit in the DLR table (dlr_table_size): "
+         "their receipts will not be matched", r.n_evicted);
+  core_dlr_dropped(&d->core, r.evicted, r.n_evicted);
+  r.awaiting_receipt -= r.n_evicted;
+  free(r.evicted);
   for (size_t i = 0; r.mask && i <= r.mask; i++) {
     struct qitem *it = r.slots[i];
     if (!it)

@@ -109,21 +109,63 @@ stop_pid "$EMGD_PID_h" 20 || true
 stop_sink h
 check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
 
-# 3. A small DLR table: the oldest entries are evicted and their receipts count as unmatched.
+# 3. A small DLR table: the oldest entries are evicted and their receipts
+#    count as unmatched. With persist on, the journal lets go of the evicted
+#    messages too: nothing stays live, and a restart puts none back.
 start_sink e smpp --dlr-delay 1500-1500
 ucp=$(free_port)
 write_conf "$TMP/e.conf" "$ucp" "$SINK_PORT_e" "dlr_table_size = 100;"
+sed -i -e "s|persist = false;|persist = true; spool_dir = \"$TMP/e.spool\";|" "$TMP/e.conf"
 start_emgd e "$TMP/e.conf"
 wait_port "$ucp"
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
   --connections 1 --window 50 --count 300 --dlr --wait-dlr 4 --json --quiet --give-up 20 \
   > "$TMP/e.json" || true
+live=""
+for _ in $(seq 50); do
+  live=$(admin /api/status | jq -r .spool.live_messages)
+  [ "$live" = 0 ] && break
+  sleep 0.1
+done
+check "small DLR table: the journal holds no live message (evicted ones let go): $live" [ "$live" = 0 ]
 stop_pid "$EMGD_PID_e" 20 || true
 stop_sink e
 check "small DLR table: 300 acked" [ "$(jget "$TMP/e.json" .acked)" = 300 ]
 check "small DLR table: 100 receipts matched" [ "$(jget "$TMP/e.json" .receipts)" = 100 ]
 check "small DLR table: 200 evicted and 200 unmatched, counted" \
   grep -q "unmatched 200, DLR table [0-9]*/100 (evicted 200)" "$TMP/e.log"
+mv "$TMP/e.log" "$TMP/e1.log"
+start_emgd e "$TMP/e.conf"
+wait_port "$ucp"
+stop_pid "$EMGD_PID_e" 20 || true
+check "small DLR table: a restart puts no message back" \
+  grep -q "journal: 0 messages queued again, 0 awaiting receipts, 0 receipts to deliver" "$TMP/e.log"
+
+# 3b. Restarted with a smaller DLR table than its journal needs: the
+#     messages that do not fit are let go (with a warning), once.
+start_sink r smpp --dlr-delay 600000-600000
+ucp=$(free_port)
+write_conf "$TMP/r.conf" "$ucp" "$SINK_PORT_r" "dlr_table_size = 1000;"
+sed -i -e "s|persist = false;|persist = true; spool_dir = \"$TMP/r.spool\";|" "$TMP/r.conf"
+start_emgd r "$TMP/r.conf"
+wait_port "$ucp"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 1 --window 50 --count 300 --dlr --json --quiet --give-up 20 > "$TMP/r.json" || true
+stop_pid "$EMGD_PID_r" 20 || true
+check "smaller table: 300 acked, their receipts still to come" [ "$(jget "$TMP/r.json" .acked)" = 300 ]
+sed -i -e "s|dlr_table_size = 1000;|dlr_table_size = 100;|" "$TMP/r.conf"
+for run in 1 2; do
+  start_emgd "r$run" "$TMP/r.conf"
+  wait_port "$ucp"
+  stop_pid "$(eval echo "\$EMGD_PID_r$run")" 20 || true
+done
+check "smaller table: the first restart puts 100 back and lets 200 go" \
+  bash -c "grep -q '0 messages queued again, 100 awaiting receipts' '$TMP/r1.log' &&
+    grep -q '200 messages awaiting receipts did not fit in the DLR table' '$TMP/r1.log'"
+check "smaller table: the second finds only the 100" \
+  bash -c "grep -q '0 messages queued again, 100 awaiting receipts' '$TMP/r2.log' &&
+    ! grep -q 'did not fit in the DLR table' '$TMP/r2.log'"
+stop_sink r
 
 # 4. The operator acts without a restart: pause a connector (its queue holds),
 #    list what waits, drop one stuck message (its origin gets a failed receipt),

@@ -259,6 +259,77 @@ static void test_expire(void)
   dlrtab_destroy(t);
 }
 
+/* The drop handler hears of each entry that goes without its final receipt
+ * (evicted, replaced by another message, expired, in batches past the
+ * first), never of one matched or replaced by its own message again. */
+struct drops_seen {
+  uint64_t ids[2000];
+  size_t n, calls;
+};
+
+static void note_drops(void *arg, const uint64_t *msg_ids, size_t n)
+{
+  struct drops_seen *d = arg;
+  for (size_t i = 0; i < n && d->n < sizeof d->ids / sizeof d->ids[0]; i++)
+    d->ids[d->n++] = msg_ids[i];
+  d->calls++;
+}
+
+static void test_drop_handler(void)
+{
+  struct dlrtab *t = dlrtab_create(1000, 10);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  struct drops_seen d = { .n = 0 };
+  dlrtab_on_drop(t, note_drops, &d);
+  struct dlr_info in, out;
+  char key[16];
+  for (unsigned i = 1; i <= 1000; i++) {
+    info_make(&in, i);
+    key_of(key, sizeof key, i);
+    CU_ASSERT_EQUAL(dlrtab_insert(t, 1, key, &in, 100), 0);
+  }
+  CU_ASSERT_EQUAL(d.n, 0);
+  /* matched (final and not): nothing dropped */
+  CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "id5", true, &out), 1);
+  CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "id6", false, &out), 1);
+  /* the same message under its key again (a replayed copy): nothing */
+  info_make(&in, 7);
+  CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "id7", &in, 100), 0);
+  CU_ASSERT_EQUAL(d.n, 0);
+  /* another message under a key in use: the first one is dropped */
+  info_make(&in, 2001);
+  CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "id8", &in, 100), 0);
+  CU_ASSERT_EQUAL(d.n, 1);
+  CU_ASSERT_EQUAL(d.ids[0], 8);
+  /* full (999 now, one place free): the second insert evicts the oldest, 1 */
+  info_make(&in, 2002);
+  CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "new1", &in, 105), 0);
+  CU_ASSERT_EQUAL(d.n, 1);
+  info_make(&in, 2003);
+  CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "new2", &in, 105), 0);
+  CU_ASSERT_EQUAL(d.n, 2);
+  CU_ASSERT_EQUAL(d.ids[1], 1);
+  /* expiry: the 998 entries of time 100 (not the two of 105), over more
+   * than one call of the handler: 2..1000 but 5 (matched) and 8 (replaced,
+   * by message 2001, which goes instead) */
+  d.calls = 0;
+  CU_ASSERT_EQUAL(dlrtab_expire(t, 111), 998);
+  CU_ASSERT_EQUAL(d.n, 2 + 998);
+  CU_ASSERT(d.calls >= 2);
+  bool seen[2002] = { false };
+  for (size_t i = 2; i < d.n; i++)
+    if (d.ids[i] < 2002)
+      seen[d.ids[i]] = true;
+  unsigned expected = 0;
+  for (unsigned id = 2; id <= 1000; id++)
+    expected += seen[id] == (id != 5 && id != 8);
+  CU_ASSERT_EQUAL(expected, 999);
+  CU_ASSERT(seen[2001]);
+  CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "new1", false, &out), 1);
+  CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "new2", false, &out), 1);
+  dlrtab_destroy(t);
+}
+
 static void test_unmatched_and_bad_ids(void)
 {
   struct dlrtab *t = dlrtab_create(1000, 3600);
@@ -587,6 +658,7 @@ void suite_dlr(void)
     { "eviction of the oldest", test_evict_oldest },
     { "capacity over shards", test_capacity_over_shards },
     { "ttl expiry", test_expire },
+    { "drop handler: evicted, replaced, expired", test_drop_handler },
     { "unmatched and bad ids", test_unmatched_and_bad_ids },
     { "strings at their maxima", test_maxima_preserved },
     { "id normalisation", test_normalize },
