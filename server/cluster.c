@@ -23,6 +23,7 @@
 #define DOWN_KEEP_MS 600000           /* and given up after this long */
 #define PENDING_MAX 100000            /* receipts waiting to be resolved, at most */
 #define CLAIM_MAX 500
+#define SETTLE_MS 5000                /* the journal's commit of what a claim took, at most */
 
 struct pending {
   struct pending *next;
@@ -31,6 +32,8 @@ struct pending {
   struct msg_receipt receipt;
   unsigned tries;
   uint64_t due_ms, first_ms;
+  uint64_t journal_id;                /* its UNRESOLVED record; 0 with persist off */
+  bool counted;                       /* found in the log: logged and counted once, whatever retries follow */
 };
 
 struct cluster {
@@ -99,8 +102,9 @@ static int info_make(const struct core *core, struct dlr_info *info, uint64_t ms
 }
 
 /* The log knows the message: its receipt goes to the origin here, or to
- * the node that accepted it. */
-static void resolved(struct cluster *c, const struct pending *p, const struct db_message *row)
+ * the node that accepted it. false when the hand-over could not be written
+ * (the database went away): to be tried again. */
+static bool resolved(struct cluster *c, struct pending *p, const struct db_message *row)
 {
   struct core *core = c->core;
   struct dlr_info info;
@@ -109,16 +113,19 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
     atomic_fetch_add(&c->unresolved, 1);
     LOGW(c->log, "receipt for message %" PRIu64 ": its origin connector %s is not configured here",
          row->id, row->origin_connector);
-    return;
+    return true;
   }
-  core_log_receipt(core, row->id, &p->receipt);
-  if (p->receipt.state == MSG_STATE_DELIVERED)
-    atomic_fetch_add(&core->stats.delivered, 1);
+  if (!p->counted) {
+    p->counted = true;
+    core_log_receipt(core, row->id, &p->receipt);
+    if (p->receipt.state == MSG_STATE_DELIVERED)
+      atomic_fetch_add(&core->stats.delivered, 1);
+  }
   struct connector *origin = core_connector(core, info.origin_connector);
   if (row->node_id == core->cfg->node_id || connector_user_bound(origin, info.origin_user)) {
     if (connector_receipt_for_origin(core, &info, &p->receipt) == 0)
       atomic_fetch_add(&c->resolved, 1);
-    return;
+    return true;
   }
   /* The origin did not ask for this state: nothing to pass on, and unless
    * the state is final (the origin node's DLR entry and journal record
@@ -127,7 +134,7 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
     atomic_fetch_add(&c->resolved, 1);
     LOGD(c->log, "receipt for message %" PRIu64 " (state %u): not asked for, not handed to node %u", row->id,
          p->receipt.state, row->node_id);
-    return;
+    return true;
   }
   struct db_handoff h;
   memset(&h, 0, sizeof h);
@@ -146,11 +153,19 @@ static void resolved(struct cluster *c, const struct pending *p, const struct db
   char err[DB_ERR_LEN];
   if (db_receipt_handoff(c->db, core->cfg->node_id, row->node_id, &h, err) < 0) {
     note_error(c, "handing a receipt over", err);
-    atomic_fetch_add(&c->unresolved, 1);
-    return;
+    return false;
   }
   atomic_fetch_add(&c->handed_over, 1);
   LOGD(c->log, "receipt for message %" PRIu64 " handed to node %u", row->id, row->node_id);
+  return true;
+}
+
+/* The cluster is done with a receipt: its UNRESOLVED record dies. */
+static void pending_done(struct cluster *c, struct pending *p)
+{
+  if (p->journal_id)
+    core_journal(c->core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = p->journal_id });
+  free(p);
 }
 
 /* Looks the waiting receipts up; keeps those to try again. */
@@ -166,28 +181,40 @@ static void lookup_due(struct cluster *c, uint64_t now)
     struct db_message row;
     char err[DB_ERR_LEN];
     int rc = db_receipt_lookup(c->db, c->core->cfg->connectors[p->connector].name, p->key, &row, err);
-    bool done = true;
+    bool done;
     if (rc == 1) {
       note_ok(c);
-      resolved(c, p, &row);
-    } else if (rc == 0 && ++p->tries < LOOKUP_TRIES) {
+      done = resolved(c, p, &row);   /* false: the hand-over failed (noted); tried again */
+    } else if (rc == 0) {
       note_ok(c);
-      p->due_ms = now + LOOKUP_RETRY_MS;
-      done = false;
-    } else if (rc < 0 && now - p->first_ms < DOWN_KEEP_MS) {
-      note_error(c, "looking a receipt up", err);
-      p->due_ms = now + DOWN_RETRY_MS;
-      done = false;
+      done = ++p->tries >= LOOKUP_TRIES;
+      if (done) {
+        atomic_fetch_add(&c->unresolved, 1);
+        atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
+        LOGI(c->log, "receipt for unknown message id '%s' (state %u): not in the message log either",
+             p->receipt.id, p->receipt.state);
+      } else {
+        p->due_ms = now + LOOKUP_RETRY_MS;
+      }
     } else {
-      atomic_fetch_add(&c->unresolved, 1);
-      atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
-      LOGI(c->log, "receipt for unknown message id '%s' (state %u): not in the message log either",
-           p->receipt.id, p->receipt.state);
+      note_error(c, "looking a receipt up", err);
+      done = false;
+    }
+    if (!done && rc != 0) {   /* the database is away: tried again, for a while */
+      if (now - p->first_ms < DOWN_KEEP_MS) {
+        p->due_ms = now + DOWN_RETRY_MS;
+      } else {
+        done = true;
+        atomic_fetch_add(&c->unresolved, 1);
+        atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
+        LOGW(c->log, "receipt for message id '%s' (state %u) given up: the database was away for %u s",
+             p->receipt.id, p->receipt.state, DOWN_KEEP_MS / 1000);
+      }
     }
     if (done) {
       *link = p->next;
       c->waiting_count--;
-      free(p);
+      pending_done(c, p);
     } else {
       link = &p->next;
     }
@@ -223,10 +250,19 @@ static int take_handed(void *arg, const struct db_handoff *h)
   return 0;
 }
 
+/* Before a claim deletes the receipts it took, the records take_handed
+ * journaled for them (RECEIPT, FINISHED) are made durable: a crash after
+ * the delete must find them in the journal. */
+static int claim_settle(void *arg)
+{
+  struct cluster *c = arg;
+  return core_journal_settle(c->core, SETTLE_MS);
+}
+
 static void claim(struct cluster *c)
 {
   char err[DB_ERR_LEN];
-  int n = db_receipt_claim(c->db, c->core->cfg->node_id, CLAIM_MAX, take_handed, c, err);
+  int n = db_receipt_claim(c->db, c->core->cfg->node_id, CLAIM_MAX, take_handed, claim_settle, c, err);
   if (n < 0)
     note_error(c, "claiming receipts", err);
   else
@@ -356,7 +392,8 @@ void cluster_stop(struct cluster *c)
          atomic_load(&c->unresolved), atomic_load(&c->id_ranges), atomic_load(&c->core->ids.unbacked));
   unsigned left = c->waiting_count + c->in_count;
   if (left)
-    LOGW(c->log, "%u receipts not yet resolved through the database at stop", left);
+    LOGW(c->log, "%u receipts not yet resolved through the database at stop%s", left,
+         c->core->spool ? ": the journal keeps them for the next start" : "");
   for (struct pending *lists[2] = { c->waiting, c->in_head }, **l = lists; l < lists + 2; l++)
     for (struct pending *p = *l, *next; p; p = next) {
       next = p->next;
@@ -369,13 +406,14 @@ void cluster_stop(struct cluster *c)
   free(c);
 }
 
-void cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
-                             const struct msg_receipt *r)
+bool cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
+                             const struct msg_receipt *r, uint64_t journal_id)
 {
   struct pending *p = NULL;
   pthread_mutex_lock(&c->lock);
   if (c->in_count + c->waiting_count < PENDING_MAX && (p = calloc(1, sizeof *p))) {
     p->connector = connector;
+    p->journal_id = journal_id;
     snprintf(p->key, sizeof p->key, "%s", key);
     p->receipt = *r;
     p->first_ms = clock_now_ms();
@@ -391,6 +429,7 @@ void cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *
     atomic_fetch_add(&c->unresolved, 1);
     atomic_fetch_add(&c->core->stats.receipts_unmatched, 1);
   }
+  return p != NULL;
 }
 
 void cluster_stats(struct cluster *c, struct cluster_stats *out)

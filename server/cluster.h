@@ -45,9 +45,12 @@ void cluster_stop(struct cluster *c);
 
 /* A receipt from an SMSC on connector `connector` that this node cannot
  * match: key is its normalised id. Copied; resolved by the thread. Any
- * thread. */
-void cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
-                             const struct msg_receipt *r);
+ * thread. journal_id: its UNRESOLVED record in the journal, which the
+ * thread ends (RECEIPT_DONE) once the receipt is passed on, handed over or
+ * given up; 0 without. false when too many wait already (counted as
+ * unresolved): the caller ends the record. */
+bool cluster_resolve_receipt(struct cluster *c, uint16_t connector, const char *key,
+                             const struct msg_receipt *r, uint64_t journal_id);
 
 void cluster_stats(struct cluster *c, struct cluster_stats *out);
 

@@ -983,6 +983,35 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
   early_append(in, e);
 }
 
+/* Hands a receipt no DLR entry here matched to the cluster thread, to be
+ * resolved through the database, and answers the SMSC. With persist on the
+ * receipt is journaled first (UNRESOLVED, until the cluster is done with
+ * it) and the SMSC hears we have it only once that is durable: after a
+ * crash the next start hands it to the cluster again. The record goes to
+ * the journal at once, not into the instance's batch, so that it comes
+ * before the RECEIPT_DONE the cluster thread may write for it soon after. */
+static void receipt_to_cluster(struct instance *in, const struct early_receipt *e)
+{
+  struct core *core = in->conn->core;
+  uint64_t journal_id = 0, ticket = 1;
+  if (core->spool) {
+    static _Thread_local struct id_block unresolved_ids;
+    journal_id = ids_next(&core->ids, &unresolved_ids);
+    struct spool_record rec = { .type = SPOOL_REC_UNRESOLVED, .id = journal_id,
+                                .target = (uint16_t)in->conn->index, .smsc_id = e->key,
+                                .receipt = &e->receipt };
+    if (!(ticket = core_journal(core, &rec))) {
+      /* The journal cannot keep it (disk full): the SMSC sends it again later. */
+      respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
+      return;
+    }
+  }
+  if (!cluster_resolve_receipt(core->cluster, (uint16_t)in->conn->index, e->key, &e->receipt, journal_id) &&
+      journal_id)
+    core_journal(core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = journal_id });
+  answer_receipt(in, e->ref, e->raw_status, ticket);
+}
+
 /* Retries the receipts that came before their DLR entry. Retries keep
  * their order: each try's delay is the same for all, so the list stays
  * sorted by due time. */
@@ -1007,11 +1036,12 @@ static void retry_early_receipts(struct instance *in, bool give_up)
     e->tries++;
     if (give_up || e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0] ||
         (cluster && e->tries == CLUSTER_AFTER_TRIES)) {
-      if (cluster)
-        cluster_resolve_receipt(cluster, (uint16_t)in->conn->index, e->key, &e->receipt);
-      else
+      if (cluster) {
+        receipt_to_cluster(in, e);
+      } else {
         unmatched(in, &e->receipt);
-      respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
+        respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
+      }
       free(e);
       continue;
     }

@@ -77,6 +77,20 @@ uint64_t core_journal(struct core *c, const struct spool_record *rec)
   return c->spool ? spool_append(c->spool, rec) : 1;
 }
 
+int core_journal_settle(struct core *c, unsigned timeout_ms)
+{
+  if (!c->spool)
+    return 0;
+  uint64_t ticket = spool_appended(c->spool);
+  /* Commits come every millisecond or so: polling at a fifth of that costs little. */
+  for (unsigned waited_us = 0; spool_durable(c->spool) < ticket; waited_us += 200) {
+    if (waited_us >= timeout_ms * 1000u)
+      return -1;
+    nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+  }
+  return 0;
+}
+
 void core_sample_rates(struct core *c)
 {
   struct core_rates *r = &c->rates;

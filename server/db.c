@@ -2152,7 +2152,8 @@ static void handoff_parse(const PGresult *r, int i, struct db_handoff *h)
 }
 
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
-                     int (*take)(void *ctx, const struct db_handoff *h), void *ctx, char *err)
+                     int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
+                     void *ctx, char *err)
 {
   char node[16], limit[16];
   snprintf(node, sizeof node, "%u", node_id);
@@ -2196,6 +2197,11 @@ int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
   }
   taken.p[taken.len++] = '}';
   taken.p[taken.len] = '\0';
+  if (n && settle && settle(ctx) != 0) {
+    err_set(err, "the receipts taken could not be made durable here");
+    rc = DB_E_IO;
+    goto out;
+  }
   if (n) {
     const char *const seqs[] = { (const char *)taken.p };
     if ((rc = db_query(db, "DELETE FROM receipt_handoff WHERE seq = ANY ($1::bigint[])", 1, seqs, NULL, err)) < 0)

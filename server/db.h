@@ -279,12 +279,15 @@ int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node,
 /* Takes up to max receipts handed to node_id, oldest first: calls take(ctx,
  * h) for each inside one transaction and deletes those it accepted (take
  * returned 0) when it commits. take returning non-zero stops the claim: that
- * receipt and the rest stay for a later call. take must not call db_*
+ * receipt and the rest stay for a later call. Before the delete, settle(ctx)
+ * (when given, and take accepted any) makes what take did durable; non-zero
+ * rolls the claim back (DB_E_IO). take and settle must not call db_*
  * functions on this db. Receipts locked by a concurrent claim are skipped.
  * Polled: call every 200 ms or so from the housekeeping thread. Returns the
  * number taken, or DB_E_*; if the commit fails after take accepted some,
  * they come again (at least once, never lost). */
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
-                     int (*take)(void *ctx, const struct db_handoff *h), void *ctx, char *err);
+                     int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
+                     void *ctx, char *err);
 
 #endif

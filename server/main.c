@@ -21,6 +21,7 @@
 #include "core.h"
 #include "log.h"
 #include "netutil.h"
+#include "strutil.h"
 
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
 #define DRAIN_TIMEOUT_MS 10000
@@ -36,7 +37,17 @@ struct daemon {
   uint64_t last_status_ms;
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
+  struct unresolved *unresolved;      /* replayed receipts for the cluster, until it starts */
   struct log_category *log;
+};
+
+/* A receipt the journal kept for the cluster to resolve (UNRESOLVED). */
+struct unresolved {
+  struct unresolved *next;
+  uint64_t journal_id;
+  uint16_t connector;
+  char key[DLR_ID_LEN];
+  struct msg_receipt receipt;
 };
 
 static void usage(FILE *out)
@@ -230,7 +241,7 @@ struct replay {
   struct qitem **slots;           /* open addressing on the id */
   size_t mask, used;
   uint64_t max_id;
-  uint64_t messages, receipts, awaiting_receipt, dropped;
+  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped;
   uint64_t *evicted;              /* messages whose replayed DLR entries the table dropped */
   size_t n_evicted, evicted_cap;
 };
@@ -343,9 +354,45 @@ static void replay_record(void *ctx, const struct spool_record *rec)
     r->receipts++;
     break;
   }
+  case SPOOL_REC_UNRESOLVED: {
+    struct unresolved *u = calloc(1, sizeof *u);
+    if (!u) {
+      r->dropped++;
+      return;
+    }
+    u->journal_id = rec->id;
+    u->connector = rec->target;
+    str_copy(u->key, sizeof u->key, rec->smsc_id);
+    u->receipt = *rec->receipt;
+    u->next = r->d->unresolved;
+    r->d->unresolved = u;
+    r->unresolved++;
+    break;
+  }
   default:
     break;
   }
+}
+
+/* The receipts the journal kept for the cluster go to it again now that it
+ * runs; without a database any more, they are given up (each record ends). */
+static void hand_unresolved(struct daemon *d)
+{
+  unsigned dropped = 0;
+  while (d->unresolved) {
+    struct unresolved *u = d->unresolved;
+    d->unresolved = u->next;
+    if (!d->core.cluster || u->connector >= d->cfg->n_connectors ||
+        !cluster_resolve_receipt(d->core.cluster, u->connector, u->key, &u->receipt, u->journal_id)) {
+      core_journal(&d->core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = u->journal_id });
+      atomic_fetch_add(&d->core.stats.receipts_unmatched, 1);
+      dropped++;
+    }
+    free(u);
+  }
+  if (dropped)
+    LOGW(d->log, "journal: %u receipts waiting to be resolved through the database given up (%s)", dropped,
+         d->core.cluster ? "their connector is gone, or too many wait" : "no database section any more");
 }
 
 static void replay_warn(void *ctx, const char *text)
@@ -400,8 +447,8 @@ static int open_journal(struct daemon *d)
   ids_init(&d->core.ids, d->cfg->node_id, d->cfg->id_window,
            (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
   LOGI(d->log, "journal: %" PRIu64 " messages queued again, %" PRIu64 " awaiting receipts, %" PRIu64
-       " receipts to deliver, %" PRIu64 " dropped",
-       r.messages, r.awaiting_receipt, r.receipts, r.dropped);
+       " receipts to deliver, %" PRIu64 " to resolve through the database, %" PRIu64 " dropped",
+       r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped);
   return 0;
 }
 
@@ -595,6 +642,7 @@ int main(int argc, char **argv)
   }
   if (d.cfg->has_database && open_database(&d) == -1)
     return 1;
+  hand_unresolved(&d);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (connector_start(d.core.connectors[i], err) == -1) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);

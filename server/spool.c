@@ -171,6 +171,7 @@ static size_t record_bound(const struct spool_record *rec)
   case SPOOL_REC_SENT:
     return n + STR_MAX;
   case SPOOL_REC_RECEIPT:
+  case SPOOL_REC_UNRESOLVED:
     return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + CALLBACK_MAX;
   default:
     return n;
@@ -194,6 +195,17 @@ static void header_fill(uint8_t *rec, uint32_t payload_len, uint8_t type, uint8_
 static void record_seal(uint8_t *rec, uint32_t seed)
 {
   put_u32(rec + 4, crc32c(seed, rec + 8, HDR_LEN - 8 + get_u32(rec + 8)));
+}
+
+static uint8_t *put_receipt(uint8_t *p, const struct msg_receipt *r)
+{
+  p = put_str(p, r->id, MSG_ID_LEN);
+  p = put_u8(p, r->state);
+  p = put_u16(p, r->err);
+  p = put_u64(p, (uint64_t)r->submit_time);
+  p = put_u64(p, (uint64_t)r->done_time);
+  p = put_addr(p, &r->src);
+  return put_addr(p, &r->dst);
 }
 
 /* Encodes rec into out (record_bound bytes); returns the record's length. */
@@ -228,20 +240,17 @@ static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_
     p = put_u16(p, rec->target);
     p = put_str(p, rec->smsc_id, STR_MAX);
     break;
-  case SPOOL_REC_RECEIPT: {
-    const struct msg_receipt *r = rec->receipt;
+  case SPOOL_REC_RECEIPT:
     p = put_u16(p, rec->target);
     p = put_str(p, rec->user, STR_MAX);
-    p = put_str(p, r->id, MSG_ID_LEN);
-    p = put_u8(p, r->state);
-    p = put_u16(p, r->err);
-    p = put_u64(p, (uint64_t)r->submit_time);
-    p = put_u64(p, (uint64_t)r->done_time);
-    p = put_addr(p, &r->src);
-    p = put_addr(p, &r->dst);
+    p = put_receipt(p, rec->receipt);
     p = put_callback(p, rec->callback_method, rec->callback);
     break;
-  }
+  case SPOOL_REC_UNRESOLVED:
+    p = put_u16(p, rec->target);
+    p = put_str(p, rec->smsc_id, STR_MAX);
+    p = put_receipt(p, rec->receipt);
+    break;
   default:
     break;
   }
@@ -297,12 +306,24 @@ static void get_addr(struct reader *r, struct msg_addr *a)
   a->npi = (uint8_t)get_n(r, 1);
 }
 
+static void get_receipt(struct reader *r, struct msg_receipt *rc)
+{
+  memset(rc, 0, sizeof *rc);
+  get_str(r, rc->id, sizeof rc->id);
+  rc->state = (uint8_t)get_n(r, 1);
+  rc->err = (uint16_t)get_n(r, 2);
+  rc->submit_time = (int64_t)get_n(r, 8);
+  rc->done_time = (int64_t)get_n(r, 8);
+  get_addr(r, &rc->src);
+  get_addr(r, &rc->dst);
+}
+
 /* Everything a decoded record points to. */
 struct decoded {
   struct spool_record rec;
   struct msg msg;
   struct msg_receipt receipt;
-  char text[STR_MAX];             /* SENT: smsc_id; RECEIPT: user */
+  char text[STR_MAX];             /* SENT, UNRESOLVED: smsc_id; RECEIPT: user */
   char callback[MSG_CALLBACK_LEN];
 };
 
@@ -366,24 +387,22 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     get_str(&r, d->text, sizeof d->text);
     d->rec.smsc_id = d->text;
     break;
-  case SPOOL_REC_RECEIPT: {
-    struct msg_receipt *rc = &d->receipt;
-    memset(rc, 0, sizeof *rc);
+  case SPOOL_REC_RECEIPT:
     d->rec.target = (uint16_t)get_n(&r, 2);
     get_str(&r, d->text, sizeof d->text);
-    get_str(&r, rc->id, sizeof rc->id);
-    rc->state = (uint8_t)get_n(&r, 1);
-    rc->err = (uint16_t)get_n(&r, 2);
-    rc->submit_time = (int64_t)get_n(&r, 8);
-    rc->done_time = (int64_t)get_n(&r, 8);
-    get_addr(&r, &rc->src);
-    get_addr(&r, &rc->dst);
+    get_receipt(&r, &d->receipt);
     if (get_callback(&r, &d->rec.callback_method, d->callback))
       d->rec.callback = d->callback;
     d->rec.user = d->text;
-    d->rec.receipt = rc;
+    d->rec.receipt = &d->receipt;
     break;
-  }
+  case SPOOL_REC_UNRESOLVED:
+    d->rec.target = (uint16_t)get_n(&r, 2);
+    get_str(&r, d->text, sizeof d->text);
+    get_receipt(&r, &d->receipt);
+    d->rec.smsc_id = d->text;
+    d->rec.receipt = &d->receipt;
+    break;
   default:
     break;
   }
@@ -400,6 +419,13 @@ static size_t record_len(const uint8_t *rec)
   return HDR_LEN + get_u32(rec + 8);
 }
 
+/* Records kept in the receipts' id map: those that open a receipt's life
+ * (RECEIPT, UNRESOLVED) and the one that ends it. */
+static bool in_receipts_map(uint8_t type)
+{
+  return type == SPOOL_REC_RECEIPT || type == SPOOL_REC_UNRESOLVED || type == SPOOL_REC_RECEIPT_DONE;
+}
+
 /* Whether a valid record of a segment with this seed starts at p (size
  * bytes left in the file). */
 static bool record_valid(const uint8_t *p, size_t size, uint32_t seed)
@@ -407,7 +433,7 @@ static bool record_valid(const uint8_t *p, size_t size, uint32_t seed)
   if (size < HDR_LEN + 8 || get_u32(p) != SPOOL_MAGIC)
     return false;
   uint32_t len = get_u32(p + 8);
-  if (p[12] < SPOOL_REC_MSG || p[12] > SPOOL_REC_IDS || len < 8 || len > RECORD_MAX ||
+  if (p[12] < SPOOL_REC_MSG || p[12] > SPOOL_REC_UNRESOLVED || len < 8 || len > RECORD_MAX ||
       len > size - HDR_LEN)
     return false;
   return crc32c(seed, p + 8, HDR_LEN - 8 + len) == get_u32(p + 4);
@@ -758,6 +784,14 @@ uint64_t spool_durable(const struct spool *s)
   return atomic_load(&s->durable);
 }
 
+uint64_t spool_appended(struct spool *s)
+{
+  pthread_mutex_lock(&s->lock);
+  uint64_t t = s->next_ticket;
+  pthread_mutex_unlock(&s->lock);
+  return t;
+}
+
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
 {
   int rc = -1;
@@ -1017,6 +1051,7 @@ static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct
     }
     break;
   case SPOOL_REC_RECEIPT:
+  case SPOOL_REC_UNRESOLVED:
     e = idmap_find(&s->receipts, id);
     if (e)
       live_move(s, &e->a, seq);
@@ -1043,8 +1078,7 @@ static void live_apply(struct spool *s, const uint8_t *rec, uint32_t seq, struct
 static size_t live_prefetch(const struct spool *s, const uint8_t *batch, size_t off)
 {
   const uint8_t *rec = batch + off;
-  const struct idmap *m = rec[12] == SPOOL_REC_RECEIPT || rec[12] == SPOOL_REC_RECEIPT_DONE ? &s->receipts
-                                                                                             : &s->msgs;
+  const struct idmap *m = in_receipts_map(rec[12]) ? &s->receipts : &s->msgs;
   __builtin_prefetch(&m->slots[idmap_home(m, record_id(rec))], 1);
   return off + record_len(rec);
 }
@@ -1098,6 +1132,7 @@ static void compact_record(void *ctx, const uint8_t *rec)
     live = (e = idmap_find(&c->s->msgs, id)) && e->b == c->seq;
     break;
   case SPOOL_REC_RECEIPT:
+  case SPOOL_REC_UNRESOLVED:
     live = (e = idmap_find(&c->s->receipts, id)) && e->a == c->seq;
     break;
   }
@@ -1380,7 +1415,7 @@ static void replay_scan(void *arg, const uint8_t *rec)
     if (type == SPOOL_REC_IDS)
       return;
   }
-  bool receipt = type == SPOOL_REC_RECEIPT || type == SPOOL_REC_RECEIPT_DONE;
+  bool receipt = in_receipts_map(type);
   struct idmap_entry *e = idmap_insert(receipt ? &r->s->receipts : &r->s->msgs, id);
   if (!e) {
     r->oom = true;
@@ -1469,6 +1504,7 @@ static void replay_call(void *arg, const uint8_t *rec)
     }
     return;
   case SPOOL_REC_RECEIPT:
+  case SPOOL_REC_UNRESOLVED:
     if ((e = idmap_find(&r->s->receipts, id)) && e->a == seq)
       replay_emit(r, rec);
     return;

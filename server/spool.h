@@ -31,7 +31,10 @@ enum spool_record_type {
   SPOOL_REC_FINISHED = 3,   /* msg_id needs nothing more (sent without receipt wanted, failed, final receipt passed on) */
   SPOOL_REC_RECEIPT = 4,    /* a receipt for an origin, queued (receipt_id ties it to its RECEIPT_DONE) */
   SPOOL_REC_RECEIPT_DONE = 5, /* receipt_id delivered to its origin */
-  SPOOL_REC_IDS = 6         /* ids up to `id` may have been handed out: never reuse them */
+  SPOOL_REC_IDS = 6,        /* ids up to `id` may have been handed out: never reuse them */
+  SPOOL_REC_UNRESOLVED = 7  /* a receipt from an SMSC on connector `target` that no DLR entry here
+                               matched (smsc_id: its key), being resolved through the database;
+                               receipt_id ties it to its RECEIPT_DONE */
 };
 
 /* One record, as appended and as replayed. Pointers are the caller's on
@@ -39,12 +42,13 @@ enum spool_record_type {
  * (valid during the callback). */
 struct spool_record {
   enum spool_record_type type;
-  uint64_t id;              /* msg id (MSG, SENT, FINISHED), receipt id (RECEIPT, RECEIPT_DONE), high-water mark (IDS) */
+  uint64_t id;              /* msg id (MSG, SENT, FINISHED), receipt id (RECEIPT, RECEIPT_DONE,
+                               UNRESOLVED), high-water mark (IDS) */
   uint16_t target;          /* MSG: the connector it is queued for; SENT: the connector that sent it;
-                               RECEIPT: the origin connector */
+                               RECEIPT: the origin connector; UNRESOLVED: the connector it came on */
   const struct msg *msg;    /* MSG */
-  const char *smsc_id;      /* SENT: normalised, as the DLR table keys it */
-  const struct msg_receipt *receipt; /* RECEIPT */
+  const char *smsc_id;      /* SENT, UNRESOLVED: normalised, as the DLR table keys it */
+  const struct msg_receipt *receipt; /* RECEIPT, UNRESOLVED */
   const char *user;         /* RECEIPT: the origin account */
   const char *callback;     /* RECEIPT: the origin's receipt callback URL (HTTP); NULL = none */
   uint8_t callback_method;  /* RECEIPT: enum msg_callback_method */
@@ -111,6 +115,10 @@ void spool_batch_free(struct spool_batch *b);
 
 /* The highest ticket that is durable now. */
 uint64_t spool_durable(const struct spool *s);
+
+/* The ticket of the last record appended so far (by any thread): once it
+ * is durable, so is everything appended before this call. */
+uint64_t spool_appended(struct spool *s);
 
 /* Asks for fn(arg) to be called from the writer thread each time the
  * durable ticket advances (e.g. evloop_wake of a waiting instance). At most

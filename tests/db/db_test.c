@@ -646,6 +646,12 @@ static int take(void *ctx, const struct db_handoff *h)
   return -1;
 }
 
+static int settle_fails(void *ctx)
+{
+  (void)ctx;
+  return -1;
+}
+
 static void test_receipts(void)
 {
   char err[DB_ERR_LEN];
@@ -700,13 +706,16 @@ static void test_receipts(void)
   CU_ASSERT_EQUAL(db_receipt_handoff(db2, 2, 1, &h, err), 0);
 
   struct taken t = { .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db2, 2, 10, take, &t, err), 0);  /* not node 2's */
+  CU_ASSERT_EQUAL(db_receipt_claim(db2, 2, 10, take, NULL, &t, err), 0);  /* not node 2's */
   CU_ASSERT_EQUAL(t.calls, 0);
   t = (struct taken){ .accept_after = -1 };                          /* node 1 busy: stays */
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, &t, err), 0);
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 0);
+  CU_ASSERT_EQUAL(t.calls, 1);
+  t = (struct taken){ .accept_after = 0 };                           /* taken, not made durable: stays */
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, settle_fails, &t, err), DB_E_IO);
   CU_ASSERT_EQUAL(t.calls, 1);
   t = (struct taken){ .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, &t, err), 1);
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 1);
   CU_ASSERT_EQUAL(t.last.msg_id, id);
   CU_ASSERT_EQUAL(t.last.from_node, 2);
   CU_ASSERT_STRING_EQUAL(t.last.origin_user, "load");
@@ -718,7 +727,7 @@ static void test_receipts(void)
   CU_ASSERT_EQUAL(t.last.receipt.done_time, h.receipt.done_time);
   CU_ASSERT_EQUAL(t.last.dlr_mask, 3);
   t = (struct taken){ .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, &t, err), 0);  /* taken once only */
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 0);  /* taken once only */
 
   CU_ASSERT_EQUAL(db_log_sync(log, 10000), 0);
   db_log_close(log, 5000);

@@ -6,7 +6,8 @@
 #     it is back every row is written, none twice;
 #  4. two nodes on one database: ids from the shared sequence never overlap,
 #     and receipts that reach node B for messages sent through node A are
-#     handed over and delivered to A's client.
+#     handed over and delivered to A's client;
+#  5. node B killed while it holds such receipts: none is lost.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
@@ -133,5 +134,26 @@ check "node A claimed them ($claimed)" [ "${claimed:-0}" -ge 3000 ]
 overlap=$(pg_psql -c "SELECT count(*) FROM message_log a JOIN message_log b
                       ON (a.id & 281474976710655) = (b.id & 281474976710655) AND a.node_id <> b.node_id")
 check "no sequence number used by both nodes ($overlap)" [ "$overlap" = 0 ]
+# 5. Node B killed while it holds receipts for A's messages (the SMSC has
+# its answers, A has not had them yet): its journal keeps them, and after
+# the restart every receipt still reaches A's client.
+start_emgd a3 "$TMP/a.conf"
+start_emgd b2 "$TMP/b.conf"
+wait_port "$ucp_a"
+wait_port "$ucp_b"
+sleep 0.5
+USER_NAME=alpha load crash_a "$ucp_a" 4000 --rate 2000 --from 4917333:13 &
+la=$!
+sleep 1.5
+kill -KILL "$EMGD_PID_b2"
+wait "$EMGD_PID_b2" 2>/dev/null || true
+start_emgd b3 "$TMP/b.conf"
+wait "$la" || true
+kept=$(sed -n 's/.*receipts to deliver, \([0-9]*\) to resolve through the database.*/\1/p' "$TMP/b3.log")
+check "node B restarted with receipts still to resolve from its journal (${kept:-none})" [ "${kept:-0}" -gt 0 ]
+check "B killed once: A's 4000 acked, and all 4000 receipts came back" \
+  [ "$(jget "$TMP/crash_a.json" .acked)" = 4000 -a "$(jget "$TMP/crash_a.json" .receipts)" = 4000 ]
+stop_pid "$EMGD_PID_a3" 20 || true
+stop_pid "$EMGD_PID_b3" 20 || true
 stop_sink s
 finish

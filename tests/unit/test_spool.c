@@ -278,6 +278,12 @@ static void test_roundtrip(void)
                                                      .callback = "http://app/dlr", .callback_method = MSG_CALLBACK_POST }) > 0);
   CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 10, .target = 7,
                                                      .receipt = &rc2, .user = "other" }) > 0);
+  /* Receipts waiting for the cluster: one still waits, one is done. */
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_UNRESOLVED, .id = 11, .target = 3,
+                                                     .smsc_id = "abc-77", .receipt = &rc2 }) > 0);
+  CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_UNRESOLVED, .id = 12, .target = 3,
+                                                     .smsc_id = "abc-78", .receipt = &rc1 }) > 0);
+  CU_ASSERT(append_id(s, SPOOL_REC_RECEIPT_DONE, 12) > 0);
   uint64_t last = append_id(s, SPOOL_REC_RECEIPT_DONE, 10);
   CU_ASSERT(wait_durable(s, last));
   struct spool_stats st;
@@ -288,7 +294,7 @@ static void test_roundtrip(void)
   s = open_with(&c, 0, true);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT_EQUAL(c.warnings, 0);
-  CU_ASSERT_EQUAL_FATAL(c.n, 5);   /* MSG 1001, MSG 1002, SENT 1002, RECEIPT 9, IDS */
+  CU_ASSERT_EQUAL_FATAL(c.n, 6);   /* MSG 1001, MSG 1002, SENT 1002, RECEIPT 9, UNRESOLVED 11, IDS */
   struct msg m;
   msg_make(&m, 1001);
   CU_ASSERT_EQUAL(c.recs[0].type, SPOOL_REC_MSG);
@@ -316,20 +322,29 @@ static void test_roundtrip(void)
   CU_ASSERT(got->state == rc1.state && got->err == rc1.err && got->submit_time == rc1.submit_time &&
             got->done_time == rc1.done_time && addr_equal(&got->src, &rc1.src) &&
             addr_equal(&got->dst, &rc1.dst));
+  CU_ASSERT_EQUAL(c.recs[4].type, SPOOL_REC_UNRESOLVED);
+  CU_ASSERT_EQUAL(c.recs[4].id, 11);
+  CU_ASSERT_EQUAL(c.recs[4].target, 3);
+  CU_ASSERT_STRING_EQUAL(c.recs[4].smsc_id, "abc-77");
+  got = &c.recs[4].receipt;
+  CU_ASSERT_STRING_EQUAL(got->id, rc2.id);
+  CU_ASSERT(got->state == rc2.state && got->err == rc2.err && got->submit_time == rc2.submit_time &&
+            got->done_time == rc2.done_time && addr_equal(&got->src, &rc2.src) &&
+            addr_equal(&got->dst, &rc2.dst));
   /* The high-water mark: above the IDS record, the highest message id seen. */
-  CU_ASSERT_EQUAL(c.recs[4].type, SPOOL_REC_IDS);
-  CU_ASSERT_EQUAL(c.recs[4].id, 1004);
+  CU_ASSERT_EQUAL(c.recs[5].type, SPOOL_REC_IDS);
+  CU_ASSERT_EQUAL(c.recs[5].id, 1004);
   spool_stats(s, &st);
   CU_ASSERT_EQUAL(st.live_messages, 2);
-  CU_ASSERT_EQUAL(st.live_receipts, 1);
+  CU_ASSERT_EQUAL(st.live_receipts, 2);
   /* A mark above every id is kept as it is, across a second restart. */
   CU_ASSERT(wait_durable(s, append_id(s, SPOOL_REC_IDS, 5000)));
   spool_close(s);
   collector_reset(&c);
   s = open_with(&c, 0, true);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  CU_ASSERT_EQUAL_FATAL(c.n, 5);
-  CU_ASSERT_EQUAL(c.recs[4].id, 5000);
+  CU_ASSERT_EQUAL_FATAL(c.n, 6);
+  CU_ASSERT_EQUAL(c.recs[5].id, 5000);
   spool_close(s);
   collector_reset(&c);
   dir_remove();
@@ -528,6 +543,8 @@ static void test_compaction(void)
     t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_SENT, .id = id, .target = 1, .smsc_id = "abc" });
     t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = (uint64_t)round + 1,
                                                  .target = 7, .receipt = &rc, .user = "u" });
+    t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_UNRESOLVED, .id = (uint64_t)round + 101,
+                                                 .target = 2, .receipt = &rc, .smsc_id = "k" });
     for (uint64_t k = first; k <= id - 10; k++)
       t = append_id(s, SPOOL_REC_FINISHED, k);
     CU_ASSERT(wait_durable(s, t));
@@ -545,7 +562,7 @@ static void test_compaction(void)
   CU_ASSERT(st.disk_bytes - st.spare_bytes < 256 * 1024);
   CU_ASSERT(st.compacted > 0);
   CU_ASSERT_EQUAL(st.live_messages, 100);
-  CU_ASSERT_EQUAL(st.live_receipts, 10);
+  CU_ASSERT_EQUAL(st.live_receipts, 20);
   char names[64][600];
   uint64_t bytes;
   dir_segments(names, 64, &bytes);
@@ -558,6 +575,7 @@ static void test_compaction(void)
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 100);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_SENT), 10);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_RECEIPT), 10);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_UNRESOLVED), 10);
   bool intact = true, sent_after_msg = true;
   uint64_t seen_mask = 0;
   for (size_t i = 0; i < c.n; i++) {
