@@ -956,6 +956,12 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
   struct connector *c = in->conn;
   atomic_fetch_add(&c->core->stats.receipts_in, 1);
   in->counted.receipts_in++;
+  /* The journal cannot keep what the receipt changes (disk full): the SMSC
+   * sends it again later, and the DLR entry waits for it untouched. */
+  if (c->core->spool && spool_failing(c->core->spool, NULL, 0)) {
+    respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
+    return;
+  }
   char key[DLR_ID_LEN];
   if (dlr_id_normalize(key, sizeof key, req->receipt.id,
                        (enum dlr_id_type)c->cfg->msgid_receipt) < 0) {

@@ -752,7 +752,7 @@ uint64_t spool_append(struct spool *s, const struct spool_record *rec)
 
 int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_record *rec)
 {
-  if (atomic_load_explicit(&s->failing, memory_order_relaxed))
+  if (spool_failing(s, NULL, 0))
     return -1;
   if (bytebuf_reserve(&b->records, record_bound(rec), 1u << 14) < 0)
     return -1;
@@ -808,11 +808,12 @@ int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
 
 bool spool_failing(const struct spool *s, char *why, size_t why_len)
 {
+  if (!why || !why_len)
+    return atomic_load_explicit(&s->failing, memory_order_relaxed);
   struct spool *m = (struct spool *)s;   /* the lock, not the state, changes */
   pthread_mutex_lock(&m->lock);
   bool failing = m->failing;
-  if (why && why_len)
-    snprintf(why, why_len, "%s", failing ? m->why : "");
+  snprintf(why, why_len, "%s", failing ? m->why : "");
   pthread_mutex_unlock(&m->lock);
   return failing;
 }

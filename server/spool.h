@@ -125,8 +125,10 @@ uint64_t spool_appended(struct spool *s);
  * a few dozen listeners; returns 0 or -1. */
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg);
 
-/* Whether appends are being refused now, and why (the spool retries by
- * itself and resumes when it can write again). */
+/* Whether appends are being refused now (a write failed: disk full or an
+ * I/O error), and why when why is given (the spool retries by itself and
+ * resumes when it can write again). Without why, lock-free: for the
+ * message path. */
 bool spool_failing(const struct spool *s, char *why, size_t why_len);
 
 void spool_stats(const struct spool *s, struct spool_stats *out);
