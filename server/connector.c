@@ -414,7 +414,7 @@ static struct qitem *origin_receipt(struct core *core, struct log_category *log,
     struct spool_record rec = { .type = SPOOL_REC_RECEIPT, .id = it->journal_id,
                                 .target = info->origin_connector, .receipt = &it->receipt,
                                 .user = info->origin_user, .callback = it->callback,
-                                .callback_method = it->callback_method };
+                                .callback_method = it->callback_method, .via = it->via };
     *ticket = journal(core, &rec);
   }
   return it;
@@ -2062,11 +2062,12 @@ struct queue *connector_queue(struct connector *c, unsigned i)
   return i == 0 ? &c->out : &c->user_queues[i - 1];
 }
 
-int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r)
+int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
+                                 int via)
 {
   struct queue *q;
   uint64_t ticket;
-  struct qitem *it = origin_receipt(core, core->log, info, r, -1, &q, &ticket);   /* through another node */
+  struct qitem *it = origin_receipt(core, core->log, info, r, via, &q, &ticket);
   if (!it)
     return -1;
   struct qlist l = { 0 };

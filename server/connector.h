@@ -63,8 +63,10 @@ int connector_drop_message(struct connector *c, uint64_t id);
 /* A receipt whose message this node's DLR table does not hold (it was sent
  * through another node, or its entry is gone), resolved through the
  * database: queued for the origin account as a local one would be (and
- * journaled). Returns 0, or -1 when the account is not here. Any thread. */
-int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r);
+ * journaled). via: the connector it came through (its index here), or -1.
+ * Returns 0, or -1 when the account is not here. Any thread. */
+int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
+                                 int via);
 
 /* Whether a session of account user is bound to connector c now (as the
  * instances last published it). */

@@ -340,6 +340,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
     }
     it->receipt = *rec->receipt;
     it->journal_id = rec->id;
+    it->via = rec->via;
     it->callback_method = rec->callback_method;
     if (rec->callback && !(it->callback = strdup(rec->callback))) {
       qitem_free(it);

@@ -62,6 +62,7 @@
 #define HDR_LEN 16
 #define RECORD_MAX (1u << 20)            /* largest payload accepted on replay */
 #define COPY_FLAG 0x01                   /* re-appended by compaction */
+#define VIA_FLAG 0x02                    /* RECEIPT: carries `via` (written before it did not) */
 #define PENDING_MAX (64u << 20)          /* appenders wait above this: the writer is behind */
 #define RETRY_MS 500
 #define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
@@ -172,7 +173,7 @@ static size_t record_bound(const struct spool_record *rec)
     return n + STR_MAX;
   case SPOOL_REC_RECEIPT:
   case SPOOL_REC_UNRESOLVED:
-    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + CALLBACK_MAX;
+    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + 2 + CALLBACK_MAX;
   default:
     return n;
   }
@@ -209,8 +210,9 @@ static uint8_t *put_receipt(uint8_t *p, const struct msg_receipt *r)
 }
 
 /* Encodes rec into out (record_bound bytes); returns the record's length. */
-static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_t flags)
+static size_t record_encode(uint8_t *out, const struct spool_record *rec)
 {
+  uint8_t flags = 0;
   uint8_t *p = put_u64(out + HDR_LEN, rec->id);
   switch (rec->type) {
   case SPOOL_REC_MSG: {
@@ -244,6 +246,10 @@ static size_t record_encode(uint8_t *out, const struct spool_record *rec, uint8_
     p = put_u16(p, rec->target);
     p = put_str(p, rec->user, STR_MAX);
     p = put_receipt(p, rec->receipt);
+    if (rec->via) {
+      flags |= VIA_FLAG;
+      p = put_u16(p, rec->via);
+    }
     p = put_callback(p, rec->callback_method, rec->callback);
     break;
   case SPOOL_REC_UNRESOLVED:
@@ -391,6 +397,8 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     d->rec.target = (uint16_t)get_n(&r, 2);
     get_str(&r, d->text, sizeof d->text);
     get_receipt(&r, &d->receipt);
+    if (rec[13] & VIA_FLAG)
+      d->rec.via = (uint16_t)get_n(&r, 2);
     if (get_callback(&r, &d->rec.callback_method, d->callback))
       d->rec.callback = d->callback;
     d->rec.user = d->text;
@@ -743,7 +751,7 @@ uint64_t spool_append(struct spool *s, const struct spool_record *rec)
   uint8_t *buf = bound <= sizeof stack ? stack : malloc(bound);
   if (!buf)
     return 0;
-  size_t n = record_encode(buf, rec, 0);
+  size_t n = record_encode(buf, rec);
   uint64_t ticket = pending_add(s, buf, n, 1, true);
   if (buf != stack)
     free(buf);
@@ -756,7 +764,7 @@ int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_r
     return -1;
   if (bytebuf_reserve(&b->records, record_bound(rec), 1u << 14) < 0)
     return -1;
-  b->records.len += record_encode(b->records.p + b->records.len, rec, 0);
+  b->records.len += record_encode(b->records.p + b->records.len, rec);
   b->count++;
   return 0;
 }
@@ -958,7 +966,7 @@ static int segment_write(struct spool *s, uint8_t *data, size_t len, char *why, 
   struct iovec iov[3];
   int iovcnt = 0;
   if (s->file_off == 0) {
-    record_encode(ids, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = s->ids_mark }, 0);
+    record_encode(ids, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = s->ids_mark });
     record_seal(ids, s->cur_seq);
     iov[iovcnt++] = (struct iovec){ ids, sizeof ids };
   }
@@ -1009,7 +1017,7 @@ static int segment_write(struct spool *s, uint8_t *data, size_t len, char *why, 
 static void kill_add(struct bytebuf *kills, enum spool_record_type type, uint64_t id)
 {
   if (buf_reserve(kills, HDR_LEN + 8) == 0)
-    kills->len += record_encode(kills->p + kills->len, &(struct spool_record){ .type = type, .id = id }, 0);
+    kills->len += record_encode(kills->p + kills->len, &(struct spool_record){ .type = type, .id = id });
 }
 
 /* Moves a live record's segment from *seg to seq. */

@@ -52,6 +52,7 @@ struct spool_record {
   const char *user;         /* RECEIPT: the origin account */
   const char *callback;     /* RECEIPT: the origin's receipt callback URL (HTTP); NULL = none */
   uint8_t callback_method;  /* RECEIPT: enum msg_callback_method */
+  uint16_t via;             /* RECEIPT: 1 + the connector the receipt came through; 0 = unknown */
 };
 
 struct spool_options {

@@ -106,8 +106,21 @@ check "to the provider route: 300 acked" [ "$(jget "$TMP/out.json" .acked)" = 30
 for _ in $(seq 100); do [ "$(grep -c "^4917666" "$TMP/s.record")" -ge 300 ] && break; sleep 0.1; done
 check "the provider's gateway delivered all 300 to the SMSC" [ "$(grep -c "^4917666" "$TMP/s.record")" = 300 ]
 
+# A receipt whose callback cannot be made yet stays in the journal: after a
+# restart it is called back, still naming the connector it came through.
+late=$(free_port)
+curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550005&text=late&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/late?smsc=%%i' "$late" | jq -sRr @uri)"
 for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
+sleep 1   # its receipt comes back (0-300 ms), and its callback finds nobody
 stop_pid "$EMGD_PID_g" 20 || true
+perl "$(dirname "$0")/http_catch.pl" "$TMP/late.port" "$TMP/late" 1 "$late" &
+STARTED_PIDS+=($!)
+wait_file "$TMP/late.port"
+start_emgd g2 "$TMP/emgd.conf"
+for _ in $(seq 150); do [ -s "$TMP/late" ] && break; sleep 0.1; done
+check "a receipt kept over a restart was called back, %i still naming the connector" \
+  grep -Eq '^GET /late\?smsc=smpp-out ' "$TMP/late"
+stop_pid "$EMGD_PID_g2" 20 || true
 stop_pid "$EMGD_PID_p" 20 || true
 stop_sink s
 undeliv=$(( $(jget "$TMP/json.json" .receipts_undeliverable) + $(jget "$TMP/kannel.json" .receipts_undeliverable) \

@@ -1,13 +1,14 @@
 #!/usr/bin/perl
-# http_catch.pl PORTFILE OUTFILE COUNT - a minimal HTTP listener (Perl core
-# only) that answers COUNT requests with 200 and appends each one's request
-# line and body to OUTFILE: where a test points a receipt callback.
+# http_catch.pl PORTFILE OUTFILE COUNT [PORT] - a minimal HTTP listener
+# (Perl core only; on PORT, else on a free one) that answers COUNT requests
+# with 200 and appends each one's request line and body to OUTFILE: where a
+# test points a receipt callback.
 use strict;
 use warnings;
 use IO::Socket::INET;
 
-my ($portfile, $out, $count) = @ARGV;
-my $server = IO::Socket::INET->new(Listen => 16, LocalAddr => '127.0.0.1', LocalPort => 0, ReuseAddr => 1)
+my ($portfile, $out, $count, $port) = @ARGV;
+my $server = IO::Socket::INET->new(Listen => 16, LocalAddr => '127.0.0.1', LocalPort => $port // 0, ReuseAddr => 1)
     or die "listen: $!\n";
 open(my $pf, '>', "$portfile.tmp") or die; print $pf $server->sockport; close $pf;
 rename("$portfile.tmp", $portfile);

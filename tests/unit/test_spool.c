@@ -26,6 +26,7 @@ struct replayed {
   char user[256];
   char callback[MSG_CALLBACK_LEN];
   uint8_t callback_method;
+  uint16_t via;
 };
 
 struct collector {
@@ -58,6 +59,7 @@ static void collect(void *ctx, const struct spool_record *rec)
   if (rec->callback)
     snprintf(r->callback, sizeof r->callback, "%s", rec->callback);
   r->callback_method = rec->callback_method;
+  r->via = rec->via;
 }
 
 static void collect_warn(void *ctx, const char *text)
@@ -274,7 +276,7 @@ static void test_roundtrip(void)
   CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1003) > 0);   /* its SENT dies with it */
   CU_ASSERT(append_id(s, SPOOL_REC_FINISHED, 1004) > 0);
   CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 9, .target = 7,
-                                                     .receipt = &rc1, .user = "load",
+                                                     .receipt = &rc1, .user = "load", .via = 4,
                                                      .callback = "http://app/dlr", .callback_method = MSG_CALLBACK_POST }) > 0);
   CU_ASSERT(spool_append(s, &(struct spool_record){ .type = SPOOL_REC_RECEIPT, .id = 10, .target = 7,
                                                      .receipt = &rc2, .user = "other" }) > 0);
@@ -316,6 +318,7 @@ static void test_roundtrip(void)
   CU_ASSERT_STRING_EQUAL(c.recs[3].user, "load");
   CU_ASSERT_STRING_EQUAL(c.recs[3].callback, "http://app/dlr");
   CU_ASSERT_EQUAL(c.recs[3].callback_method, MSG_CALLBACK_POST);
+  CU_ASSERT_EQUAL(c.recs[3].via, 4);   /* the connector it came through, before the callback */
   CU_ASSERT(c.recs[1].msg && c.recs[1].msg->callback && c.recs[0].msg && !c.recs[0].msg->callback);
   const struct msg_receipt *got = &c.recs[3].receipt;
   CU_ASSERT_STRING_EQUAL(got->id, rc1.id);
