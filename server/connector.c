@@ -587,23 +587,30 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
 }
 
 /* The id the client will know the message by: UCP "AdC:SCTS" (unique per
- * recipient), SMPP our message id in decimal. */
-static void origin_ref(struct instance *in, struct msg *m)
+ * recipient), SMPP our message id in decimal. -1 when no SCTS can be
+ * handed out now (past 2069, or its ceiling cannot be noted). */
+static int origin_ref(struct instance *in, struct msg *m)
 {
   struct connector *c = in->conn;
-  if (c->scts) {
-    char scts[13];
-    /* (AdC, SCTS) must stay unique across a restart too (core_set_scts_floor). */
-    int64_t now = m->received_ms / 1000;
-    if (now < c->core->scts_floor)
-      now = c->core->scts_floor;
-    pthread_mutex_lock(&c->scts_lock);
-    ucp_scts_next(c->scts, m->dst.addr, now, scts);
-    pthread_mutex_unlock(&c->scts_lock);
-    snprintf(m->origin.ref, sizeof m->origin.ref, "%.32s:%s", m->dst.addr, scts);
-  } else {
+  if (!c->scts) {
     snprintf(m->origin.ref, sizeof m->origin.ref, "%" PRIu64, m->id);
+    return 0;
   }
+  char scts[13];
+  /* (AdC, SCTS) must stay unique across a restart too (core_set_scts_floor,
+   * core_scts_handing). */
+  int64_t now = m->received_ms / 1000;
+  if (now < c->core->scts_floor)
+    now = c->core->scts_floor;
+  pthread_mutex_lock(&c->scts_lock);
+  int rc = ucp_scts_next(c->scts, m->dst.addr, now, scts);
+  if (rc == 0)
+    rc = core_scts_handing(c->core, ucp_scts_last(c->scts));
+  pthread_mutex_unlock(&c->scts_lock);
+  if (rc != 0)
+    return -1;
+  snprintf(m->origin.ref, sizeof m->origin.ref, "%.32s:%s", m->dst.addr, scts);
+  return 0;
 }
 
 /* The gateway's verdict as an HTTP client is told it. */
@@ -833,8 +840,7 @@ static void accept_message(struct instance *in, const struct msg *msg, const cha
   m->origin.connector = (uint16_t)c->index;
   m->origin.instance = (uint16_t)in->index;
   str_copy(m->origin.user, sizeof m->origin.user, origin_user);
-  origin_ref(in, m);
-  struct qlist parts = split_message(in, m);
+  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m) : (struct qlist){ 0 };
   if (!parts.count) {
     atomic_fetch_sub(&core->in_flight, 1);
     reply_to(in, rp, PROTO_E_TEMPORARY, NULL);

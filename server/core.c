@@ -33,8 +33,9 @@ int core_init(struct core *c, const struct config *cfg)
   dlrtab_on_drop(c->dlr, core_dlr_dropped, c);
   ids_init(&c->ids, cfg->node_id, cfg->id_window, 1);
   pthread_mutex_init(&c->rates.lock, NULL);
+  pthread_mutex_init(&c->scts_note_lock, NULL);
   c->started = time(NULL);
-  core_set_scts_floor(c, 0, 0);
+  core_set_scts_floor(c, 0, 0, 0);
   return 0;
 }
 
@@ -176,8 +177,55 @@ void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt 
   db_log_event(c->db_log, &ev);
 }
 
-void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor)
+/* Notes that no stamp will pass upto, unless one already says more. */
+static int scts_note(struct core *c, int64_t upto)
 {
+  int rc = 0;
+  pthread_mutex_lock(&c->scts_note_lock);
+  if (upto > atomic_load(&c->scts_noted)) {
+    char why[256];
+    if (spool_note_scts_ceiling(c->spool, upto, why) == 0) {
+      atomic_store(&c->scts_noted, upto);
+    } else {
+      LOGE(c->log, "UCP references: %s", why);
+      rc = -1;
+    }
+  }
+  pthread_mutex_unlock(&c->scts_note_lock);
+  return rc;
+}
+
+void core_scts_noting(struct core *c, int64_t noted)
+{
+  atomic_store(&c->scts_noted, noted);
+}
+
+int core_scts_handing(struct core *c, int64_t second)
+{
+  int64_t handed = atomic_load_explicit(&c->scts_handed, memory_order_relaxed);
+  while (second > handed && !atomic_compare_exchange_weak(&c->scts_handed, &handed, second)) {
+  }
+  int64_t noted = atomic_load(&c->scts_noted);
+  if (!noted || second <= noted)
+    return 0;
+  return scts_note(c, second + CORE_SCTS_NOTE_STEP_S);
+}
+
+void core_scts_note_ahead(struct core *c)
+{
+  int64_t noted = atomic_load(&c->scts_noted), handed = atomic_load(&c->scts_handed);
+  if (noted && handed + CORE_SCTS_NOTE_LEAD_S > noted)
+    scts_note(c, handed + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
+}
+
+void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor,
+                         int64_t previous_ceiling)
+{
+  /* The ceiling is exact: every stamp of the previous process is at or below it. */
+  if (previous_ceiling) {
+    c->scts_floor = previous_ceiling + 1 > c->started ? previous_ceiling + 1 : c->started;
+    return;
+  }
   int64_t floor = c->started + CORE_SCTS_RESTART_MARGIN_S;
   if (previous_write && previous_write + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1 > floor)
     floor = previous_write + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1;

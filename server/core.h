@@ -80,6 +80,9 @@ struct core {
   struct cluster *cluster;            /* with a database: ids, nodes, receipts between nodes */
   int64_t started;                    /* Unix seconds */
   int64_t scts_floor;                 /* UCP SCTS are never below this (Unix s): see core_set_scts_floor */
+  pthread_mutex_t scts_note_lock;     /* serialises the notes of scts_noted */
+  _Atomic int64_t scts_noted;         /* persist on: no SCTS handed out is past this (noted durably); 0: not noted */
+  _Atomic int64_t scts_handed;        /* the latest SCTS second handed out */
   struct log_category *log;
 };
 
@@ -139,15 +142,37 @@ void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt 
 
 /* (AdC, SCTS) must stay unique across restarts: a new process stamps UCP
  * references from a second past anything the previous one can have handed
- * out. That one stamped from the later of its clock, which was no later
- * than its last journal write (previous_write, 0 when unknown; a margin
- * covers clock steps and file times), and its own floor (previous_floor, 0
- * when unknown: a process started soon after another stamps from a floor
- * ahead of its clock), plus what its allocator ran ahead for recipients
- * with many messages in one second. */
+ * out. That is the ceiling it noted (previous_ceiling, below), when it did.
+ * A process of an earlier version noted no ceiling: it stamped from the
+ * later of its clock, which was no later than its last journal write
+ * (previous_write, 0 when unknown; a margin covers clock steps and file
+ * times), and its own floor (previous_floor, 0 when unknown), plus what its
+ * allocator ran ahead, assumed to be at most CORE_SCTS_RUNAHEAD_S. */
 #define CORE_SCTS_RESTART_MARGIN_S 3
 #define CORE_SCTS_RUNAHEAD_S 5
-void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor);
+void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor,
+                         int64_t previous_ceiling);
+
+/* The noted second bounds every SCTS this process hands out, however far
+ * its allocator runs ahead of the clock (a recipient that gets many
+ * messages in one second, a long message's parts): a stamp past it is
+ * noted first (spool_note_scts_ceiling), the next process starts past it.
+ * A note covers CORE_SCTS_NOTE_STEP_S past the stamp that needed it, and
+ * the housekeeping tick notes ahead once stamps come within
+ * CORE_SCTS_NOTE_LEAD_S of it, so that a submit seldom waits for one. */
+#define CORE_SCTS_NOTE_STEP_S 5
+#define CORE_SCTS_NOTE_LEAD_S 3
+
+/* Starts noting from `noted` (already noted durably: at start, the floor). */
+void core_scts_noting(struct core *c, int64_t noted);
+
+/* A UCP server connector is about to hand out SCTS `second`: 0, or -1 when
+ * it is past the note and a new note cannot be written (the stamp must not
+ * be used). Without a journal always 0. */
+int core_scts_handing(struct core *c, int64_t second);
+
+/* The housekeeping tick: notes ahead of stamps that come close to the note. */
+void core_scts_note_ahead(struct core *c);
 
 /* The connector of index i. */
 static inline struct connector *core_connector(struct core *c, unsigned i)

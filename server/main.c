@@ -103,6 +103,7 @@ static void on_tick(struct evloop *loop, void *arg)
   struct daemon *d = arg;
   uint64_t now = evloop_now_ms(loop);
   watch_journal(d);
+  core_scts_note_ahead(&d->core);
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
@@ -632,12 +633,14 @@ int main(int argc, char **argv)
   if (d.cfg->persist) {
     if (open_journal(&d) == -1)
       return 1;
-    core_set_scts_floor(&d.core, spool_previous_write(d.core.spool), spool_previous_floor(d.core.spool));
+    core_set_scts_floor(&d.core, spool_previous_write(d.core.spool), spool_previous_floor(d.core.spool),
+                        spool_previous_scts_ceiling(d.core.spool));
     char why[256];
-    if (spool_note_floor(d.core.spool, d.core.scts_floor, why) == -1) {
+    if (spool_note_scts_ceiling(d.core.spool, d.core.scts_floor, why) == -1) {
       LOGE(d.log, "journal: %s", why);
       return 1;
     }
+    core_scts_noting(&d.core, d.core.scts_floor);
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
   }

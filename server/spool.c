@@ -661,7 +661,8 @@ struct spool {
   struct spare spares[SPARES_MAX];
   size_t nspares;
   int64_t previous_write_s;       /* Unix s: the newest mtime of the segments found; 0 = none */
-  int64_t previous_floor_s;       /* Unix s: the floor the previous process noted; 0 = none */
+  int64_t previous_floor_s;       /* Unix s: the floor a process of an earlier version noted; 0 = none */
+  int64_t previous_ceiling_s;     /* Unix s: the SCTS ceiling the previous process noted; 0 = none */
   uint64_t file_off;              /* end of the last good write */
   bool tail_dirty;                /* a failed write may have left bytes past file_off */
   uint64_t ids_mark;              /* highest id seen: written at the head of each segment */
@@ -1712,13 +1713,14 @@ out:
   return rc;
 }
 
-#define FLOOR_FILE "scts_floor"           /* spool_note_floor's file in the spool's directory */
+#define CEILING_FILE "scts_ceiling"       /* spool_note_scts_ceiling's file in the spool's directory */
+#define FLOOR_FILE "scts_floor"           /* what versions before it noted: the floor they stamped from */
 
-/* The floor the previous process noted, 0 when none (or unreadable). */
-static int64_t floor_read(const char *dir)
+/* The second noted in the spool's directory as name, 0 when none (or unreadable). */
+static int64_t second_read(const char *dir, const char *name)
 {
   char path[4096], text[32] = "";
-  snprintf(path, sizeof path, "%s/" FLOOR_FILE, dir);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
@@ -1780,7 +1782,8 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   }
   if (replay_all(s, replay, warn, ctx, err) < 0)
     goto fail;
-  s->previous_floor_s = floor_read(dir);
+  s->previous_floor_s = second_read(dir, FLOOR_FILE);
+  s->previous_ceiling_s = second_read(dir, CEILING_FILE);
   /* A fresh segment for this run, its IDS record durable before anything. */
   if (segment_write(s, NULL, 0, why, sizeof why) < 0) {
     snprintf(err, 256, "%s", why);
@@ -1824,22 +1827,34 @@ int64_t spool_previous_floor(const struct spool *s)
   return s->previous_floor_s;
 }
 
+int64_t spool_previous_scts_ceiling(const struct spool *s)
+{
+  return s->previous_ceiling_s;
+}
+
 /* Written to a temporary file, synced, renamed over the old one, and the
- * directory synced: after a crash the file holds this floor or the last. */
-int spool_note_floor(struct spool *s, int64_t floor_s, char *err)
+ * directory synced: after a crash the file holds this ceiling or the last.
+ * The first note makes an earlier version's floor file useless: it goes. */
+int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err)
 {
   char path[4096], tmp[4096], text[32];
-  snprintf(path, sizeof path, "%s/" FLOOR_FILE, s->dir);
-  snprintf(tmp, sizeof tmp, "%s/" FLOOR_FILE ".new", s->dir);
-  int n = snprintf(text, sizeof text, "%" PRId64 "\n", floor_s);
+  snprintf(path, sizeof path, "%s/" CEILING_FILE, s->dir);
+  snprintf(tmp, sizeof tmp, "%s/" CEILING_FILE ".new", s->dir);
+  int n = snprintf(text, sizeof text, "%" PRId64 "\n", second);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0 && write(fd, text, (size_t)n) == n && fsync(fd) == 0;
   if (fd >= 0)
     close(fd);
   ok = ok && rename(tmp, path) == 0 && fsync(s->dirfd) == 0;
-  if (!ok)
+  if (!ok) {
     snprintf(err, 256, "%.200s: %s", path, strerror(errno));
-  return ok ? 0 : -1;
+    return -1;
+  }
+  if (s->previous_floor_s) {
+    unlinkat(s->dirfd, FLOOR_FILE, 0);
+    s->previous_floor_s = 0;
+  }
+  return 0;
 }
 
 

@@ -138,11 +138,14 @@ void spool_stats(const struct spool *s, struct spool_stats *out);
  * modification time of its segments when it was opened), Unix seconds; 0
  * for a new spool. */
 int64_t spool_previous_write(const struct spool *s);
-/* The floor the previous process noted with spool_note_floor, Unix
- * seconds; 0 when none. */
+/* The floor a process of an earlier version noted (the time it stamped UCP
+ * SCTS from), Unix seconds; 0 when none. */
 int64_t spool_previous_floor(const struct spool *s);
-/* Notes durably (in spool_dir) the time this process stamps from, for the
- * next one. 0, or -1 with a reason in err (256 bytes). */
-int spool_note_floor(struct spool *s, int64_t floor_s, char *err);
+/* The SCTS ceiling the previous process noted with spool_note_scts_ceiling,
+ * Unix seconds; 0 when none. */
+int64_t spool_previous_scts_ceiling(const struct spool *s);
+/* Notes durably (in spool_dir) that this process hands out no UCP SCTS
+ * past second, for the next one. 0, or -1 with a reason in err (256 bytes). */
+int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err);
 
 #endif

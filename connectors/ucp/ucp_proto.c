@@ -896,3 +896,8 @@ int ucp_scts_next(struct ucp_scts_alloc *a, const char *recipient, int64_t now, 
   scts[12] = '\0';
   return 0;
 }
+
+int64_t ucp_scts_last(const struct ucp_scts_alloc *a)
+{
+  return a->fmt_time;
+}

@@ -123,4 +123,7 @@ void ucp_scts_alloc_destroy(struct ucp_scts_alloc *a);
  * UCP_E_INVALID when the second is beyond what SCTS can write (2069). */
 int ucp_scts_next(struct ucp_scts_alloc *a, const char *recipient, int64_t now, char scts[13]);
 
+/* The second of the SCTS ucp_scts_next wrote last (Unix seconds). */
+int64_t ucp_scts_last(const struct ucp_scts_alloc *a);
+
 #endif

@@ -135,25 +135,31 @@ static void test_ids_ranges(void)
   CU_ASSERT_EQUAL(ids_node(ids_next(&ids, &b)), 7);
 }
 
-/* UCP SCTS after a restart: past the previous process's last write, its
- * own floor, and what it may have run ahead, however soon the restart came. */
+/* UCP SCTS after a restart: past the ceiling the previous process noted;
+ * for one of an earlier version (no ceiling), past its last write, its own
+ * floor, and what it may have run ahead, however soon the restart came. */
 static void test_scts_floor(void)
 {
   struct core c;
   memset(&c, 0, sizeof c);
   c.started = 1000;
-  core_set_scts_floor(&c, 0, 0);
+  core_set_scts_floor(&c, 0, 0, 0);
   CU_ASSERT_EQUAL(c.scts_floor, 1000 + CORE_SCTS_RESTART_MARGIN_S);
-  core_set_scts_floor(&c, 999, 0);   /* restarted a second after the last write */
+  core_set_scts_floor(&c, 999, 0, 0);   /* restarted a second after the last write */
   CU_ASSERT_EQUAL(c.scts_floor, 999 + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1);
-  core_set_scts_floor(&c, 500, 0);   /* long ago: its own start decides */
+  core_set_scts_floor(&c, 500, 0, 0);   /* long ago: its own start decides */
   CU_ASSERT_EQUAL(c.scts_floor, 1000 + CORE_SCTS_RESTART_MARGIN_S);
   /* The previous process started a second after one before it: it stamped
    * from its floor, ahead of its clock and of its last write. */
-  core_set_scts_floor(&c, 999, 1008);
+  core_set_scts_floor(&c, 999, 1008, 0);
   CU_ASSERT_EQUAL(c.scts_floor, 1008 + CORE_SCTS_RUNAHEAD_S + 1);
-  core_set_scts_floor(&c, 999, 990);   /* a floor it had passed: its last write decides */
+  core_set_scts_floor(&c, 999, 990, 0);   /* a floor it had passed: its last write decides */
   CU_ASSERT_EQUAL(c.scts_floor, 999 + CORE_SCTS_RESTART_MARGIN_S + CORE_SCTS_RUNAHEAD_S + 1);
+  /* A noted ceiling is exact: a second past it, far ahead or not. */
+  core_set_scts_floor(&c, 999, 0, 1090);
+  CU_ASSERT_EQUAL(c.scts_floor, 1091);
+  core_set_scts_floor(&c, 999, 0, 990);   /* long passed: its own start */
+  CU_ASSERT_EQUAL(c.scts_floor, 1000);
 }
 
 void suite_core(void);

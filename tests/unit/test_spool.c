@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "crc32c.h"
+#include "core.h"
 #include "spool.h"
 #include "testutil.h"
 
@@ -857,29 +858,81 @@ static void test_zeros_ahead(void)
   dir_remove();
 }
 
-/* The floor a process notes comes back to the next one, beside the
+/* The SCTS ceiling a process notes comes back to the next one, beside the
  * segments' last modification. */
-static void test_floor_noted(void)
+static void test_ceiling_noted(void)
 {
   struct collector c = { 0 };
   struct spool *s = spool_with_msgs(&c, 0, 10);
   int64_t now = (int64_t)time(NULL);
   CU_ASSERT(spool_previous_write(s) == 0);   /* a new spool */
-  CU_ASSERT(spool_previous_floor(s) == 0);
+  CU_ASSERT(spool_previous_scts_ceiling(s) == 0);
   char err[256];
-  CU_ASSERT_EQUAL(spool_note_floor(s, now + 20, err), 0);
+  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now + 20, err), 0);
   spool_close(s);
   s = open_with(&c, 0, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  CU_ASSERT_EQUAL(spool_previous_floor(s), now + 20);
+  CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now + 20);
   CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
-  CU_ASSERT_EQUAL(spool_note_floor(s, now - 100, err), 0);   /* the last one noted counts */
+  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now - 100, err), 0);   /* the last one noted counts */
   spool_close(s);
   collector_reset(&c);
   s = open_with(&c, 0, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-  CU_ASSERT_EQUAL(spool_previous_floor(s), now - 100);
+  CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now - 100);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 10);   /* the file is no segment */
+  spool_close(s);
+  collector_reset(&c);
+  dir_remove();
+}
+
+/* The core notes the ceiling before it hands out a stamp past it (a
+ * recipient's stamps far ahead of the clock), and ahead of stamps that come
+ * close; the next process starts past it. An earlier version's floor file
+ * is read, and goes with the first note. */
+static void test_core_notes_ceiling(void)
+{
+  dir_make();
+  char path[600];
+  snprintf(path, sizeof path, "%s/scts_floor", dir);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("500\n", f);
+  fclose(f);
+  struct collector c = { 0 };
+  struct spool *s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(spool_previous_floor(s), 500);
+  CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), 0);
+  struct core core;
+  memset(&core, 0, sizeof core);
+  core.spool = s;
+  core.log = log_category("emg.test");
+  pthread_mutex_init(&core.scts_note_lock, NULL);
+  char err[256];
+  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, 1000, err), 0);
+  core_scts_noting(&core, 1000);
+  CU_ASSERT_EQUAL(core_scts_handing(&core, 999), 0);
+  CU_ASSERT_EQUAL(core_scts_handing(&core, 1000), 0);
+  CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1000);   /* at the ceiling: no note */
+  CU_ASSERT_EQUAL(core_scts_handing(&core, 1030), 0);     /* 30 s past it: noted first */
+  CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1030 + CORE_SCTS_NOTE_STEP_S);
+  core_scts_note_ahead(&core);                            /* not within the lead of it yet */
+  CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1030 + CORE_SCTS_NOTE_STEP_S);
+  CU_ASSERT_EQUAL(core_scts_handing(&core, 1033), 0);     /* below it: handed at once */
+  CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1030 + CORE_SCTS_NOTE_STEP_S);
+  core_scts_note_ahead(&core);                            /* now within the lead: noted ahead */
+  CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1033 + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
+  spool_close(s);
+  collector_reset(&c);
+  s = open_with(&c, 0, false);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), 1033 + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
+  CU_ASSERT_EQUAL(spool_previous_floor(s), 0);   /* the earlier version's file went */
+  core.started = 900;
+  core_set_scts_floor(&core, spool_previous_write(s), spool_previous_floor(s), spool_previous_scts_ceiling(s));
+  CU_ASSERT_EQUAL(core.scts_floor, 1033 + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S + 1);
+  pthread_mutex_destroy(&core.scts_note_lock);
   spool_close(s);
   collector_reset(&c);
   dir_remove();
@@ -1005,7 +1058,8 @@ void suite_spool(void)
     { "deleted segments' files reused, their old records never replayed", test_segments_reused },
     { "a segment without CRC seed still replays", test_unseeded_segment },
     { "zeros written ahead, cut quietly after a crash", test_zeros_ahead },
-    { "the stamping floor noted for the next process", test_floor_noted },
+    { "the SCTS ceiling noted for the next process", test_ceiling_noted },
+    { "the core notes the SCTS ceiling ahead of its stamps", test_core_notes_ceiling },
     { "compaction keeps disk use bounded", test_compaction },
     { "compaction reads big segments in parts", test_compaction_in_parts },
     { "compaction passes over damage bigger than its buffer", test_compaction_over_damage },

@@ -1081,6 +1081,7 @@ static void test_scts(void)
   /* once its seconds have passed it is back on the clock */
   CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345678", t0 + 100, s[7]), 0);
   CU_ASSERT_STRING_EQUAL(s[7], "060824143155");
+  CU_ASSERT_EQUAL(ucp_scts_last(a), t0 + 100);   /* the second of the stamp just written */
   /* SCTS has two year digits */
   CU_ASSERT_EQUAL(ucp_scts_next(a, "1", utc(2070, 1, 1, 0, 0, 0), s[7]), UCP_E_INVALID);
   ucp_scts_alloc_destroy(a);
