@@ -55,4 +55,26 @@ check "every acked message's receipt came back ($(jget "$TMP/load.json" .receipt
   [ "$(jget "$TMP/load.json" .receipts)" = "$COUNT" ]
 check "each restart recovered from the journal" [ "$(grep -l 'journal: ' "$TMP"/g[1-9]*.log | wc -l)" = "$KILLS" ]
 grep -h "segments deleted" "$TMP/g$KILLS.log" || true
+
+# One recipient, 40 messages a second: each gets the next SCTS second, so
+# its stamps run a second further ahead of the clock with each message. A
+# kill after a minute's worth of them: the next process must still start
+# past all of them, or two messages share (AdC, SCTS) and their receipts mix.
+start_sink h smpp --dlr-delay 5000-5000
+sed -i -e "s|127.0.0.1:$SINK_PORT_s|127.0.0.1:$SINK_PORT_h|" "$TMP/emgd.conf"
+start_emgd h0 "$TMP/emgd.conf"
+wait_port "$ucp"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --to 4915550001234:13 --count 120 --rate 40 --dlr --wait-dlr 20 --timeout 3000 \
+  --json --quiet --give-up 30 > "$TMP/hot.json" &
+hot_pid=$!
+STARTED_PIDS+=("$hot_pid")
+sleep 1.6
+kill -KILL "$EMGD_PID_h0"; wait "$EMGD_PID_h0" 2>/dev/null || true
+start_emgd h1 "$TMP/emgd.conf"
+wait "$hot_pid" || true
+stop_pid "$EMGD_PID_h1" 20 || true
+stop_sink h
+check "one recipient's stamps far ahead of the clock over a kill: 120 acked, 120 receipts, none mixed up" \
+  [ "$(jget "$TMP/hot.json" '[.acked, .receipts, .duplicate_acks, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "120 120 0 0 0" ]
 finish
