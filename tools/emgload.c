@@ -43,6 +43,7 @@ struct load_options {
   double duration_s;
   double rate;                    /* msgs/s over all connections; 0 = as fast as acked */
   bool dlr;
+  uint8_t dlr_mask;               /* MSG_DLR_*: the receipts asked for (with dlr) */
   double wait_dlr_s;              /* after the last ack, how long to wait for receipts */
   unsigned length;                /* characters per text */
   enum sms_text_coding coding;
@@ -256,7 +257,7 @@ static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *t
   m->src.npi = m->dst.npi = 1;
   m->coding = (uint8_t)ld->opt.coding;
   m->dcs = (uint8_t)ld->opt.coding;
-  m->dlr_mask = ld->opt.dlr ? MSG_DLR_DELIVERED | MSG_DLR_FAILED : 0;
+  m->dlr_mask = ld->opt.dlr ? ld->opt.dlr_mask : 0;
   m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
   m->data_len = (uint32_t)build_text(ld, seq, text, cap);
   m->data = text;
@@ -612,7 +613,8 @@ static int http_setup(struct loader *ld)
                                         : "\"text\":\"%b\"");
     if (o->dlr) {
       /* %%d stays %d for the gateway to fill in. */
-      tmpl_append(body, sizeof body, ",\"dlr_mask\":3,\"dlr_url\":\"");
+      snprintf(num, sizeof num, ",\"dlr_mask\":%u,\"dlr_url\":\"", o->dlr_mask);
+      tmpl_append(body, sizeof body, num);
       tmpl_append(body, sizeof body, base);
       tmpl_append(body, sizeof body, "?seq=%I&type=%%d\"");
     }
@@ -833,6 +835,8 @@ static void usage(FILE *out)
           "  --rate MPS              global, smooth rate limit (default none)\n"
           "  --dlr                   request receipts and wait for them\n"
           "  --wait-dlr S            seconds to wait for receipts after the last ack (default 30)\n"
+          "  --dlr-mask N            with receipts, the ones asked for: 1 delivered, 2 failed, 4 buffered\n"
+          "                          (intermediate), summed (default 3; implies --dlr)\n"
           "  --length L              characters per text (default 145)\n"
           "  --encoding gsm|ucs2|binary  text coding (default gsm); binary: 8-bit data with a port UDH\n"
           "  --from PREFIX:LEN       source addresses (default 4917000:13)\n"
@@ -859,7 +863,7 @@ int main(int argc, char **argv)
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
-    { "missing", required_argument, 0, 'M' },
+    { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
@@ -874,6 +878,7 @@ int main(int argc, char **argv)
   o->timeout_ms = 30000;
   o->give_up_s = 60;
   o->dlr_listen = "127.0.0.1:0";
+  o->dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED;
   tool_parse_addr_pattern("4917000:13", &o->from);
   tool_parse_addr_pattern("4917100:13", &o->to);
   int ch;
@@ -928,6 +933,14 @@ int main(int argc, char **argv)
       break;
     }
     case 'd': o->dlr = true; break;
+    case 'K':
+      if (tool_parse_count(optarg, &v) == -1 || v < 1 || v > 7) {
+        bad = "receipt mask 1..7 (1 delivered, 2 failed, 4 buffered)";
+        break;
+      }
+      o->dlr = true;
+      o->dlr_mask = (uint8_t)v;
+      break;
     case 'e':
       if (strcmp(optarg, "gsm") == 0) o->coding = SMS_TEXT_GSM7;
       else if (strcmp(optarg, "ucs2") == 0) o->coding = SMS_TEXT_UCS2;

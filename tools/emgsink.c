@@ -31,6 +31,7 @@ struct sink_options {
   double fail_rate;
   double reject_rate;
   double undeliv_rate;
+  double enroute_rate;            /* receipts that an ENROUTE one precedes, asked for or not */
   const char *record_path;
   const char *summary_path;
   const char *port_file;          /* where to write the port listened on (for --listen HOST:0) */
@@ -44,7 +45,7 @@ struct sink_counts {
   uint64_t submits, accepted, refused, rejected;
   uint64_t receipts_scheduled, receipts_sent, receipts_acked, receipts_nacked;
   uint64_t receipts_rerouted, receipts_waited, receipts_dropped, receipts_unwanted;
-  uint64_t receipts_undeliv;
+  uint64_t receipts_undeliv, receipts_enroute;
   uint64_t connections, binds, binds_refused;
 };
 
@@ -108,6 +109,37 @@ static void record_message(struct sink *sk, const struct msg *m)
           (long long)tv.tv_sec, (long)(tv.tv_usec / 1000), udh);
 }
 
+/* Queues a receipt in `state` for message m (SMSC id `id`) due after delay_ms. */
+static bool push_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m, const char *id,
+                         uint8_t state, uint64_t delay_ms)
+{
+  if (timerheap_count(&sk->pending) >= sk->opt.max_pending) {
+    sk->n.receipts_dropped++;
+    return false;
+  }
+  struct pending_receipt *p = malloc(sizeof *p);
+  if (!p) {
+    sk->n.receipts_dropped++;
+    return false;
+  }
+  memset(&p->receipt, 0, sizeof p->receipt);
+  snprintf(p->receipt.id, sizeof p->receipt.id, "%s", id);
+  p->receipt.state = state;
+  p->receipt.err = state == MSG_STATE_UNDELIVERABLE ? 1 : 0;
+  p->receipt.submit_time = p->receipt.done_time = time(NULL);
+  p->receipt.src = m->src;
+  p->receipt.dst = m->dst;
+  snprintf(p->user, sizeof p->user, "%s", session_user(c->session));
+  p->first_due_ms = evloop_now_ms(sk->loop) + delay_ms;
+  if (timerheap_push(&sk->pending, p->first_due_ms, p) == -1) {
+    free(p);
+    sk->n.receipts_dropped++;
+    return false;
+  }
+  sk->n.receipts_scheduled++;
+  return true;
+}
+
 static void schedule_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m,
                              const char *id)
 {
@@ -117,33 +149,14 @@ static void schedule_receipt(struct sink *sk, struct sink_conn *c, const struct 
     sk->n.receipts_unwanted++;
     return;
   }
-  if (timerheap_count(&sk->pending) >= sk->opt.max_pending) {
-    sk->n.receipts_dropped++;
-    return;
-  }
-  struct pending_receipt *p = malloc(sizeof *p);
-  if (!p) {
-    sk->n.receipts_dropped++;
-    return;
-  }
-  memset(&p->receipt, 0, sizeof p->receipt);
-  snprintf(p->receipt.id, sizeof p->receipt.id, "%s", id);
-  p->receipt.state = state;
-  p->receipt.err = undeliv ? 1 : 0;
-  p->receipt.submit_time = p->receipt.done_time = time(NULL);
-  p->receipt.src = m->src;
-  p->receipt.dst = m->dst;
-  snprintf(p->user, sizeof p->user, "%s", session_user(c->session));
   uint64_t span = sk->opt.dlr_max_ms - sk->opt.dlr_min_ms;
   uint64_t delay = sk->opt.dlr_min_ms + (span ? tool_rand(&sk->rng) % (span + 1) : 0);
-  p->first_due_ms = evloop_now_ms(sk->loop) + delay;
-  if (timerheap_push(&sk->pending, p->first_due_ms, p) == -1) {
-    free(p);
-    sk->n.receipts_dropped++;
-    return;
-  }
-  sk->n.receipts_scheduled++;
-  sk->n.receipts_undeliv += undeliv;
+  /* Some SMSCs report ENROUTE first whatever was asked for: half way there. */
+  if (sk->opt.enroute_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.enroute_rate &&
+      push_receipt(sk, c, m, id, MSG_STATE_ENROUTE, delay / 2))
+    sk->n.receipts_enroute++;
+  if (push_receipt(sk, c, m, id, state, delay))
+    sk->n.receipts_undeliv += undeliv;
 }
 
 static void on_request(struct session *s, const struct proto_pdu *req)
@@ -387,7 +400,7 @@ static void on_tick(struct evloop *loop, void *arg)
 
 static int write_summary(struct sink *sk)
 {
-  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                         "protocol", sk->opt.proto->name,
                         "submits", (json_int_t)sk->n.submits,
                         "accepted", (json_int_t)sk->n.accepted,
@@ -395,6 +408,7 @@ static int write_summary(struct sink *sk)
                         "rejected", (json_int_t)sk->n.rejected,
                         "receipts_scheduled", (json_int_t)sk->n.receipts_scheduled,
                         "receipts_undeliverable", (json_int_t)sk->n.receipts_undeliv,
+                        "receipts_enroute", (json_int_t)sk->n.receipts_enroute,
                         "receipts_sent", (json_int_t)sk->n.receipts_sent,
                         "receipts_acked", (json_int_t)sk->n.receipts_acked,
                         "receipts_nacked", (json_int_t)sk->n.receipts_nacked,
@@ -432,6 +446,8 @@ static void usage(FILE *out)
           "  --fail-rate F           answer this fraction of submits with a temporary error\n"
           "  --reject-rate F         answer this fraction of submits with a permanent error\n"
           "  --undeliv-rate F        make this fraction of receipts UNDELIV\n"
+          "  --enroute-rate F        send an ENROUTE receipt before the final one for this fraction,\n"
+          "                          asked for or not (as some SMSCs do)\n"
           "  --record FILE           one line per accepted message: source, destination, text\n"
           "                          (UTF-8; 8-bit data in hex), time, UDH in hex\n"
           "  --summary FILE          JSON counts written on SIGTERM/SIGINT\n"
@@ -449,7 +465,7 @@ int main(int argc, char **argv)
     { "protocol", required_argument, 0, 'p' }, { "listen", required_argument, 0, 'l' },
     { "user", required_argument, 0, 'u' },     { "password", required_argument, 0, 'P' },
     { "dlr-delay", required_argument, 0, 'd' }, { "fail-rate", required_argument, 0, 'f' },
-    { "undeliv-rate", required_argument, 0, 'U' }, { "record", required_argument, 0, 'r' },
+    { "undeliv-rate", required_argument, 0, 'U' }, { "enroute-rate", required_argument, 0, 'E' }, { "record", required_argument, 0, 'r' },
     { "summary", required_argument, 0, 's' },  { "window", required_argument, 0, 'w' },
     { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
     { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
@@ -483,10 +499,13 @@ int main(int argc, char **argv)
     case 'f':
     case 'j':
     case 'U':
+    case 'E':
       if (tool_parse_fraction(optarg, ch == 'f' ? &o->fail_rate
-                                      : ch == 'j' ? &o->reject_rate : &o->undeliv_rate) == -1) {
+                                      : ch == 'j' ? &o->reject_rate
+                                      : ch == 'E' ? &o->enroute_rate : &o->undeliv_rate) == -1) {
         fprintf(stderr, "emgsink: --%s: expected a fraction 0..1, got '%s'\n",
-                ch == 'f' ? "fail-rate" : ch == 'j' ? "reject-rate" : "undeliv-rate", optarg);
+                ch == 'f' ? "fail-rate" : ch == 'j' ? "reject-rate" : ch == 'E' ? "enroute-rate" : "undeliv-rate",
+                optarg);
         return TOOL_EXIT_USAGE;
       }
       break;

@@ -7,7 +7,8 @@
 #  4. two nodes on one database: ids from the shared sequence never overlap,
 #     and receipts that reach node B for messages sent through node A are
 #     handed over and delivered to A's client;
-#  5. node B killed while it holds such receipts: none is lost.
+#  5. node B killed while it holds such receipts: none is lost;
+#  6. a state nobody asked for and not final is not handed over.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
@@ -156,4 +157,28 @@ check "B killed once: A's 4000 acked, and all 4000 receipts came back" \
 stop_pid "$EMGD_PID_a3" 20 || true
 stop_pid "$EMGD_PID_b3" 20 || true
 stop_sink s
+
+# 6. An SMSC that reports ENROUTE first, asked for or not, and a client that
+# asked for the delivered state only: B hands A the final receipts (they
+# close A's DLR entries and journal records) and not the ENROUTE ones, which
+# nobody wants; A's client gets exactly its delivered receipts.
+start_sink e smpp --dlr-delay 0-500 --enroute-rate 0.5
+sed -i -e "s|127.0.0.1:$SINK_PORT_s|127.0.0.1:$SINK_PORT_e|" "$TMP/a.conf" "$TMP/b.conf"
+start_emgd a4 "$TMP/a.conf"
+start_emgd b4 "$TMP/b.conf"
+wait_port "$ucp_a"
+wait_port "$ucp_b"
+sleep 0.5
+USER_NAME=alpha load masked "$ucp_a" 2000 --from 4917444:13 --dlr-mask 1
+stop_pid "$EMGD_PID_a4" 20 || true
+stop_pid "$EMGD_PID_b4" 20 || true
+stop_sink e
+enroute=$(jget "$TMP/e.summary.json" .receipts_enroute)
+check "the SMSC sent ENROUTE receipts nobody asked for ($enroute)" [ "$enroute" -gt 0 ]
+check "A's client: 2000 acked, 2000 delivered receipts, nothing else" \
+  [ "$(jget "$TMP/masked.json" '[.acked, .receipts_delivered, .receipts_other, .receipts_unknown] | map(tostring) | join(" ")')" = "2000 2000 0 0" ]
+handed=$(sed -n 's/.*resolved here, \([0-9]*\) handed over.*/\1/p' "$TMP/b4.log")
+resolved=$(sed -n 's/.*: \([0-9]*\) resolved here, .*/\1/p' "$TMP/b4.log")
+check "B handed over the 2000 final receipts only ($handed), and kept back the $enroute ENROUTE ($resolved)" \
+  [ "${handed:-0}" = 2000 -a "${resolved:-0}" = "$enroute" ]
 finish
