@@ -135,15 +135,34 @@ size_t queue_walk(struct queue *q, size_t offset, size_t limit,
 
 struct qitem *queue_remove_msg(struct queue *q, uint64_t id)
 {
+  pthread_mutex_lock(&q->walk_lock);
   pthread_mutex_lock(&q->lock);
   struct qitem *prev = NULL, *it = q->head;
-  while (it && !(it->kind == QITEM_MSG && it->msg->id == id)) {
-    prev = it;
-    it = it->next;
+  for (;;) {
+    size_t steps = 0;
+    while (it && steps < QUEUE_WALK_CHUNK && !(it->kind == QITEM_MSG && it->msg->id == id)) {
+      prev = it;
+      it = it->next;
+      steps++;
+    }
+    if (!it || steps < QUEUE_WALK_CHUNK)
+      break;
+    /* A pause: the place kept is prev, the last item looked at, so that
+     * the item after it can still be unlinked. A consumer that takes prev
+     * moves the place to the new head, and the search starts again there. */
+    q->walk_next = prev;
+    pthread_mutex_unlock(&q->lock);
+    sched_yield();
+    pthread_mutex_lock(&q->lock);
+    if (q->walk_next == prev && prev) {
+      it = prev->next;
+    } else {
+      prev = NULL;
+      it = q->head;
+    }
   }
+  q->walk_next = NULL;
   if (it) {
-    if (q->walk_next == it)
-      q->walk_next = it->next;
     if (prev)
       prev->next = it->next;
     else
@@ -154,6 +173,7 @@ struct qitem *queue_remove_msg(struct queue *q, uint64_t id)
     q->count--;
   }
   pthread_mutex_unlock(&q->lock);
+  pthread_mutex_unlock(&q->walk_lock);
   return it;
 }
 

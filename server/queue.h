@@ -103,7 +103,9 @@ static inline size_t queue_count(struct queue *q)
 size_t queue_walk(struct queue *q, size_t offset, size_t limit,
                   void (*fn)(const struct qitem *it, void *ctx), void *ctx);
 
-/* Removes and returns the first message item with this id, or NULL. */
+/* Removes and returns the first message item with this id, or NULL. Like
+ * queue_walk, it holds the lock for at most QUEUE_WALK_CHUNK items at a
+ * time; an item taken and put back at the front meanwhile may be missed. */
 struct qitem *queue_remove_msg(struct queue *q, uint64_t id);
 
 /* A new item of kind; NULL when out of memory. Free with qitem_free. */

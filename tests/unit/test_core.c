@@ -1,5 +1,7 @@
 /* test_core.c - the core's small modules: queues, message ids. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core.h"
@@ -48,6 +50,112 @@ static void test_queue_order(void)
   struct qlist back = rest;                       /* freed by queue_destroy */
   queue_push(&q, &back, 0);
   queue_destroy(&q);
+}
+
+static struct qitem *message_item(uint64_t id)
+{
+  struct qitem *it = qitem_new(QITEM_MSG);
+  struct msg m;
+  memset(&m, 0, sizeof m);
+  m.id = id;
+  it->msg = msg_clone(&m);
+  return it;
+}
+
+static void queue_fill(struct queue *q, uint64_t n)
+{
+  struct qlist l = { 0 };
+  for (uint64_t id = 1; id <= n; id++)
+    qlist_append(&l, message_item(id));
+  queue_push(q, &l, 0);
+}
+
+/* Removing one message by id walks the queue in chunks: found past the
+ * first chunk, at the head and at the tail, and the queue stays whole. */
+static void test_queue_remove(void)
+{
+  struct queue q;
+  queue_init(&q);
+  queue_fill(&q, 5000);
+  struct qitem *it = queue_remove_msg(&q, 4500);
+  CU_ASSERT(it && it->msg->id == 4500);
+  qitem_free(it);
+  CU_ASSERT_PTR_NULL(queue_remove_msg(&q, 4500));
+  it = queue_remove_msg(&q, 1);
+  CU_ASSERT(it && it->msg->id == 1);
+  qitem_free(it);
+  it = queue_remove_msg(&q, 5000);
+  CU_ASSERT(it && it->msg->id == 5000);
+  qitem_free(it);
+  CU_ASSERT_EQUAL(queue_count(&q), 4997);
+  struct qlist l = { 0 };
+  qlist_append(&l, message_item(6000));           /* the tail moved back: pushes go after 4999 */
+  queue_push(&q, &l, 0);
+  struct qlist got = { 0 };
+  CU_ASSERT_EQUAL(queue_take(&q, 10000, &got), 4998);
+  uint64_t expect = 2;
+  bool in_order = true;
+  for (struct qitem *x = got.head, *next; x; x = next) {
+    next = x->next;
+    in_order &= x->msg->id == expect;
+    expect = expect == 4499 ? 4501 : expect == 4999 ? 6000 : expect + 1;
+    qitem_free(x);
+  }
+  CU_ASSERT(in_order);
+  queue_destroy(&q);
+}
+
+struct taker {
+  struct queue *q;
+  _Atomic bool stop;
+  uint8_t seen[5001];
+};
+
+static void *take_slowly(void *arg)
+{
+  struct taker *t = arg;
+  while (!atomic_load(&t->stop) || queue_count(t->q)) {
+    struct qlist got = { 0 };
+    queue_take(t->q, 7, &got);
+    for (struct qitem *x = got.head, *next; x; x = next) {
+      next = x->next;
+      t->seen[x->msg->id]++;
+      qitem_free(x);
+    }
+    sched_yield();
+  }
+  return NULL;
+}
+
+/* Removals while a consumer takes from the head: every message ends up
+ * taken or removed, exactly once. */
+static void test_queue_remove_concurrent(void)
+{
+  for (int round = 0; round < 20; round++) {
+    struct queue q;
+    queue_init(&q);
+    queue_fill(&q, 5000);
+    static struct taker t;
+    memset(&t, 0, sizeof t);
+    t.q = &q;
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, take_slowly, &t), 0);
+    uint8_t removed[5001] = { 0 };
+    for (uint64_t id = 1100; id <= 5000; id += 1100) {
+      struct qitem *it = queue_remove_msg(&q, id);
+      if (it) {
+        removed[it->msg->id]++;
+        qitem_free(it);
+      }
+    }
+    atomic_store(&t.stop, true);
+    pthread_join(th, NULL);
+    bool once = true;
+    for (int id = 1; id <= 5000; id++)
+      once &= t.seen[id] + removed[id] == 1;
+    CU_ASSERT(once);
+    queue_destroy(&q);
+  }
 }
 
 struct id_worker {
@@ -167,6 +275,8 @@ void suite_core(void)
 {
   static const struct test_case cases[] = {
     { "queue order and front pushes", test_queue_order },
+    { "a message removed from a long queue", test_queue_remove },
+    { "removals while a consumer takes", test_queue_remove_concurrent },
     { "ids unique across threads", test_ids_unique },
     { "ids from ranges of a shared sequence", test_ids_ranges },
     { "UCP SCTS floor after a restart", test_scts_floor },
