@@ -9,7 +9,7 @@
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
 #   RECEIPTS=0  no receipts asked for
 #   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
-#   PERF=FILE   record a perf profile of emgd during the load into FILE
+#   PERF=FILE   record a perf profile of emgd during the load into FILE (PERF_HZ samples/s, default 1000)
 #   COMMIT_US   general.journal_commit_interval_us (default 1000)
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread; THREADS_TOP=N lines),
@@ -36,7 +36,7 @@ bench_start_emgd "$tmp" persist="${PERSIST:-false}" log_level="${LOG_LEVEL:-info
   history_size="${HISTORY_SIZE:-262144}" database="$database"
 
 if [ -n "${PERF:-}" ]; then   # PERF=FILE: a perf profile of emgd during the load
-  perf record -F 1000 -g -p "$emgd_pid" -o "$PERF" >/dev/null 2>&1 &
+  perf record -F ${PERF_HZ:-1000} -g -p "$emgd_pid" -o "$PERF" >/dev/null 2>&1 &
   perf_pid=$!
   bench_pids+=("$perf_pid")
 fi
