@@ -109,18 +109,32 @@ stop_pid "$EMGD_PID_h" 20 || true
 stop_sink h
 check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
 
+# journal_gateway NAME DLR_DELAY TABLE_SIZE: a sink NAME sending receipts
+# after DLR_DELAY, and emgd NAME with persist on (its journal in
+# $TMP/NAME.spool) and a DLR table of TABLE_SIZE, listening on $ucp
+journal_gateway() {
+  local name=$1
+  start_sink "$name" smpp --dlr-delay "$2"
+  ucp=$(free_port)
+  local port_var="SINK_PORT_$name"
+  write_conf "$TMP/$name.conf" "$ucp" "${!port_var}" "dlr_table_size = $3;"
+  sed -i -e "s|persist = false;|persist = true; spool_dir = \"$TMP/$name.spool\";|" "$TMP/$name.conf"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$ucp"
+}
+# load300 NAME [options]: 300 messages with receipts through one bind, into $TMP/NAME.json
+load300() {
+  local name=$1
+  shift
+  "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+    --connections 1 --window 50 --count 300 --dlr --json --quiet --give-up 20 "$@" > "$TMP/$name.json" || true
+}
+
 # 3. A small DLR table: the oldest entries are evicted and their receipts
 #    count as unmatched. With persist on, the journal lets go of the evicted
 #    messages too: nothing stays live, and a restart puts none back.
-start_sink e smpp --dlr-delay 1500-1500
-ucp=$(free_port)
-write_conf "$TMP/e.conf" "$ucp" "$SINK_PORT_e" "dlr_table_size = 100;"
-sed -i -e "s|persist = false;|persist = true; spool_dir = \"$TMP/e.spool\";|" "$TMP/e.conf"
-start_emgd e "$TMP/e.conf"
-wait_port "$ucp"
-"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
-  --connections 1 --window 50 --count 300 --dlr --wait-dlr 4 --json --quiet --give-up 20 \
-  > "$TMP/e.json" || true
+journal_gateway e 1500-1500 100
+load300 e --wait-dlr 4
 live=""
 for _ in $(seq 50); do
   live=$(admin /api/status | jq -r .spool.live_messages)
@@ -143,14 +157,8 @@ check "small DLR table: a restart puts no message back" \
 
 # 3b. Restarted with a smaller DLR table than its journal needs: the
 #     messages that do not fit are let go (with a warning), once.
-start_sink r smpp --dlr-delay 600000-600000
-ucp=$(free_port)
-write_conf "$TMP/r.conf" "$ucp" "$SINK_PORT_r" "dlr_table_size = 1000;"
-sed -i -e "s|persist = false;|persist = true; spool_dir = \"$TMP/r.spool\";|" "$TMP/r.conf"
-start_emgd r "$TMP/r.conf"
-wait_port "$ucp"
-"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
-  --connections 1 --window 50 --count 300 --dlr --json --quiet --give-up 20 > "$TMP/r.json" || true
+journal_gateway r 600000-600000 1000
+load300 r
 stop_pid "$EMGD_PID_r" 20 || true
 check "smaller table: 300 acked, their receipts still to come" [ "$(jget "$TMP/r.json" .acked)" = 300 ]
 sed -i -e "s|dlr_table_size = 1000;|dlr_table_size = 100;|" "$TMP/r.conf"
