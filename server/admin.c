@@ -427,7 +427,8 @@ static json_t *database_json(struct core *c)
   if (c->cluster) {
     struct cluster_stats cs;
     cluster_stats(c->cluster, &cs);
-    cluster = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "connected", cs.connected,
+    cluster = json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "connected", cs.connected,
+                        "receipts_waiting", (json_int_t)cs.receipts_waiting,
                         "receipts_resolved", (json_int_t)cs.receipts_resolved, "receipts_handed_over",
                         (json_int_t)cs.receipts_handed_over, "receipts_claimed",
                         (json_int_t)cs.receipts_claimed, "receipts_unresolved",
@@ -681,6 +682,11 @@ static void message_view(const struct core *c, const struct history_entry *e, si
         snprintf(v->summary, sizeof v->summary, "sent on %s, receipt says %s", where,
                  state ? state : "unknown");
       }
+      break;
+    case HISTORY_RECEIPT_GIVEN_UP:
+      v->state = "unknown";
+      snprintf(v->summary, sizeof v->summary, "sent on %s, no receipt awaited any more (%s)", where,
+               e[i].detail);
       break;
     case HISTORY_RECEIPT_QUEUED:
     case HISTORY_RECEIPT_DELIVERED:

@@ -49,7 +49,7 @@ struct cluster {
   struct pending *in_head, *in_tail;  /* from connector threads */
   unsigned in_count;
   struct pending *waiting;            /* the thread's: to be looked up (again) */
-  unsigned waiting_count;
+  _Atomic unsigned waiting_count;    /* written by the thread, read by others (limits, stats) */
   _Atomic uint64_t resolved, handed_over, claimed, unresolved, id_ranges;
   _Atomic bool connected;
   char last_error[256];               /* under lock */
@@ -444,6 +444,7 @@ void cluster_stats(struct cluster *c, struct cluster_stats *out)
   out->connected = atomic_load(&c->connected);
   pthread_mutex_lock(&c->lock);
   snprintf(out->last_error, sizeof out->last_error, "%s", c->last_error);
+  out->receipts_waiting = c->in_count + atomic_load(&c->waiting_count);
   pthread_mutex_unlock(&c->lock);
 }
 

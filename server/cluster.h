@@ -25,6 +25,7 @@ struct core;
 struct cluster;
 
 struct cluster_stats {
+  uint64_t receipts_waiting;         /* being resolved now (looked up, or waiting for a retry) */
   uint64_t receipts_resolved;        /* unknown here, found in the log */
   uint64_t receipts_handed_over;     /* to the node that accepted the message */
   uint64_t receipts_claimed;         /* handed to this node by others */

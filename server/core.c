@@ -5,14 +5,26 @@
 #include "core.h"
 #include "sms_text.h"
 
-void core_dlr_dropped(void *core, const uint64_t *msg_ids, size_t n)
+void core_dlr_dropped(void *core, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why)
 {
   struct core *c = core;
+  static const char *const reason[] = {
+    [DLR_DROP_EVICTED] = "DLR table full", [DLR_DROP_REPLACED] = "SMSC id given again",
+    [DLR_DROP_EXPIRED] = "no receipt within dlr_ttl",
+  };
+  /* The message log and the history show that no receipt is awaited any
+   * more: a receipt in state UNKNOWN, from the gateway. */
+  struct msg_receipt r = { .state = MSG_STATE_UNKNOWN, .done_time = time(NULL) };
+  for (size_t i = 0; i < n; i++) {
+    history_add(c->history, dropped[i].msg_id, HISTORY_RECEIPT_GIVEN_UP, dropped[i].out_connector,
+                MSG_STATE_UNKNOWN, 0, reason[why]);
+    core_log_receipt(c, dropped[i].msg_id, &r);
+  }
   if (!c->spool)
     return;
   struct spool_batch b = { 0 };
   for (size_t i = 0; i < n; i++)
-    spool_batch_add(c->spool, &b, &(struct spool_record){ .type = SPOOL_REC_FINISHED, .id = msg_ids[i] });
+    spool_batch_add(c->spool, &b, &(struct spool_record){ .type = SPOOL_REC_FINISHED, .id = dropped[i].msg_id });
   spool_batch_append(c->spool, &b);
   spool_batch_free(&b);
 }

@@ -108,11 +108,12 @@ int core_journal_settle(struct core *c, unsigned timeout_ms);
 
 /* The DLR table's drop handler (arg: the core). An entry dropped before its
  * final receipt (the table was full, the SMSC gave its id again, or it
- * waited dlr_ttl) leaves a message no receipt can reach any more, so the
- * journal lets go of it (a FINISHED record; nothing without a journal).
- * Else its records would stay live for good: kept on disk, copied by every
- * compaction, and put back into the DLR table at every restart. */
-void core_dlr_dropped(void *core, const uint64_t *msg_ids, size_t n);
+ * waited dlr_ttl) leaves a message no receipt can reach any more: the
+ * message log and the history get a receipt in state UNKNOWN, and the
+ * journal lets go of it (a FINISHED record). Else its records would stay
+ * live for good: kept on disk, copied by every compaction, and put back
+ * into the DLR table at every restart. */
+void core_dlr_dropped(void *core, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why);
 
 /* Takes this second's sample of the totals (the main loop calls it each second). */
 void core_sample_rates(struct core *c);

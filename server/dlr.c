@@ -473,11 +473,13 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
   /* The new entry needs a place in the table's count: a replaced entry passes
    * its place on; else it takes a free one, or the shard's oldest makes way. */
   bool evict;
-  uint64_t dropped = 0;   /* the message of an entry replaced or evicted */
+  struct dlr_dropped dropped = { 0, 0 };   /* the message of an entry replaced or evicted */
+  enum dlr_drop why = DLR_DROP_REPLACED;
   if (slot >= 0) {
     /* The same message again (a replayed copy of its record) drops nothing. */
-    if (rec_of_slot(s, s->index[slot])->msg_id != info->msg_id)
-      dropped = rec_of_slot(s, s->index[slot])->msg_id;
+    const struct rec *old = rec_of_slot(s, s->index[slot]);
+    if (old->msg_id != info->msg_id)
+      dropped = (struct dlr_dropped){ old->msg_id, old->out_connector };
     shard_unlink(s, (uint32_t)slot);
     s->replaced++;
     evict = false;
@@ -494,7 +496,8 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
     evict = false;
   }
   if (evict) {
-    dropped = rec_at(s, s->head)->msg_id;
+    dropped = (struct dlr_dropped){ rec_at(s, s->head)->msg_id, rec_at(s, s->head)->out_connector };
+    why = DLR_DROP_EVICTED;
     shard_unlink_oldest(s);
     s->evicted++;
   }
@@ -513,8 +516,8 @@ int dlrtab_insert(struct dlrtab *t, uint16_t out_connector, const char *smsc_id,
   rc = 0;
 out:
   pthread_mutex_unlock(&s->lock);
-  if (dropped && t->dropped)
-    t->dropped(t->dropped_arg, &dropped, 1);
+  if (dropped.msg_id && t->dropped)
+    t->dropped(t->dropped_arg, &dropped, 1, why);
   return rc;
 }
 
@@ -546,7 +549,7 @@ size_t dlrtab_expire(struct dlrtab *t, int64_t now)
   if (t->ttl_s == 0)
     return 0;
   size_t removed = 0;
-  uint64_t dropped[DROPS_BATCH];
+  struct dlr_dropped dropped[DROPS_BATCH];
   size_t n;
   for (uint32_t i = 0; i <= t->shard_mask; i++) {
     struct shard *s = &t->shards[i];
@@ -560,7 +563,7 @@ size_t dlrtab_expire(struct dlrtab *t, int64_t now)
         uint32_t age = (uint32_t)now - oldest->stamp;
         if (age <= t->ttl_s || age > INT32_MAX)
           break;
-        dropped[n++] = oldest->msg_id;
+        dropped[n++] = (struct dlr_dropped){ oldest->msg_id, oldest->out_connector };
         shard_unlink_oldest(s);
         table_release_place(t);
         s->expired++;
@@ -568,7 +571,7 @@ size_t dlrtab_expire(struct dlrtab *t, int64_t now)
       pthread_mutex_unlock(&s->lock);
       removed += n;
       if (n && t->dropped)
-        t->dropped(t->dropped_arg, dropped, n);
+        t->dropped(t->dropped_arg, dropped, n, DLR_DROP_EXPIRED);
     } while (n == DROPS_BATCH);
   }
   return removed;

@@ -55,11 +55,20 @@ struct dlrtab;
 struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s);
 void dlrtab_destroy(struct dlrtab *t);
 
-/* Told of the messages (by id) whose entries the table dropped before their
+/* Told of the messages whose entries the table dropped before their
  * final receipt came: evicted by a full table, replaced by a newer entry
  * with the same key, or past the TTL. Called without the table's locks, on
  * the thread that inserted or expired. */
-typedef void dlrtab_drop_fn(void *arg, const uint64_t *msg_ids, size_t n);
+enum dlr_drop {
+  DLR_DROP_EVICTED,                /* the table was full: the oldest entry made way */
+  DLR_DROP_REPLACED,               /* another message got the same SMSC id on the same connector */
+  DLR_DROP_EXPIRED                 /* no final receipt within the TTL */
+};
+struct dlr_dropped {
+  uint64_t msg_id;
+  uint16_t out_connector;          /* the connector it was sent on */
+};
+typedef void dlrtab_drop_fn(void *arg, const struct dlr_dropped *d, size_t n, enum dlr_drop why);
 
 /* Sets the drop handler (NULL: none). Not safe against concurrent inserts:
  * set it before the table is shared, or while nothing inserts. */

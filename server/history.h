@@ -20,7 +20,8 @@ enum history_event {
   HISTORY_FAILED,             /* refused for good, expired or dropped (state, code) */
   HISTORY_RECEIPT,            /* receipt from the SMSC (state, code) */
   HISTORY_RECEIPT_QUEUED,     /* receipt for the origin queued (state) */
-  HISTORY_RECEIPT_DELIVERED   /* receipt delivered to the origin (state) */
+  HISTORY_RECEIPT_DELIVERED,  /* receipt delivered to the origin (state) */
+  HISTORY_RECEIPT_GIVEN_UP    /* its DLR entry dropped: no receipt awaited any more (detail: why) */
 };
 
 #define HISTORY_DETAIL_LEN 40

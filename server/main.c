@@ -243,26 +243,27 @@ struct replay {
   size_t mask, used;
   uint64_t max_id;
   uint64_t messages, receipts, awaiting_receipt, unresolved, dropped;
-  uint64_t *evicted;              /* messages whose replayed DLR entries the table dropped */
+  struct dlr_dropped *evicted;    /* messages whose replayed DLR entries the table dropped */
   size_t n_evicted, evicted_cap;
 };
 
 /* The DLR table's drop handler while the journal replays (it cannot take
  * records yet): the ids wait for the journal to open. */
-static void replay_dlr_dropped(void *ctx, const uint64_t *msg_ids, size_t n)
+static void replay_dlr_dropped(void *ctx, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why)
 {
+  (void)why;   /* a replay only overfills a table made smaller */
   struct replay *r = ctx;
   if (r->n_evicted + n > r->evicted_cap) {
     size_t cap = r->evicted_cap ? r->evicted_cap * 2 : 1024;
     while (cap < r->n_evicted + n)
       cap *= 2;
-    uint64_t *grown = realloc(r->evicted, cap * sizeof *grown);
+    struct dlr_dropped *grown = realloc(r->evicted, cap * sizeof *grown);
     if (!grown)
       return;   /* they stay live: put back into the table at the next start */
     r->evicted = grown;
     r->evicted_cap = cap;
   }
-  memcpy(r->evicted + r->n_evicted, msg_ids, n * sizeof *msg_ids);
+  memcpy(r->evicted + r->n_evicted, dropped, n * sizeof *dropped);
   r->n_evicted += n;
 }
 
@@ -423,7 +424,7 @@ static int open_journal(struct daemon *d)
   if (r.n_evicted)
     LOGW(d->log, "journal: %zu messages awaiting receipts did not fit in the DLR table (dlr_table_size): "
          "their receipts will not be matched", r.n_evicted);
-  core_dlr_dropped(&d->core, r.evicted, r.n_evicted);
+  core_dlr_dropped(&d->core, r.evicted, r.n_evicted, DLR_DROP_EVICTED);
   r.awaiting_receipt -= r.n_evicted;
   free(r.evicted);
   for (size_t i = 0; r.mask && i <= r.mask; i++) {

@@ -8,7 +8,8 @@
 #     and receipts that reach node B for messages sent through node A are
 #     handed over and delivered to A's client;
 #  5. node B killed while it holds such receipts: none is lost;
-#  6. a state nobody asked for and not final is not handed over.
+#  6. a state nobody asked for and not final is not handed over;
+#  7. receipts a full DLR table gives up show in the log as UNKNOWN.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
@@ -23,12 +24,13 @@ wait_rows() {
 
 start_sink s smpp --dlr-delay 0-500
 admin=$(free_port)
+admin_b=$(free_port)
 write_node() {   # write_node NAME NODE_ID UCP_PORT BIND_MODE
   mkdir -p "$TMP/$1.spool"
   cat > "$TMP/$1.conf" <<CONF
 general: { node_id = $2; persist = true; spool_dir = "$TMP/$1.spool"; history_size = 64; };
 database: { conninfo = "$PG_URL"; message_log = true; };
-$( [ "$1" = a ] && echo "admin: { listen = \"127.0.0.1:$admin\"; token = \"t\"; };" )
+admin: { listen = "127.0.0.1:$( [ "$1" = a ] && echo "$admin" || echo "$admin_b" )"; token = "t"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$3"; instances = 2;
     users = ( { name = "load"; password = "secret"; }, { name = "alpha"; password = "secret"; },
@@ -145,7 +147,12 @@ wait_port "$ucp_b"
 sleep 0.5
 USER_NAME=alpha load crash_a "$ucp_a" 4000 --rate 2000 --from 4917333:13 &
 la=$!
-sleep 1.5
+sleep 1
+for _ in $(seq 100); do   # until B holds receipts for the database path
+  [ "$(curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin_b/api/status" |
+       jq -r '.database.cluster.receipts_waiting // 0')" -gt 0 ] && break
+  sleep 0.02
+done
 kill -KILL "$EMGD_PID_b2"
 wait "$EMGD_PID_b2" 2>/dev/null || true
 start_emgd b3 "$TMP/b.conf"
@@ -181,4 +188,24 @@ handed=$(sed -n 's/.*resolved here, \([0-9]*\) handed over.*/\1/p' "$TMP/b4.log"
 resolved=$(sed -n 's/.*: \([0-9]*\) resolved here, .*/\1/p' "$TMP/b4.log")
 check "B handed over the 2000 final receipts only ($handed), and kept back the $enroute ENROUTE ($resolved)" \
   [ "${handed:-0}" = 2000 -a "${resolved:-0}" = "$enroute" ]
+
+# 7. A DLR table too small for what waits: the entries it drops give their
+# messages' receipts up, and the message log says so (receipt state
+# UNKNOWN). Here the receipts never come; had they come, the message log
+# would have resolved them all the same.
+start_sink g smpp --dlr-delay 600000-600000
+write_node a 21 "$ucp_a" transceiver
+sed -i -e "s|127.0.0.1:$SINK_PORT_s|127.0.0.1:$SINK_PORT_g|" \
+  -e "s|history_size = 64;|history_size = 64; dlr_table_size = 100;|" "$TMP/a.conf"
+start_emgd a5 "$TMP/a.conf"
+wait_port "$ucp_a"
+load small "$ucp_a" 300 --from 4917555:13 --wait-dlr 0 || true
+check "a table of 100: 200 receipts given up in the log (state UNKNOWN)" \
+  wait_rows "src_addr LIKE '4917555%' AND receipt_state = 7" 200 20
+check "... and 100 still awaited" [ "$(rows "src_addr LIKE '4917555%' AND receipt_state IS NULL")" = 100 ]
+gone=$(pg_psql -c "SELECT id FROM message_log WHERE src_addr LIKE '4917555%' AND receipt_state = 7 LIMIT 1")
+curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/messages/$gone" > "$TMP/gone.json"
+check "its message shows the receipt as unknown" [ "$(jget "$TMP/gone.json" .receipt.from_smsc)" = unknown ]
+stop_pid "$EMGD_PID_a5" 20 || true
+stop_sink g
 finish

@@ -264,14 +264,19 @@ static void test_expire(void)
  * first), never of one matched or replaced by its own message again. */
 struct drops_seen {
   uint64_t ids[2000];
+  enum dlr_drop why[2000];
+  uint16_t connector[2000];
   size_t n, calls;
 };
 
-static void note_drops(void *arg, const uint64_t *msg_ids, size_t n)
+static void note_drops(void *arg, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why)
 {
   struct drops_seen *d = arg;
-  for (size_t i = 0; i < n && d->n < sizeof d->ids / sizeof d->ids[0]; i++)
-    d->ids[d->n++] = msg_ids[i];
+  for (size_t i = 0; i < n && d->n < sizeof d->ids / sizeof d->ids[0]; i++) {
+    d->why[d->n] = why;
+    d->connector[d->n] = dropped[i].out_connector;
+    d->ids[d->n++] = dropped[i].msg_id;
+  }
   d->calls++;
 }
 
@@ -301,6 +306,8 @@ static void test_drop_handler(void)
   CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "id8", &in, 100), 0);
   CU_ASSERT_EQUAL(d.n, 1);
   CU_ASSERT_EQUAL(d.ids[0], 8);
+  CU_ASSERT_EQUAL(d.why[0], DLR_DROP_REPLACED);
+  CU_ASSERT_EQUAL(d.connector[0], 1);   /* the connector it was sent on */
   /* full (999 now, one place free): the second insert evicts the oldest, 1 */
   info_make(&in, 2002);
   CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "new1", &in, 105), 0);
@@ -309,6 +316,7 @@ static void test_drop_handler(void)
   CU_ASSERT_EQUAL(dlrtab_insert(t, 1, "new2", &in, 105), 0);
   CU_ASSERT_EQUAL(d.n, 2);
   CU_ASSERT_EQUAL(d.ids[1], 1);
+  CU_ASSERT_EQUAL(d.why[1], DLR_DROP_EVICTED);
   /* expiry: the 998 entries of time 100 (not the two of 105), over more
    * than one call of the handler: 2..1000 but 5 (matched) and 8 (replaced,
    * by message 2001, which goes instead) */
@@ -324,6 +332,7 @@ static void test_drop_handler(void)
   for (unsigned id = 2; id <= 1000; id++)
     expected += seen[id] == (id != 5 && id != 8);
   CU_ASSERT_EQUAL(expected, 999);
+  CU_ASSERT(d.why[2] == DLR_DROP_EXPIRED && d.why[d.n - 1] == DLR_DROP_EXPIRED);
   CU_ASSERT(seen[2001]);
   CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "new1", false, &out), 1);
   CU_ASSERT_EQUAL(dlrtab_lookup(t, 1, "new2", false, &out), 1);

@@ -30,6 +30,7 @@ static void test_find_in_order(void)
   CU_ASSERT_EQUAL(history_find(h, 9, e, 8), 0);
   CU_ASSERT_EQUAL(history_find(h, 7, e, 2), 2);   /* max respected */
   CU_ASSERT_STRING_EQUAL(history_event_name(HISTORY_RECEIPT_DELIVERED), "receipt_delivered");
+  CU_ASSERT_STRING_EQUAL(history_event_name(HISTORY_RECEIPT_GIVEN_UP), "receipt_given_up");
   CU_ASSERT_STRING_EQUAL(history_event_name(200), "?");
   history_destroy(h);
 }
