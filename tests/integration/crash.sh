@@ -75,6 +75,9 @@ start_emgd h1 "$TMP/emgd.conf"
 wait "$hot_pid" || true
 stop_pid "$EMGD_PID_h1" 20 || true
 stop_sink h
+# A message whose ack the kill cut off is sent again by emgload, and the
+# first copy's receipt is then one emgload does not know: at most one per
+# resubmit. Mixed-up references show as duplicate receipts and missing ones.
 check "one recipient's stamps far ahead of the clock over a kill: 120 acked, 120 receipts, none mixed up" \
-  [ "$(jget "$TMP/hot.json" '[.acked, .receipts, .duplicate_acks, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "120 120 0 0 0" ]
+  [ "$(jget "$TMP/hot.json" '[.acked, .receipts, .duplicate_acks, .receipts_duplicate, (.receipts_unknown <= .resubmits)] | map(tostring) | join(" ")')" = "120 120 0 0 true" ]
 finish
