@@ -97,7 +97,7 @@ int core_journal_settle(struct core *c, unsigned timeout_ms)
   uint64_t ticket = spool_appended(c->spool);
   /* Commits come every millisecond or so: polling at a fifth of that costs little. */
   for (unsigned waited_us = 0; spool_durable(c->spool) < ticket; waited_us += 200) {
-    if (waited_us >= timeout_ms * 1000u)
+    if (waited_us >= timeout_ms * 1000u || spool_failing(c->spool, NULL, 0))
       return -1;
     nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
   }

@@ -102,8 +102,8 @@ void core_destroy(struct core *c);
 uint64_t core_journal(struct core *c, const struct spool_record *rec);
 
 /* Waits (up to timeout_ms) until everything journaled so far is durable.
- * 0, or -1 on time-out (the journal cannot write: disk full). 0 at once
- * without a journal. */
+ * 0, or -1 on time-out or as soon as the journal cannot write (disk full).
+ * 0 at once without a journal. */
 int core_journal_settle(struct core *c, unsigned timeout_ms);
 
 /* The DLR table's drop handler (arg: the core). An entry dropped before its
