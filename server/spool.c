@@ -1151,7 +1151,7 @@ static void compact_record(void *ctx, const uint8_t *rec)
     return;
   uint8_t *copy = c->copies.p + c->copies.len;
   memcpy(copy, rec, len);
-  header_fill(copy, (uint32_t)(len - HDR_LEN), rec[12], rec[13] | COPY_FLAG);
+  copy[13] |= COPY_FLAG;   /* sealed again, with its new segment's seed, when written */
   c->copies.len += len;
   c->count++;
 }
@@ -1856,5 +1856,3 @@ int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err)
   }
   return 0;
 }
-
-
