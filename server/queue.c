@@ -104,6 +104,15 @@ size_t queue_take(struct queue *q, size_t max, struct qlist *l)
   return n;
 }
 
+/* A walker's pause between chunks: a producer or consumer waiting for the
+ * lock has it first. The walker keeps its place in walk_next meanwhile. */
+static void walk_pause(struct queue *q)
+{
+  pthread_mutex_unlock(&q->lock);
+  sched_yield();
+  pthread_mutex_lock(&q->lock);
+}
+
 size_t queue_walk(struct queue *q, size_t offset, size_t limit,
                   void (*fn)(const struct qitem *it, void *ctx), void *ctx)
 {
@@ -119,12 +128,8 @@ size_t queue_walk(struct queue *q, size_t offset, size_t limit,
       it = it->next;
     }
     q->walk_next = it;
-    if (it && pos < end) {
-      pthread_mutex_unlock(&q->lock);
-      /* Let a producer or consumer waiting for the lock have it first. */
-      sched_yield();
-      pthread_mutex_lock(&q->lock);
-    }
+    if (it && pos < end)
+      walk_pause(q);
   }
   q->walk_next = NULL;
   size_t n = q->count;
@@ -151,9 +156,7 @@ struct qitem *queue_remove_msg(struct queue *q, uint64_t id)
      * the item after it can still be unlinked. A consumer that takes prev
      * moves the place to the new head, and the search starts again there. */
     q->walk_next = prev;
-    pthread_mutex_unlock(&q->lock);
-    sched_yield();
-    pthread_mutex_lock(&q->lock);
+    walk_pause(q);
     if (q->walk_next == prev && prev) {
       it = prev->next;
     } else {
