@@ -189,8 +189,7 @@ void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt 
   db_log_event(c->db_log, &ev);
 }
 
-/* Notes that no stamp will pass upto, unless one already says more. */
-static int scts_note(struct core *c, int64_t upto)
+int core_scts_note(struct core *c, int64_t upto)
 {
   int rc = 0;
   pthread_mutex_lock(&c->scts_note_lock);
@@ -207,11 +206,6 @@ static int scts_note(struct core *c, int64_t upto)
   return rc;
 }
 
-void core_scts_noting(struct core *c, int64_t noted)
-{
-  atomic_store(&c->scts_noted, noted);
-}
-
 int core_scts_handing(struct core *c, int64_t second)
 {
   int64_t handed = atomic_load_explicit(&c->scts_handed, memory_order_relaxed);
@@ -220,14 +214,14 @@ int core_scts_handing(struct core *c, int64_t second)
   int64_t noted = atomic_load(&c->scts_noted);
   if (!noted || second <= noted)
     return 0;
-  return scts_note(c, second + CORE_SCTS_NOTE_STEP_S);
+  return core_scts_note(c, second + CORE_SCTS_NOTE_STEP_S);
 }
 
 void core_scts_note_ahead(struct core *c)
 {
   int64_t noted = atomic_load(&c->scts_noted), handed = atomic_load(&c->scts_handed);
   if (noted && handed + CORE_SCTS_NOTE_LEAD_S > noted)
-    scts_note(c, handed + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
+    core_scts_note(c, handed + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
 }
 
 void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previous_floor,

@@ -164,8 +164,10 @@ void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previou
 #define CORE_SCTS_NOTE_STEP_S 5
 #define CORE_SCTS_NOTE_LEAD_S 3
 
-/* Starts noting from `noted` (already noted durably: at start, the floor). */
-void core_scts_noting(struct core *c, int64_t noted);
+/* Notes durably that no stamp will pass upto, unless a note already says
+ * more; at start, with the floor, it begins the notes. 0, or -1 (logged)
+ * when the note cannot be written. */
+int core_scts_note(struct core *c, int64_t upto);
 
 /* A UCP server connector is about to hand out SCTS `second`: 0, or -1 when
  * it is past the note and a new note cannot be written (the stamp must not

@@ -636,12 +636,8 @@ int main(int argc, char **argv)
       return 1;
     core_set_scts_floor(&d.core, spool_previous_write(d.core.spool), spool_previous_floor(d.core.spool),
                         spool_previous_scts_ceiling(d.core.spool));
-    char why[256];
-    if (spool_note_scts_ceiling(d.core.spool, d.core.scts_floor, why) == -1) {
-      LOGE(d.log, "journal: %s", why);
+    if (core_scts_note(&d.core, d.core.scts_floor) == -1)
       return 1;
-    }
-    core_scts_noting(&d.core, d.core.scts_floor);
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
   }

@@ -908,9 +908,7 @@ static void test_core_notes_ceiling(void)
   core.spool = s;
   core.log = log_category("emg.test");
   pthread_mutex_init(&core.scts_note_lock, NULL);
-  char err[256];
-  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, 1000, err), 0);
-  core_scts_noting(&core, 1000);
+  CU_ASSERT_EQUAL(core_scts_note(&core, 1000), 0);
   CU_ASSERT_EQUAL(core_scts_handing(&core, 999), 0);
   CU_ASSERT_EQUAL(core_scts_handing(&core, 1000), 0);
   CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1000);   /* at the ceiling: no note */
