@@ -252,11 +252,28 @@ static uint64_t append_id(struct spool *s, enum spool_record_type type, uint64_t
 }
 
 /* A spool in a new directory holding the durable MSG records of ids 1..n. */
-static struct spool *spool_with_msgs(struct collector *c, size_t segment_size, uint64_t n)
+/* A spool in a new directory. */
+static struct spool *spool_fresh(struct collector *c, size_t segment_size, bool sync)
 {
   dir_make();
-  struct spool *s = open_with(c, segment_size, false);
+  struct spool *s = open_with(c, segment_size, sync);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  return s;
+}
+
+/* Stops s and opens its directory again, replaying into c (emptied first). */
+static struct spool *spool_restart(struct spool *s, struct collector *c, size_t segment_size, bool sync)
+{
+  spool_close(s);
+  collector_reset(c);
+  s = open_with(c, segment_size, sync);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  return s;
+}
+
+static struct spool *spool_with_msgs(struct collector *c, size_t segment_size, uint64_t n)
+{
+  struct spool *s = spool_fresh(c, segment_size, false);
   uint64_t t = 0;
   for (uint64_t id = 1; id <= n; id++)
     t = append_msg(s, id);
@@ -266,10 +283,8 @@ static struct spool *spool_with_msgs(struct collector *c, size_t segment_size, u
 
 static void test_roundtrip(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 0, true);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 0, true);
   CU_ASSERT_EQUAL(c.n, 0);
   struct msg_receipt rc1, rc2;
   receipt_make(&rc1, 1);
@@ -342,10 +357,7 @@ static void test_roundtrip(void)
   CU_ASSERT_EQUAL(st.live_receipts, 2);
   /* A mark above every id is kept as it is, across a second restart. */
   CU_ASSERT(wait_durable(s, append_id(s, SPOOL_REC_IDS, 5000)));
-  spool_close(s);
-  collector_reset(&c);
-  s = open_with(&c, 0, true);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 0, true);
   CU_ASSERT_EQUAL_FATAL(c.n, 6);
   CU_ASSERT_EQUAL(c.recs[5].id, 5000);
   spool_close(s);
@@ -362,10 +374,8 @@ static void on_durable(void *arg)
 
 static void test_durable_listeners(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 0, true);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 0, true);
   atomic_store(&durable_calls, 0);
   CU_ASSERT_EQUAL(spool_on_durable(s, on_durable, &durable_calls), 0);
   uint64_t prev = 0;
@@ -388,10 +398,8 @@ static void test_durable_listeners(void)
 
 static void test_torn_tail(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 0, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 0, false);
   uint64_t t = 0;
   for (uint64_t id = 1; id <= 100; id++)
     t = append_msg(s, id * 10);   /* id % 10 == 0: every record the same length */
@@ -413,11 +421,8 @@ static void test_torn_tail(void)
   struct stat st;
   CU_ASSERT_EQUAL(stat(names[0], &st), 0);
   CU_ASSERT_EQUAL(st.st_size, full - reclen);
-  spool_close(s);
-  collector_reset(&c);
   /* Cut once: the next start is clean. */
-  s = open_with(&c, 0, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 0, false);
   CU_ASSERT_EQUAL(c.warnings, 0);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 99);
   spool_close(s);
@@ -427,10 +432,8 @@ static void test_torn_tail(void)
 
 static void test_corruption_middle(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 4096, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 4096, false);
   uint64_t t = 0;
   for (uint64_t id = 1; id <= 20; id++)
     CU_ASSERT((t = append_msg(s, id * 10)) > 0);
@@ -488,10 +491,8 @@ static void stats_wait(struct spool *s, struct spool_stats *st, uint64_t max_seg
 
 static void test_segments_deleted(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 8192, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 8192, false);
   uint64_t t = 0;
   for (uint64_t id = 1; id <= 500; id++) {
     t = append_msg(s, id);
@@ -513,10 +514,7 @@ static void test_segments_deleted(void)
   CU_ASSERT_EQUAL(st.segments, 1);
   CU_ASSERT(st.segments_deleted > 5);
   CU_ASSERT_EQUAL(dir_segments(names, 64, &bytes), 1);
-  spool_close(s);
-  collector_reset(&c);
-  s = open_with(&c, 8192, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 8192, false);
   CU_ASSERT_EQUAL(c.n, 1);
   CU_ASSERT_EQUAL(c.recs[0].type, SPOOL_REC_IDS);
   CU_ASSERT_EQUAL(c.recs[0].id, 500);
@@ -527,10 +525,8 @@ static void test_segments_deleted(void)
 
 static void test_compaction(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 64 * 1024, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 64 * 1024, false);
   struct msg_receipt rc;
   receipt_make(&rc, 1);
   uint64_t t = 0, id = 0;
@@ -661,6 +657,23 @@ static void test_disk_full(void)
   rmdir(dir);
 }
 
+/* Of messages 1..24000, finishes all but every thousandth, then waits (up
+ * to 15 s) for compaction to leave one segment, under max_disk bytes. */
+static void finish_and_compact(struct spool *s, struct spool_stats *st, uint64_t max_disk)
+{
+  uint64_t t = 0;
+  for (uint64_t id = 1; id <= 24000; id++)
+    if (id % 1000)
+      t = append_id(s, SPOOL_REC_FINISHED, id);
+  CU_ASSERT(wait_durable(s, t));
+  for (int i = 0; i < 150; i++) {
+    sleep_ms(100);
+    spool_stats(s, st);
+    if (st->segments == 1 && st->disk_bytes - st->spare_bytes < max_disk)
+      break;
+  }
+}
+
 /* Damage bigger than compaction's buffer (2.5 MB of zeros in an old
  * segment): replay skips it, and compaction passes over it instead of
  * waiting for a record to end there. */
@@ -668,7 +681,6 @@ static void test_compaction_over_damage(void)
 {
   struct collector c = { 0 };
   struct spool *s = spool_with_msgs(&c, 3u << 20, 24000);
-  uint64_t t = 0;
   spool_close(s);
   char names[8][600];
   uint64_t bytes;
@@ -689,17 +701,8 @@ static void test_compaction_over_damage(void)
       kept += c.recs[i].id % 1000 == 0;
   lost = 24 - kept;
   CU_ASSERT(lost >= 2 && lost < 24);   /* the zeros hid some, not all */
-  for (uint64_t id = 1; id <= 24000; id++)
-    if (id % 1000)
-      t = append_id(s, SPOOL_REC_FINISHED, id);
-  CU_ASSERT(wait_durable(s, t));
   struct spool_stats st;
-  for (int i = 0; i < 150; i++) {
-    sleep_ms(100);
-    spool_stats(s, &st);
-    if (st.segments == 1)
-      break;
-  }
+  finish_and_compact(s, &st, UINT64_MAX);
   CU_ASSERT_EQUAL(st.segments, 1);
   CU_ASSERT_EQUAL(st.live_messages, kept);
   spool_close(s);
@@ -755,10 +758,8 @@ static size_t dir_count(const char *suffix)
  * the reused file still holds its old records past the new ones. */
 static void test_segments_reused(void)
 {
-  dir_make();
   struct collector c = { 0 };
-  struct spool *s = open_with(&c, 8192, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  struct spool *s = spool_fresh(&c, 8192, false);
   uint64_t t = 0, id = 0;
   for (int i = 0; i < 300; i++) {
     t = append_msg(s, ++id);
@@ -874,10 +875,7 @@ static void test_ceiling_noted(void)
   CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now + 20);
   CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
   CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now - 100, err), 0);   /* the last one noted counts */
-  spool_close(s);
-  collector_reset(&c);
-  s = open_with(&c, 0, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 0, false);
   CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now - 100);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 10);   /* the file is no segment */
   spool_close(s);
@@ -920,10 +918,7 @@ static void test_core_notes_ceiling(void)
   CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1030 + CORE_SCTS_NOTE_STEP_S);
   core_scts_note_ahead(&core);                            /* now within the lead: noted ahead */
   CU_ASSERT_EQUAL(atomic_load(&core.scts_noted), 1033 + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
-  spool_close(s);
-  collector_reset(&c);
-  s = open_with(&c, 0, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 0, false);
   CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), 1033 + CORE_SCTS_NOTE_LEAD_S + CORE_SCTS_NOTE_STEP_S);
   CU_ASSERT_EQUAL(spool_previous_floor(s), 0);   /* the earlier version's file went */
   core.started = 900;
@@ -969,10 +964,7 @@ static void test_unseeded_segment(void)
   CU_ASSERT_EQUAL(access(path, F_OK), -1);
   uint64_t t = append_msg(s, 800);
   CU_ASSERT(wait_durable(s, t));
-  spool_close(s);
-  collector_reset(&c);
-  s = open_with(&c, 8192, false);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  s = spool_restart(s, &c, 8192, false);
   CU_ASSERT_EQUAL(c.warnings, 0);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 1);
   spool_close(s);
@@ -1004,18 +996,8 @@ static void test_compaction_in_parts(void)
 {
   struct collector c = { 0 };
   struct spool *s = spool_with_msgs(&c, 3u << 20, 24000);
-  uint64_t t = 0;
-  for (uint64_t id = 1; id <= 24000; id++)
-    if (id % 1000)
-      t = append_id(s, SPOOL_REC_FINISHED, id);
-  CU_ASSERT(wait_durable(s, t));
   struct spool_stats st;
-  for (int i = 0; i < 150; i++) {
-    sleep_ms(100);
-    spool_stats(s, &st);
-    if (st.segments == 1 && st.disk_bytes - st.spare_bytes < 2u << 20)
-      break;
-  }
+  finish_and_compact(s, &st, 2u << 20);
   /* About 7.5 MB went in; what stays is the newest segment (never
    * compacted: it is being written) with the copies of the older ones' few
    * live records. */
