@@ -12,7 +12,7 @@
 #   PERF=FILE   record a perf profile of emgd during the load into FILE (PERF_HZ samples/s, default 1000)
 #   COMMIT_US   general.journal_commit_interval_us (default 1000)
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
-#   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU per thread; THREADS_TOP=N lines),
+#   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU and wake-ups per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
 # The setup is bench/lib.sh's, shared with reference.sh, sweep.sh and soak.sh.
 set -euo pipefail
@@ -45,9 +45,10 @@ port=$ucp_port
 [ "$in" = http ] && port=$http_port
 bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}" \
   rate="${RATE:-}" connections="${CONNECTIONS:-10}"
-if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU per thread
+if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU and voluntary context switches per thread
   for t in /proc/"$emgd_pid"/task/*; do
-    printf '%-16s %s\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")"
+    printf '%-16s %s, %s wake-ups\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")" \
+      "$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")"
   done | sort -k2 -g -r | head -${THREADS_TOP:-12}
 fi
 if [ -n "${PERF:-}" ]; then

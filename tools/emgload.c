@@ -124,9 +124,9 @@ static uint64_t hash_id(const char *s)
   return h ? h : 1;
 }
 
-static int id_map_grow(struct id_map *m)
+/* Rehashes into cap slots (a power of two). */
+static int id_map_resize(struct id_map *m, size_t cap)
 {
-  size_t cap = m->mask ? (m->mask + 1) * 2 : 1 << 16;
   uint64_t *keys = calloc(cap, sizeof *keys);
   uint32_t *seqs = malloc(cap * sizeof *seqs);
   if (!keys || !seqs) {
@@ -149,6 +149,23 @@ static int id_map_grow(struct id_map *m)
   m->seqs = seqs;
   m->mask = cap - 1;
   return 0;
+}
+
+static int id_map_grow(struct id_map *m)
+{
+  return id_map_resize(m, m->mask ? (m->mask + 1) * 2 : 1 << 16);
+}
+
+/* Sizes the map for n ids up front: growing a map of millions rehashes them
+ * all at once, a stall of a second in the middle of a long run that would
+ * show as ack latency (the acks wait in the socket meanwhile). The slots are
+ * calloc'ed, so the pages are only touched as ids arrive. */
+static int id_map_reserve(struct id_map *m, uint64_t n)
+{
+  size_t cap = 1 << 16;
+  while (cap < 2 * n + 2)
+    cap *= 2;
+  return cap > m->mask + 1 ? id_map_resize(m, cap) : 0;
 }
 
 /* In the early-receipt map: a receipt already matched to its ack. */
@@ -996,7 +1013,8 @@ int main(int argc, char **argv)
     .reconnect_min_ms = 100,
     .reconnect_max_ms = 2000,
   };
-  if (!msg_slot(&ld, o->count ? o->count : 1)) {
+  if (!msg_slot(&ld, o->count ? o->count : 1) ||
+      (o->dlr && o->count && id_map_reserve(&ld.ids, o->count) == -1)) {
     fprintf(stderr, "emgload: out of memory\n");
     return TOOL_EXIT_SETUP;
   }
