@@ -81,13 +81,23 @@ struct early_receipt {
   struct early_receipt *next;
   uint64_t due_ms;
   unsigned tries;
-  uint32_t ref, raw_status;        /* of the SMSC's deliver: answered once matched or given up */
+  uint32_t ref, raw_status;        /* of the SMSC's deliver, until it is answered */
+  bool answered;                   /* the SMSC was told we have it */
+  uint64_t journal_id;             /* persist on, once answered: its UNRESOLVED record */
   char key[DLR_ID_LEN];
   struct msg_receipt receipt;
 };
 
 /* When an unmatched receipt is looked up again, after it first came. */
 static const unsigned early_retry_ms[] = { 50, 250, 1000, 3000 };
+/* Tries for which the SMSC's deliver stays unanswered. The race an early
+ * receipt waits out (a receipt overtaking its submit response) is over in
+ * milliseconds, while each unanswered deliver holds a slot of the SMSC's
+ * window: receipts that match nothing at all (their entries evicted, or
+ * for messages sent by someone else) would otherwise throttle all of the
+ * SMSC's receipts to a window per 4.3 s. After that the receipt is
+ * answered (with persist on once journaled) and tried on from memory. */
+#define EARLY_HOLD_TRIES 1
 /* With a database: tries before the receipt is looked up there (300 ms). */
 #define CLUSTER_AFTER_TRIES 2
 #define EARLY_MAX 100000
@@ -987,6 +997,8 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
     return;
   }
   e->tries = 0;
+  e->answered = false;
+  e->journal_id = 0;
   e->due_ms = evloop_now_ms(in->loop) + early_retry_ms[0];
   e->ref = req->ref;
   e->raw_status = req->raw_status;
@@ -995,38 +1007,61 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
   early_append(in, e);
 }
 
-/* Hands a receipt no DLR entry here matched to the cluster thread, to be
- * resolved through the database, and answers the SMSC. With persist on the
- * receipt is journaled first (UNRESOLVED, until the cluster is done with
- * it) and the SMSC hears we have it only once that is durable: after a
- * crash the next start hands it to the cluster again. The record goes to
- * the journal at once, not into the instance's batch, so that it comes
- * before the RECEIPT_DONE the cluster thread may write for it soon after. */
-static void receipt_to_cluster(struct instance *in, const struct early_receipt *e)
+/* Answers an early receipt that still matches nothing. With persist on it
+ * is journaled first (UNRESOLVED, live until RECEIPT_DONE) and the SMSC
+ * hears we have it once that is durable: after a crash the next start
+ * tries it again. The record goes to the journal at once, not into the
+ * instance's batch, so that it comes before the RECEIPT_DONE that ends it
+ * (from this instance's batch, or the cluster thread). Returns false when
+ * the journal refused it: the SMSC was told to send it again later. */
+static bool early_answer(struct instance *in, struct early_receipt *e)
 {
   struct core *core = in->conn->core;
-  uint64_t journal_id = 0, ticket = 1;
+  uint64_t ticket = 1;
   if (core->spool) {
     static _Thread_local struct id_block unresolved_ids;
-    journal_id = ids_next(&core->ids, &unresolved_ids);
+    uint64_t journal_id = ids_next(&core->ids, &unresolved_ids);
     struct spool_record rec = { .type = SPOOL_REC_UNRESOLVED, .id = journal_id,
                                 .target = (uint16_t)in->conn->index, .smsc_id = e->key,
                                 .receipt = &e->receipt };
     if (!(ticket = core_journal(core, &rec))) {
-      /* The journal cannot keep it (disk full): the SMSC sends it again later. */
       respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
-      return;
+      return false;
     }
+    e->journal_id = journal_id;
   }
-  if (!cluster_resolve_receipt(core->cluster, (uint16_t)in->conn->index, e->key, &e->receipt, journal_id) &&
-      journal_id)
-    core_journal(core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = journal_id });
   answer_receipt(in, e->ref, e->raw_status, ticket);
+  e->answered = true;
+  return true;
+}
+
+/* An early receipt is done with (matched, given up, or handed on): its
+ * SMSC answered if it was not yet, its UNRESOLVED record ended. */
+static void early_done(struct instance *in, const struct early_receipt *e, uint64_t ticket)
+{
+  if (!e->answered)
+    answer_receipt(in, e->ref, e->raw_status, ticket);
+  else if (e->journal_id)
+    journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, e->journal_id, 0, NULL);
+}
+
+/* Hands a receipt no DLR entry here matched to the cluster thread, to be
+ * resolved through the database. It is answered (journaled first, with
+ * persist on) before, if it was not yet. */
+static void receipt_to_cluster(struct instance *in, struct early_receipt *e)
+{
+  struct core *core = in->conn->core;
+  if (!e->answered && !early_answer(in, e))
+    return;
+  if (!cluster_resolve_receipt(core->cluster, (uint16_t)in->conn->index, e->key, &e->receipt, e->journal_id) &&
+      e->journal_id)
+    core_journal(core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = e->journal_id });
 }
 
 /* Retries the receipts that came before their DLR entry. Retries keep
  * their order: each try's delay is the same for all, so the list stays
- * sorted by due time. */
+ * sorted by due time. give_up (the instance stops): each is tried once
+ * more; one kept in the journal stays there for the next start. */
 static void retry_early_receipts(struct instance *in, bool give_up)
 {
   uint64_t now = evloop_now_ms(in->loop);
@@ -1038,7 +1073,7 @@ static void retry_early_receipts(struct instance *in, bool give_up)
     in->early_count--;
     uint64_t ticket = match_receipt(in, e->key, &e->receipt);
     if (ticket) {
-      answer_receipt(in, e->ref, e->raw_status, ticket);
+      early_done(in, e, ticket);
       free(e);
       continue;
     }
@@ -1046,14 +1081,22 @@ static void retry_early_receipts(struct instance *in, bool give_up)
      * another node sent: after a short wait it is looked up there. */
     struct cluster *cluster = in->conn->core->cluster;
     e->tries++;
+    if (give_up && e->journal_id) {
+      free(e);
+      continue;
+    }
     if (give_up || e->tries == sizeof early_retry_ms / sizeof early_retry_ms[0] ||
         (cluster && e->tries == CLUSTER_AFTER_TRIES)) {
       if (cluster) {
         receipt_to_cluster(in, e);
       } else {
         unmatched(in, &e->receipt);
-        respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
+        early_done(in, e, 1);
       }
+      free(e);
+      continue;
+    }
+    if (!e->answered && e->tries >= EARLY_HOLD_TRIES && !early_answer(in, e)) {
       free(e);
       continue;
     }
@@ -1064,6 +1107,25 @@ static void retry_early_receipts(struct instance *in, bool give_up)
       e->due_ms = in->early_tail->due_ms;
     early_append(in, e);
   }
+}
+
+int connector_adopt_receipt(struct connector *c, const char *key, const struct msg_receipt *r,
+                            uint64_t journal_id)
+{
+  if (is_server(c) || c->cfg->http || !c->n_instances)
+    return -1;
+  struct instance *in = &c->instances[0];
+  struct early_receipt *e = in->early_count < EARLY_MAX ? calloc(1, sizeof *e) : NULL;
+  if (!e)
+    return -1;
+  e->tries = EARLY_HOLD_TRIES;
+  e->answered = true;
+  e->journal_id = journal_id;
+  e->due_ms = 0;       /* adopted before any other: the list stays in due order */
+  str_copy(e->key, sizeof e->key, key);
+  e->receipt = *r;
+  early_append(in, e);
+  return 0;
 }
 
 /* ---- session callbacks ---- */

@@ -60,6 +60,14 @@ struct queue *connector_queue(struct connector *c, unsigned i);
  * found, else 0. Callable from any thread. */
 int connector_drop_message(struct connector *c, uint64_t id);
 
+/* A receipt from the SMSC behind client connector c that the journal kept
+ * unmatched (UNRESOLVED journal_id): the connector tries to match it again
+ * once it runs, as if it had just come, then ends the record. Before
+ * connector_start only. Returns -1 when c takes no receipts from an SMSC
+ * (a server or HTTP connector now) or memory is short. */
+int connector_adopt_receipt(struct connector *c, const char *key, const struct msg_receipt *r,
+                            uint64_t journal_id);
+
 /* A receipt whose message this node's DLR table does not hold (it was sent
  * through another node, or its entry is gone), resolved through the
  * database: queued for the origin account as a local one would be (and

@@ -377,25 +377,37 @@ static void replay_record(void *ctx, const struct spool_record *rec)
   }
 }
 
-/* The receipts the journal kept for the cluster go to it again now that it
- * runs; without a database any more, they are given up (each record ends). */
+/* The receipts the journal kept unmatched go to the cluster again now that
+ * it runs; without a database, to their connector, which tries them
+ * against the DLR table the journal has filled. What neither can take is
+ * given up (its record ends). */
 static void hand_unresolved(struct daemon *d)
 {
-  unsigned dropped = 0;
+  unsigned dropped = 0, adopted = 0;
   while (d->unresolved) {
     struct unresolved *u = d->unresolved;
     d->unresolved = u->next;
-    if (!d->core.cluster || u->connector >= d->cfg->n_connectors ||
-        !cluster_resolve_receipt(d->core.cluster, u->connector, u->key, &u->receipt, u->journal_id)) {
+    bool taken = false;
+    if (u->connector < d->cfg->n_connectors) {
+      if (d->core.cluster)
+        taken = cluster_resolve_receipt(d->core.cluster, u->connector, u->key, &u->receipt, u->journal_id);
+      else if ((taken = connector_adopt_receipt(d->core.connectors[u->connector], u->key, &u->receipt,
+                                                u->journal_id) == 0))
+        adopted++;
+    }
+    if (!taken) {
       core_journal(&d->core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = u->journal_id });
       atomic_fetch_add(&d->core.stats.receipts_unmatched, 1);
       dropped++;
     }
     free(u);
   }
+  if (adopted)
+    LOGI(d->log, "journal: %u receipts that matched no message yet are tried again", adopted);
   if (dropped)
-    LOGW(d->log, "journal: %u receipts waiting to be resolved through the database given up (%s)", dropped,
-         d->core.cluster ? "their connector is gone, or too many wait" : "no database section any more");
+    LOGW(d->log, "journal: %u kept receipts that matched no message given up (%s)", dropped,
+         d->core.cluster ? "their connector is gone, or too many wait"
+                         : "their connector is gone or takes no receipts from an SMSC now");
 }
 
 static void replay_warn(void *ctx, const char *text)
@@ -450,7 +462,7 @@ static int open_journal(struct daemon *d)
   ids_init(&d->core.ids, d->cfg->node_id, d->cfg->id_window,
            (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
   LOGI(d->log, "journal: %" PRIu64 " messages queued again, %" PRIu64 " awaiting receipts, %" PRIu64
-       " receipts to deliver, %" PRIu64 " to resolve through the database, %" PRIu64 " dropped",
+       " receipts to deliver, %" PRIu64 " matching no message yet, %" PRIu64 " dropped",
        r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped);
   return 0;
 }
