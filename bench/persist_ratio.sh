@@ -4,6 +4,9 @@
 # bench/gateway.sh COUNT (default 1,000,000), the two runs of a pair back to
 # back and their order swapped from one pair to the next, so that a machine
 # getting faster or slower during the series weighs on both sides alike.
+# A COUNT of 1,000,000 is about 5 s of load here, over before the receipts
+# (0-10 s late) come back as fast as messages go out; 12,000,000 (60-80 s)
+# measures the steady state.
 # Prints one markdown row per pair, then the mean and the median of the
 # ratios. Any other gateway.sh setting (RECEIPTS, WINDOW, ...) passes through.
 set -euo pipefail
