@@ -10,7 +10,7 @@
 #   RECEIPTS=0  no receipts asked for
 #   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
 #   PERF=FILE   record a perf profile of emgd during the load into FILE (PERF_HZ samples/s, default 1000)
-#   COMMIT_US   general.journal_commit_interval_us (default 1000)
+#   COMMIT_US   general.journal_commit_interval_us (default 500)
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU and wake-ups per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)

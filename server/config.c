@@ -1025,7 +1025,7 @@ static const struct key general_keys[] = {
   { SIZE_KEY("dlr_table_size", dlr_table_size, 1, 100000000, 1000000) },
   { UINT_KEY("dlr_ttl", dlr_ttl_s, 1, 31536000, 172800) },
   { SIZE_KEY("history_size", history_size, 0, 100000000, 262144) },
-  { UINT_KEY("journal_commit_interval_us", journal_commit_interval_us, 100, 100000, 1000) },
+  { UINT_KEY("journal_commit_interval_us", journal_commit_interval_us, 100, 100000, 500) },
   { UINT_KEY("journal_segment_mb", journal_segment_mb, 1, 1024, 64) },
   /* max_total_queue first: it bounds the soft limit. */
   { SIZE_KEY("max_total_queue", max_total_queue, 1, 1000000000, 110000) },

@@ -141,7 +141,7 @@ struct config {
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
   size_t history_size;                /* message events kept for lookups; default 262144, 0 = none */
-  unsigned journal_commit_interval_us; /* least time between group commits' starts; default 1000 */
+  unsigned journal_commit_interval_us; /* least time between group commits' starts; default 500 */
   unsigned journal_segment_mb;   /* journal segment files' size; default 64 */
   size_t max_total_queue;             /* default 110000 */
   size_t max_total_queue_soft;        /* default 100000 */

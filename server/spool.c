@@ -69,8 +69,10 @@
 #define MAX_LISTENERS 64
 #define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
 /* Records arriving at this rate or faster (bytes per ms: about 140,000
- * messages a second of the reference test) double the pacing interval. */
+ * messages a second of the reference test) double the pacing interval,
+ * to COMMIT_BUSY_MIN_US at least. */
 #define COMMIT_BUSY_BYTES_PER_MS (64u << 10)
+#define COMMIT_BUSY_MIN_US 2000
 #define PREFETCH_RECORDS 8
 #define COMPACT_CHUNK (1u << 20)          /* bytes of a segment compaction reads at a time */
 #define SPARES_MAX 2                      /* deleted segment files kept for reuse */
@@ -1315,13 +1317,16 @@ static int cond_wait_us(struct spool *s, long us)
 }
 
 /* How long until the pacing interval has passed since the last commit
- * began: commit_interval_us, twice that while records come fast. A commit
- * costs the same CPU (a write, an fdatasync, wake-ups) however much it
- * carries, and under full load the CPU is what limits; when records come
- * slower, the shorter interval keeps acks quick. */
+ * began: commit_interval_us; while records come fast, twice that and
+ * COMMIT_BUSY_MIN_US at least. A commit costs the same CPU (a write, an
+ * fdatasync, wake-ups) however much it carries, and under full load the
+ * CPU is what limits; when records come slower, the short interval keeps
+ * acks quick. */
 static int64_t pacing_left_us(const struct spool *s)
 {
-  int64_t interval = (int64_t)s->opt.commit_interval_us * (s->busy ? 2 : 1);
+  int64_t interval = (int64_t)s->opt.commit_interval_us;
+  if (s->busy)
+    interval = 2 * interval > COMMIT_BUSY_MIN_US ? 2 * interval : COMMIT_BUSY_MIN_US;
   return interval - ((int64_t)clock_now_ns() / 1000 - s->commit_started_us);
 }
 
@@ -1764,7 +1769,7 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   if (!s->opt.segment_size)
     s->opt.segment_size = 64u << 20;
   if (!s->opt.commit_interval_us)
-    s->opt.commit_interval_us = 1000;
+    s->opt.commit_interval_us = 500;
   if (!s->opt.compact_after_ms)
     s->opt.compact_after_ms = 30000;
   pthread_mutex_init(&s->lock, NULL);

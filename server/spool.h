@@ -58,7 +58,7 @@ struct spool_record {
 struct spool_options {
   size_t segment_size;      /* bytes per segment file before a new one starts; 0 = 64 MiB */
   unsigned commit_interval_us; /* least time from one commit's start to the next unless a
-                               batch fills up: fewer, larger commits; 0 = 1000 */
+                               batch fills up: fewer, larger commits; 0 = 500 */
   unsigned compact_after_ms; /* under load, a segment is compacted only this long after it filled
                                (most of what it holds finishes by itself meanwhile); idle, at
                                once. 0 = 30000 */

@@ -40,7 +40,7 @@ static void test_default_file(void)
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
-  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
+  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 500);
   CU_ASSERT_EQUAL(c->journal_segment_mb, 64);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
@@ -123,7 +123,7 @@ static void test_defaults(void)
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
   CU_ASSERT_EQUAL(c->dlr_table_size, 1000000);
   CU_ASSERT_EQUAL(c->dlr_ttl_s, 172800);
-  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 1000);
+  CU_ASSERT_EQUAL(c->journal_commit_interval_us, 500);
   CU_ASSERT_EQUAL(c->journal_segment_mb, 64);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
