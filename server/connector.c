@@ -944,6 +944,20 @@ static void unmatched(struct instance *in, const struct msg_receipt *r)
   LOGI(in->log, "receipt for unknown message id '%s' (state %u)", r->id, r->state);
 }
 
+/* A receipt to be tried again at due_ms (not tried yet, not answered), or
+ * NULL when the instance holds EARLY_MAX already or memory is short. */
+static struct early_receipt *early_new(struct instance *in, const char *key, const struct msg_receipt *r,
+                                       uint64_t due_ms)
+{
+  struct early_receipt *e = in->early_count < EARLY_MAX ? calloc(1, sizeof *e) : NULL;
+  if (!e)
+    return NULL;
+  e->due_ms = due_ms;
+  str_copy(e->key, sizeof e->key, key);
+  e->receipt = *r;
+  return e;
+}
+
 static void early_append(struct instance *in, struct early_receipt *e)
 {
   e->next = NULL;
@@ -990,20 +1004,14 @@ static void receipt_in(struct instance *in, const struct proto_pdu *req)
     answer_receipt(in, req->ref, req->raw_status, ticket);
     return;
   }
-  struct early_receipt *e = in->early_count < EARLY_MAX ? malloc(sizeof *e) : NULL;
+  struct early_receipt *e = early_new(in, key, &req->receipt, evloop_now_ms(in->loop) + early_retry_ms[0]);
   if (!e) {
     unmatched(in, &req->receipt);
     respond(in, req->ref, req->raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
     return;
   }
-  e->tries = 0;
-  e->answered = false;
-  e->journal_id = 0;
-  e->due_ms = evloop_now_ms(in->loop) + early_retry_ms[0];
   e->ref = req->ref;
   e->raw_status = req->raw_status;
-  memcpy(e->key, key, sizeof e->key);
-  e->receipt = req->receipt;
   early_append(in, e);
 }
 
@@ -1115,15 +1123,13 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
   if (is_server(c) || c->cfg->http || !c->n_instances)
     return -1;
   struct instance *in = &c->instances[0];
-  struct early_receipt *e = in->early_count < EARLY_MAX ? calloc(1, sizeof *e) : NULL;
+  /* Due at once: adopted before any other comes, so the list stays in due order. */
+  struct early_receipt *e = early_new(in, key, r, 0);
   if (!e)
     return -1;
   e->tries = EARLY_HOLD_TRIES;
   e->answered = true;
   e->journal_id = journal_id;
-  e->due_ms = 0;       /* adopted before any other: the list stays in due order */
-  str_copy(e->key, sizeof e->key, key);
-  e->receipt = *r;
   early_append(in, e);
   return 0;
 }
