@@ -9,6 +9,7 @@
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
 #   RECEIPTS=0  no receipts asked for
 #   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
+#   LATENCY_LOG=FILE  each second's acks and their latency p50/p99/max (emgload --latency-log)
 #   PERF=FILE   record a perf profile of emgd during the load into FILE (PERF_HZ samples/s, default 1000)
 #   COMMIT_US   general.journal_commit_interval_us (default 500)
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
@@ -44,7 +45,7 @@ in=${IN:-ucp}
 port=$ucp_port
 [ "$in" = http ] && port=$http_port
 bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}" \
-  rate="${RATE:-}" connections="${CONNECTIONS:-10}"
+  rate="${RATE:-}" connections="${CONNECTIONS:-10}" latency_log="${LATENCY_LOG:-}"
 if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU and voluntary context switches per thread
   for t in /proc/"$emgd_pid"/task/*; do
     printf '%-16s %s, %s wake-ups\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")" \
@@ -55,6 +56,8 @@ if [ -n "${PERF:-}" ]; then
   kill -INT "$perf_pid"; wait "$perf_pid" || true
   bench_forget "$perf_pid"
 fi
+gateway_ack=""
+[ "$in" = ucp ] && gateway_ack=$(bench_gateway_ack_shares)
 # Context switches of all emgd's threads: each wake-up of a sleeping loop is one.
 emgd_switches=$(cat /proc/"$emgd_pid"/task/*/status | awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n }')
 emgd_cpu=$(cpu_seconds "$emgd_pid")
@@ -84,3 +87,4 @@ jq -r --arg in "$in" --arg db "${DB:+, message log on}" --arg persist "${PERSIST
   "emgsink       \($sc) s CPU",
   "emgload       \($lc) s CPU",
   "machine       \($mc) s CPU busy during the load (\($mb) % of the cores)"' "$tmp/load.json"
+[ -z "$gateway_ack" ] || echo "$gateway_ack"

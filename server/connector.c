@@ -119,6 +119,7 @@ struct instance {
   _Atomic bool busy;               /* has (or is being handed) a connection */
   int user;                        /* index of the bound account, -1 */
   struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
+  _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
   _Atomic bool bound;
   /* pushes gathered in this iteration, flushed once at its end */
   struct stage stages[MAX_STAGES];
@@ -502,29 +503,29 @@ static bool may_send(struct instance *in, struct qitem *it)
   return false;
 }
 
-static void pump(struct instance *in)
+/* The queue a session instance sends from now, or NULL when it sends
+ * nothing (unbound, stopping, paused, backing off). */
+static struct queue *pump_source(struct instance *in)
 {
   struct connector *c = in->conn;
   struct session *s = in->session;
-  if (c->cfg->http) {
-    if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
-      return;
-    if (!is_server(c))
-      http_pump_out(in);
-    else if (in->index == 0)
-      http_pump_receipts(in);
-    return;
-  }
   if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN ||
       atomic_load(&c->paused))
-    return;
-  if (!is_server(c) && in->paused_until_ms > evloop_now_ms(in->loop))
-    return;
-  struct queue *q = is_server(c) ? (in->user >= 0 ? &c->user_queues[in->user] : NULL) : &c->out;
+    return NULL;
+  if (!is_server(c))
+    return in->paused_until_ms > evloop_now_ms(in->loop) ? NULL : &c->out;
   /* A client bound as transmitter only takes no deliveries: its account's
    * receipts and messages wait for a receiver or transceiver bind. */
-  if (!q || (is_server(c) && !(session_bind_mode(s) & PROTO_BIND_RX)))
-    return;
+  if (in->user < 0 || !(session_bind_mode(s) & PROTO_BIND_RX))
+    return NULL;
+  return &c->user_queues[in->user];
+}
+
+/* Sends from q as far as the session's window goes. */
+static void pump_session(struct instance *in, struct queue *q)
+{
+  struct connector *c = in->conn;
+  struct session *s = in->session;
   unsigned room;
   while ((room = session_can_send(s)) > 0) {
     struct qlist l = { 0 };
@@ -573,6 +574,41 @@ static void pump(struct instance *in)
             it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr);
       it = next;
     }
+  }
+}
+
+/* Sends what the instance's queue holds, as far as it can, and then says
+ * whether a push should wake it. The flag is set before the queue is looked
+ * at again, so that what a push left while it still said no is not left
+ * waiting: either the push sees the flag or this sees the items. */
+static void pump(struct instance *in)
+{
+  struct connector *c = in->conn;
+  if (c->cfg->http) {
+    if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
+      return;
+    if (is_server(c)) {
+      if (in->index == 0)
+        http_pump_receipts(in);   /* the only consumer of its queues: always woken */
+      return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+      http_pump_out(in);
+      bool ready = in->http_client && http_client_room(in->http_client) > 0;
+      atomic_store(&in->ready, ready);
+      if (!ready || queue_count(&c->out) == 0)
+        return;
+    }
+    return;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    struct queue *q = pump_source(in);
+    if (q)
+      pump_session(in, q);
+    bool ready = q && session_can_send(in->session) > 0;
+    atomic_store(&in->ready, ready);
+    if (!ready || queue_count(q) == 0)
+      return;
   }
 }
 
@@ -1162,7 +1198,7 @@ static void on_bound(struct session *s)
   instance_publish(in, true);
   if (is_server(c) && in->user >= 0) {
     in->waiting_on = &c->user_queues[in->user];
-    queue_add_waiter(in->waiting_on, in->loop);
+    queue_add_waiter(in->waiting_on, in->loop, &in->ready);
   }
   LOGI(in->log, "instance %u bound%s%s (%s)", in->index, is_server(c) ? " as " : "",
        is_server(c) ? session_user(s) : "", session_peer(s));
@@ -1235,6 +1271,7 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     if (in->backoff_ms > 10000)
       in->backoff_ms = 10000;
     in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
+    atomic_store(&in->ready, false);   /* the requeue below wakes another instance */
     it->next_attempt_ms = (int64_t)time(NULL) * 1000 + (int64_t)in->backoff_ms;
     LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id,
          proto_status_name(resp->status), in->backoff_ms);
@@ -1355,6 +1392,7 @@ static void on_disconnect(struct session *s, const char *reason)
 {
   struct instance *in = session_app(s);
   atomic_store(&in->bound, false);
+  atomic_store(&in->ready, false);
   if (!is_server(in->conn))   /* a client leaving is no error of ours */
     instance_error(in, "connection lost: %s", reason);
   if (in->waiting_on) {
@@ -1728,10 +1766,10 @@ static void http_instance_run(struct instance *in)
     if (!in->http_client)
       LOGE(in->log, "instance %u: cannot create its HTTP client", in->index);
     atomic_store(&in->bound, in->http_client != NULL);
-    queue_add_waiter(&c->out, in->loop);
+    queue_add_waiter(&c->out, in->loop, &in->ready);
   } else if (in->index == 0) {
     for (unsigned u = 0; u < c->cfg->n_users; u++)
-      queue_add_waiter(&c->user_queues[u], in->loop);
+      queue_add_waiter(&c->user_queues[u], in->loop, NULL);
   }
   instance_publish(in, true);
   evloop_run(in->loop);
@@ -1762,7 +1800,7 @@ static void *instance_main(void *arg)
     in->session = session_client_create(in->loop, &c->session_cfg, &instance_handler, in);
     if (!in->session)
       LOGE(in->log, "instance %u: cannot create its session", in->index);
-    queue_add_waiter(&c->out, in->loop);
+    queue_add_waiter(&c->out, in->loop, &in->ready);
     in->waiting_on = NULL;
   }
   evloop_run(in->loop);

@@ -12,6 +12,7 @@ void queue_init(struct queue *q)
   q->head = q->tail = NULL;
   atomic_init(&q->count, 0);
   q->n_waiters = 0;
+  q->wake_next = 0;
 }
 
 void queue_destroy(struct queue *q)
@@ -28,11 +29,11 @@ void queue_destroy(struct queue *q)
   pthread_mutex_destroy(&q->walk_lock);
 }
 
-void queue_add_waiter(struct queue *q, struct evloop *loop)
+void queue_add_waiter(struct queue *q, struct evloop *loop, const _Atomic bool *ready)
 {
   pthread_mutex_lock(&q->lock);
   if (q->n_waiters < QUEUE_MAX_WAITERS)
-    q->waiters[q->n_waiters++] = loop;
+    q->waiters[q->n_waiters++] = (struct queue_waiter){ .loop = loop, .ready = ready };
   pthread_mutex_unlock(&q->lock);
 }
 
@@ -40,11 +41,27 @@ void queue_remove_waiter(struct queue *q, struct evloop *loop)
 {
   pthread_mutex_lock(&q->lock);
   for (unsigned i = 0; i < q->n_waiters; i++)
-    if (q->waiters[i] == loop) {
+    if (q->waiters[i].loop == loop) {
       q->waiters[i] = q->waiters[--q->n_waiters];
       break;
     }
   pthread_mutex_unlock(&q->lock);
+}
+
+/* Under the lock: up to want waiters that can take, in turns from
+ * wake_next, into wake. Returns how many. */
+static unsigned pick_waiters(struct queue *q, size_t want, struct evloop **wake)
+{
+  unsigned n = 0, n_waiters = q->n_waiters, start = q->wake_next;
+  for (unsigned seen = 0; seen < n_waiters && n < want; seen++) {
+    unsigned i = (start + seen) % n_waiters;
+    const struct queue_waiter *w = &q->waiters[i];
+    if (w->ready && !atomic_load(w->ready))
+      continue;
+    wake[n++] = w->loop;
+    q->wake_next = (i + 1) % n_waiters;
+  }
+  return n;
 }
 
 void queue_push(struct queue *q, struct qlist *l, int front)
@@ -64,10 +81,8 @@ void queue_push(struct queue *q, struct qlist *l, int front)
     q->tail->next = l->head;
     q->tail = l->tail;
   }
-  q->count += l->count;
-  n_wake = q->n_waiters;
-  for (unsigned i = 0; i < n_wake; i++)
-    wake[i] = q->waiters[i];
+  q->count += l->count;   /* seq_cst: ordered before the ready flags are read */
+  n_wake = pick_waiters(q, (l->count + QUEUE_WAKE_SHARE - 1) / QUEUE_WAKE_SHARE, wake);
   pthread_mutex_unlock(&q->lock);
   l->head = l->tail = NULL;
   l->count = 0;

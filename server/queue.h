@@ -3,7 +3,11 @@
  *
  * Items move in batches: a producer links what it gathered in one loop
  * iteration and pushes the list under one lock; a consumer takes up to what
- * its window can send. Pushing wakes the consumers' event loops. */
+ * its window can send. Pushing wakes as many consumers' event loops as the
+ * batch needs (one per QUEUE_WAKE_SHARE items), in turn, among those that
+ * say they can take: waking all ten instances of a connector for every
+ * batch cost more CPU than the sending did, and the woken loops crowded out
+ * the threads whose acks were due. */
 #ifndef EMG_QUEUE_H
 #define EMG_QUEUE_H
 
@@ -54,13 +58,24 @@ static inline void qlist_append(struct qlist *l, struct qitem *it)
 }
 
 #define QUEUE_MAX_WAITERS 1024
+/* Items a push counts per consumer it wakes. */
+#define QUEUE_WAKE_SHARE 64
+
+struct queue_waiter {
+  struct evloop *loop;
+  /* The consumer's own flag: it would take items if woken (its window has
+   * room). NULL: always. A consumer whose flag is false takes items by
+   * itself once it can (on a response, a bind, a resume). */
+  const _Atomic bool *ready;
+};
 
 struct queue {
   pthread_mutex_t lock;
   struct qitem *head, *tail;
   _Atomic size_t count;           /* written under lock; read without it */
-  struct evloop *waiters[QUEUE_MAX_WAITERS];
+  struct queue_waiter waiters[QUEUE_MAX_WAITERS];
   unsigned n_waiters;
+  unsigned wake_next;             /* where the next push starts looking: turns */
   /* queue_walk lets go of the lock between chunks; walk_next is its place
    * meanwhile (the next item it visits), moved on by whoever removes that
    * item. walk_lock admits one walker at a time; the message path never
@@ -73,8 +88,10 @@ void queue_init(struct queue *q);
 /* Frees the items still queued. */
 void queue_destroy(struct queue *q);
 
-/* Consumers: their loop is woken when items arrive. */
-void queue_add_waiter(struct queue *q, struct evloop *loop);
+/* Consumers: their loop is woken when items arrive, if *ready (or ready is
+ * NULL). A consumer that sets its flag must look at queue_count after
+ * setting it: a push that saw the flag still false did not wake it. */
+void queue_add_waiter(struct queue *q, struct evloop *loop, const _Atomic bool *ready);
 void queue_remove_waiter(struct queue *q, struct evloop *loop);
 
 /* Moves the whole list into the queue (at the back, or at the front for

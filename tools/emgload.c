@@ -8,6 +8,7 @@
  * loop: SMPP and UCP through the connector runtime emgd uses, HTTP through
  * the HTTP connector's client, with receipts coming back to a small HTTP
  * listener on the same loop (the dlr-url carries the sequence number). */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -53,6 +54,7 @@ struct load_options {
   unsigned timeout_ms;            /* response time-out before a resubmit */
   double give_up_s;               /* end the run after this long without any progress */
   const char *missing_path;       /* where to list messages acked but without their receipt */
+  const char *latency_path;       /* where to write each second's ack latency */
   unsigned validity_s;            /* validity period asked for; 0 = none */
 };
 
@@ -111,6 +113,9 @@ struct loader {
   uint64_t receipts_unknown, receipts_duplicate, mo;
   uint64_t last_acked, last_status_ns;
   struct histogram ack_us, receipt_ms;
+  FILE *latency_log;              /* --latency-log: a line per second */
+  struct histogram second_ack_us; /* this second's acks, for that line */
+  uint64_t latency_second_ns;     /* when this second began */
 };
 
 static uint64_t hash_id(const char *s)
@@ -400,6 +405,8 @@ static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *
     ld->last_ack_ns = now;
     ld->last_progress_ns = now;
     histogram_record(&ld->ack_us, (now - lm->sent_ns) / 1000);
+    if (ld->latency_log)
+      histogram_record(&ld->second_ack_us, (now - lm->sent_ns) / 1000);
     uint32_t state;
     if (ld->opt.dlr && msgid[0]) {
       if (ld->early_waiting && id_map_get(&ld->early, msgid, &state) == 0 &&
@@ -715,6 +722,24 @@ static void on_signal(int signo, void *arg)
   begin_stop(ld);
 }
 
+static double ms(uint64_t us)
+{
+  return (double)us / 1000.0;
+}
+
+/* --latency-log: one line per second, so that a tail can be placed in time. */
+static void log_latency_second(struct loader *ld, uint64_t now)
+{
+  if (!ld->latency_log || now - ld->latency_second_ns < 1000000000ull)
+    return;
+  const struct histogram *h = &ld->second_ack_us;
+  fprintf(ld->latency_log, "%.0f\t%" PRIu64 "\t%.2f\t%.2f\t%.2f\n",
+          (double)(now - ld->start_ns) / 1e9, h->count, ms(histogram_percentile(h, 50)),
+          ms(histogram_percentile(h, 99)), ms(h->max));
+  histogram_init(&ld->second_ack_us);
+  ld->latency_second_ns = now;
+}
+
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct loader *ld = arg;
@@ -739,6 +764,7 @@ static void on_tick(struct evloop *loop, void *arg)
     return;
   }
   fill_all(ld);
+  log_latency_second(ld, now);
   if (!ld->opt.quiet && tool_stderr_tty() && now - ld->last_status_ns >= 1000000000ull)
     print_progress(ld, now);
   /* Done when every message is answered and, with --dlr, every receipt is
@@ -757,11 +783,6 @@ static void on_tick(struct evloop *loop, void *arg)
   }
 }
 
-static double ms(uint64_t us)
-{
-  return (double)us / 1000.0;
-}
-
 static int report(struct loader *ld)
 {
   uint64_t end = ld->send_end_ns ? ld->send_end_ns : clock_now_ns();
@@ -770,6 +791,8 @@ static int report(struct loader *ld)
   double elapsed = (double)(end - ld->start_ns) / 1e9;
   double rate = elapsed > 0 ? (double)ld->acked / elapsed : 0;
   uint64_t missing = ld->opt.dlr && ld->acked > ld->receipts ? ld->acked - ld->receipts : 0;
+  if (ld->latency_log)
+    fclose(ld->latency_log);
   if (ld->opt.missing_path) {
     FILE *f = fopen(ld->opt.missing_path, "w");
     for (uint64_t seq = 0; f && seq < ld->next_seq; seq++)
@@ -862,6 +885,8 @@ static void usage(FILE *out)
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
           "  --validity S            ask for the message to expire S seconds after submission\n"
           "  --missing FILE          list the sequence numbers acked but left without a receipt\n"
+          "  --latency-log FILE      each second, a line: seconds since the start, acks, and their\n"
+          "                          latency p50, p99 and max in ms (tab-separated)\n"
           "  --json                  print the summary as one JSON object\n"
           "  --quiet                 no progress line\n");
 }
@@ -882,6 +907,7 @@ int main(int argc, char **argv)
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
+    { "latency-log", required_argument, 0, 'l' },
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -971,6 +997,7 @@ int main(int argc, char **argv)
       break;
     case 'j': o->json = true; break;
     case 'M': o->missing_path = optarg; break;
+    case 'l': o->latency_path = optarg; break;
     case 'q': o->quiet = true; break;
     case 'h': usage(stdout); return TOOL_EXIT_OK;
     default: usage(stderr); return TOOL_EXIT_USAGE;
@@ -997,7 +1024,12 @@ int main(int argc, char **argv)
   }
   histogram_init(&ld.ack_us);
   histogram_init(&ld.receipt_ms);
-  ld.start_ns = ld.last_status_ns = ld.last_progress_ns = clock_now_ns();
+  histogram_init(&ld.second_ack_us);
+  if (o->latency_path && !(ld.latency_log = fopen(o->latency_path, "w"))) {
+    fprintf(stderr, "emgload: --latency-log %s: %s\n", o->latency_path, strerror(errno));
+    return TOOL_EXIT_SETUP;
+  }
+  ld.start_ns = ld.last_status_ns = ld.last_progress_ns = ld.latency_second_ns = clock_now_ns();
   /* A burst of 10 ms worth keeps the rate smooth. */
   ratelimit_init(&ld.rate, o->rate, o->rate > 0 ? fmax(1, o->rate / 100) : 1, ld.start_ns);
   struct session_config cfg = {

@@ -105,6 +105,79 @@ static void test_queue_remove(void)
   queue_destroy(&q);
 }
 
+/* A consumer's loop for the wake tests: counts the wakes it sees in one
+ * short run (a tick of 1 ms ends it). */
+struct waker_probe {
+  struct evloop *loop;
+  _Atomic bool ready;
+  unsigned wakes;
+};
+
+static void probe_woken(struct evloop *loop, void *arg)
+{
+  (void)loop;
+  ((struct waker_probe *)arg)->wakes++;
+}
+
+static void probe_stop(struct evloop *loop, void *arg)
+{
+  (void)arg;
+  evloop_stop(loop);
+}
+
+/* Runs every probe's loop once; returns a mask of those woken since the last call. */
+static unsigned probes_woken(struct waker_probe *p, unsigned n)
+{
+  unsigned mask = 0;
+  for (unsigned i = 0; i < n; i++) {
+    p[i].wakes = 0;
+    evloop_run(p[i].loop);
+    if (p[i].wakes)
+      mask |= 1u << i;
+  }
+  return mask;
+}
+
+/* A push wakes one consumer per QUEUE_WAKE_SHARE items, in turns, and only
+ * those that say they can take (or say nothing). */
+static void test_queue_wakes(void)
+{
+  struct queue q;
+  queue_init(&q);
+  struct waker_probe p[4];
+  memset(p, 0, sizeof p);
+  for (unsigned i = 0; i < 4; i++) {
+    p[i].loop = evloop_create(1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p[i].loop);
+    evloop_on_wake(p[i].loop, probe_woken, &p[i]);
+    evloop_tick(p[i].loop, probe_stop, NULL);
+    atomic_init(&p[i].ready, i != 1);          /* probe 1's window is full */
+    queue_add_waiter(&q, p[i].loop, i == 3 ? NULL : &p[i].ready);
+  }
+  queue_fill(&q, 1);
+  CU_ASSERT_EQUAL(probes_woken(p, 4), 1u << 0);
+  queue_fill(&q, 1);
+  CU_ASSERT_EQUAL(probes_woken(p, 4), 1u << 2);   /* the next in turn that can take */
+  queue_fill(&q, 1);
+  CU_ASSERT_EQUAL(probes_woken(p, 4), 1u << 3);   /* no flag: always a candidate */
+  queue_fill(&q, QUEUE_WAKE_SHARE + 1);
+  CU_ASSERT_EQUAL(probes_woken(p, 4), (1u << 0) | (1u << 2));
+  queue_fill(&q, 10 * QUEUE_WAKE_SHARE);           /* more than all of them: each ready one once */
+  CU_ASSERT_EQUAL(probes_woken(p, 4), (1u << 0) | (1u << 2) | (1u << 3));
+  atomic_store(&p[0].ready, false);
+  atomic_store(&p[2].ready, false);
+  queue_remove_waiter(&q, p[3].loop);
+  queue_fill(&q, 5);                               /* nobody can take: nobody woken */
+  CU_ASSERT_EQUAL(probes_woken(p, 4), 0u);
+  atomic_store(&p[1].ready, true);
+  queue_fill(&q, 5);
+  CU_ASSERT_EQUAL(probes_woken(p, 4), 1u << 1);
+  CU_ASSERT_EQUAL(queue_count(&q), 1 + 1 + 1 + QUEUE_WAKE_SHARE + 1 + 10 * QUEUE_WAKE_SHARE + 5 + 5);
+  for (unsigned i = 0; i < 4; i++)
+    evloop_destroy(p[i].loop);
+  queue_destroy(&q);
+}
+
 struct taker {
   struct queue *q;
   _Atomic bool stop;
@@ -277,6 +350,7 @@ void suite_core(void)
     { "queue order and front pushes", test_queue_order },
     { "a message removed from a long queue", test_queue_remove },
     { "removals while a consumer takes", test_queue_remove_concurrent },
+    { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },
     { "ids from ranges of a shared sequence", test_ids_ranges },
     { "UCP SCTS floor after a restart", test_scts_floor },
