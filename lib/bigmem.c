@@ -4,12 +4,15 @@
 #include "bigmem.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
+#define SMALL_PAGE ((size_t)4096)
 
-/* Blocks below a huge page gain nothing; above, they are rounded up to
- * whole huge pages, so that the last one can be huge too. */
+/* Whole small pages. A block is not rounded up to whole huge pages: the
+ * kernel backs its aligned 2 MiB stretches with huge pages and the rest with
+ * small ones, and a table of rings (one per DLR shard, each a few MiB) would
+ * otherwise hold up to a huge page too much per ring. */
 static size_t rounded(size_t size)
 {
-  return size < HUGE_PAGE ? size : (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  return (size + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
 }
 
 void *bigmem_alloc(size_t size)

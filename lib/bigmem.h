@@ -10,7 +10,8 @@
 
 #include <stddef.h>
 
-/* size bytes, zeroed, aligned to a huge page; NULL when out of memory. */
+/* size bytes, zeroed, aligned to a huge page from 2 MiB up; NULL when out
+ * of memory. */
 void *bigmem_alloc(size_t size);
 
 /* Frees a block of bigmem_alloc; size as allocated. NULL is ignored. */

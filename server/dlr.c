@@ -90,6 +90,11 @@ struct shard {
 struct dlrtab {
   _Alignas(64) atomic_size_t used;  /* entries in all shards; a cache line of its own */
   _Alignas(64) struct shard *shards;
+  /* Every shard's index, one after the other in one block: one block of
+   * tens of MiB gets huge pages, where 64 of a few hundred KiB each would
+   * not, and a lookup would miss the TLB as well as the cache. */
+  uint32_t *indexes;
+  size_t indexes_bytes;
   uint32_t shard_mask;
   uint32_t ttl_s;
   size_t size;
@@ -410,14 +415,18 @@ struct dlrtab *dlrtab_create(size_t size, uint32_t ttl_s)
   t->shard_mask = nshards - 1;
   t->ttl_s = ttl_s;
   t->size = size;
+  t->indexes_bytes = nshards * slots * sizeof *t->indexes;
+  if (!(t->indexes = bigmem_alloc(t->indexes_bytes))) {
+    dlrtab_destroy(t);
+    return NULL;
+  }
   for (uint32_t i = 0; i < nshards; i++) {
     struct shard *s = &t->shards[i];
     s->share = share;
     s->limit = slots / 4 * 3;
     s->index_mask = (uint32_t)(slots - 1);
-    s->index = bigmem_alloc(slots * sizeof *s->index);
-    if (!s->index || pthread_mutex_init(&s->lock, NULL) != 0) {
-      bigmem_free(s->index, slots * sizeof *s->index);
+    s->index = t->indexes + (size_t)i * slots;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
       s->index = NULL;  /* marks the shards set up: destroy stops here */
       dlrtab_destroy(t);
       return NULL;
@@ -430,12 +439,12 @@ void dlrtab_destroy(struct dlrtab *t)
 {
   if (!t)
     return;
-  for (uint32_t i = 0; i <= t->shard_mask && t->shards[i].index; i++) {
+  for (uint32_t i = 0; t->indexes && i <= t->shard_mask && t->shards[i].index; i++) {
     struct shard *s = &t->shards[i];
     pthread_mutex_destroy(&s->lock);
-    bigmem_free(s->index, ((size_t)s->index_mask + 1) * sizeof *s->index);
     ring_unmap(s->ring, s->ring_cap);
   }
+  bigmem_free(t->indexes, t->indexes_bytes);
   free(t->shards);
   free(t);
 }
