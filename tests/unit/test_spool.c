@@ -826,9 +826,11 @@ static void test_zeros_ahead(void)
   char names[8][600];
   uint64_t bytes = 0;
   struct spool_stats st;
-  for (int i = 0; i < 1000; i++) {   /* the zeros follow the commit */
+  /* The zeros follow the commit. A file being written grows page by page
+   * as it is looked at, so wait for the whole segment (or give up). */
+  for (int i = 0; i < 2000; i++) {
     spool_stats(s, &st);
-    if (dir_segments(names, 8, &bytes) == 1 && bytes > st.disk_bytes - st.spare_bytes)
+    if (dir_segments(names, 8, &bytes) == 1 && bytes >= 1u << 20)
       break;
     sleep_ms(1);
   }
