@@ -503,14 +503,18 @@ static bool may_send(struct instance *in, struct qitem *it)
   return false;
 }
 
-/* The queue a session instance sends from now, or NULL when it sends
- * nothing (unbound, stopping, paused, backing off). */
+/* The queue a client instance, or a session server instance, sends from
+ * now, or NULL when it sends nothing (unbound, stopping, paused, backing
+ * off). */
 static struct queue *pump_source(struct instance *in)
 {
   struct connector *c = in->conn;
   struct session *s = in->session;
-  if (!s || !atomic_load(&in->bound) || atomic_load(&in->phase) != PHASE_RUN ||
-      atomic_load(&c->paused))
+  if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
+    return NULL;
+  if (c->cfg->http)
+    return &c->out;
+  if (!s || !atomic_load(&in->bound))
     return NULL;
   if (!is_server(c))
     return in->paused_until_ms > evloop_now_ms(in->loop) ? NULL : &c->out;
@@ -577,6 +581,15 @@ static void pump_session(struct instance *in, struct queue *q)
   }
 }
 
+/* Requests the instance could send now: its session's window, or its HTTP
+ * client's room. */
+static unsigned send_room(struct instance *in)
+{
+  if (!in->conn->cfg->http)
+    return session_can_send(in->session);
+  return in->http_client ? http_client_room(in->http_client) : 0;
+}
+
 /* Sends what the instance's queue holds, as far as it can, and then says
  * whether a push should wake it. The flag is set before the queue is looked
  * at again, so that what a push left while it still said no is not left
@@ -584,28 +597,19 @@ static void pump_session(struct instance *in, struct queue *q)
 static void pump(struct instance *in)
 {
   struct connector *c = in->conn;
-  if (c->cfg->http) {
-    if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
-      return;
-    if (is_server(c)) {
-      if (in->index == 0)
-        http_pump_receipts(in);   /* the only consumer of its queues: always woken */
-      return;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-      http_pump_out(in);
-      bool ready = in->http_client && http_client_room(in->http_client) > 0;
-      atomic_store(&in->ready, ready);
-      if (!ready || queue_count(&c->out) == 0)
-        return;
-    }
+  if (c->cfg->http && is_server(c)) {
+    /* Instance 0 is the only consumer of its queues: always woken. */
+    if (in->index == 0 && atomic_load(&in->phase) == PHASE_RUN && !atomic_load(&c->paused))
+      http_pump_receipts(in);
     return;
   }
   for (int pass = 0; pass < 2; pass++) {
     struct queue *q = pump_source(in);
-    if (q)
+    if (q && c->cfg->http)
+      http_pump_out(in);
+    else if (q)
       pump_session(in, q);
-    bool ready = q && session_can_send(in->session) > 0;
+    bool ready = q && send_room(in) > 0;
     atomic_store(&in->ready, ready);
     if (!ready || queue_count(q) == 0)
       return;

@@ -404,9 +404,10 @@ static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *
     ld->acked++;
     ld->last_ack_ns = now;
     ld->last_progress_ns = now;
-    histogram_record(&ld->ack_us, (now - lm->sent_ns) / 1000);
+    uint64_t latency_us = (now - lm->sent_ns) / 1000;
+    histogram_record(&ld->ack_us, latency_us);
     if (ld->latency_log)
-      histogram_record(&ld->second_ack_us, (now - lm->sent_ns) / 1000);
+      histogram_record(&ld->second_ack_us, latency_us);
     uint32_t state;
     if (ld->opt.dlr && msgid[0]) {
       if (ld->early_waiting && id_map_get(&ld->early, msgid, &state) == 0 &&
