@@ -1,6 +1,13 @@
-/* timerheap.c - binary min-heap of deadlines. */
+/* timerheap.c - a 4-ary min-heap of deadlines.
+ *
+ * Four children a node, side by side: a heap of hundreds of thousands of
+ * timers is half as deep as a binary one, and a pop's walk down fetches
+ * one run of 96 bytes a level instead of two scattered entries, so it
+ * misses the cache about half as often. */
 #include <stdlib.h>
 #include "timerheap.h"
+
+#define ARITY 4
 
 static int earlier(const struct timerheap_entry *a, const struct timerheap_entry *b)
 {
@@ -38,7 +45,7 @@ int timerheap_push(struct timerheap *h, uint64_t deadline, void *data)
   struct timerheap_entry item = { deadline, h->next_order++, data };
   size_t i = h->count++;
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
+    size_t parent = (i - 1) / ARITY;
     if (!earlier(&item, &h->entries[parent]))
       break;
     h->entries[i] = h->entries[parent];
@@ -56,11 +63,13 @@ int timerheap_pop_due(struct timerheap *h, uint64_t now, void **data)
   struct timerheap_entry last = h->entries[--h->count];
   size_t i = 0;
   for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= h->count)
+    size_t first = ARITY * i + 1, child = first;
+    if (first >= h->count)
       break;
-    if (child + 1 < h->count && earlier(&h->entries[child + 1], &h->entries[child]))
-      child++;
+    size_t end = first + ARITY < h->count ? first + ARITY : h->count;
+    for (size_t k = first + 1; k < end; k++)
+      if (earlier(&h->entries[k], &h->entries[child]))
+        child = k;
     if (!earlier(&h->entries[child], &last))
       break;
     h->entries[i] = h->entries[child];

@@ -1,4 +1,4 @@
-/* timerheap.h - many pending deadlines in one structure (a binary min-heap).
+/* timerheap.h - many pending deadlines in one structure (a 4-ary min-heap).
  *
  * Holds hundreds of thousands of timers (pending receipts, retries) in one
  * array instead of a thread or a sleep each. Timers with equal deadlines fire

@@ -628,7 +628,7 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
   resp.raw_status = raw_status;
   resp.status = status;
   if (msgid)
-    snprintf(resp.msgid, sizeof resp.msgid, "%.64s", msgid);
+    str_copy(resp.msgid, sizeof resp.msgid, msgid);   /* 64 characters at most */
   if (status != PROTO_OK)
     in->counted.refused++;
   /* An instance ending (or between sessions) has nobody to answer. */
@@ -642,8 +642,9 @@ static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum
 static int origin_ref(struct instance *in, struct msg *m)
 {
   struct connector *c = in->conn;
+  struct str_out ref = str_out(m->origin.ref, sizeof m->origin.ref);
   if (!c->scts) {
-    snprintf(m->origin.ref, sizeof m->origin.ref, "%" PRIu64, m->id);
+    str_put_dec(&ref, m->id, 1);
     return 0;
   }
   char scts[13];
@@ -659,7 +660,9 @@ static int origin_ref(struct instance *in, struct msg *m)
   pthread_mutex_unlock(&c->scts_lock);
   if (rc != 0)
     return -1;
-  snprintf(m->origin.ref, sizeof m->origin.ref, "%.32s:%s", m->dst.addr, scts);
+  str_put(&ref, m->dst.addr, strnlen(m->dst.addr, 32));
+  str_put(&ref, ":", 1);
+  str_puts(&ref, scts);
   return 0;
 }
 

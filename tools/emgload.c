@@ -28,6 +28,7 @@
 #include "ratelimit.h"
 #include "session.h"
 #include "sms_text.h"
+#include "strutil.h"
 #include "tool_util.h"
 
 struct load_options {
@@ -72,10 +73,15 @@ struct load_msg {
 };
 
 /* Receipt id -> sequence number. Open addressing on a 64-bit hash of the id;
- * two ids with the same 64-bit hash are taken as one (odds ~1e-6 at 10M). */
+ * two ids with the same 64-bit hash are taken as one (odds ~1e-6 at 10M).
+ * Key and value side by side: a map of millions misses the cache once a
+ * lookup, not twice. */
+struct id_slot {
+  uint64_t key;                   /* 0 = empty */
+  uint32_t seq;
+};
 struct id_map {
-  uint64_t *keys;                 /* 0 = empty */
-  uint32_t *seqs;
+  struct id_slot *slots;
   size_t mask;
   size_t used;
 };
@@ -116,6 +122,8 @@ struct loader {
   FILE *latency_log;              /* --latency-log: a line per second */
   struct histogram second_ack_us; /* this second's acks, for that line */
   uint64_t latency_second_ns;     /* when this second began */
+  uint8_t body[4096];             /* the encoded filler after a prefix of body_after characters */
+  size_t body_len, body_after;
 };
 
 static uint64_t hash_id(const char *s)
@@ -132,26 +140,19 @@ static uint64_t hash_id(const char *s)
 /* Rehashes into cap slots (a power of two). */
 static int id_map_resize(struct id_map *m, size_t cap)
 {
-  uint64_t *keys = calloc(cap, sizeof *keys);
-  uint32_t *seqs = malloc(cap * sizeof *seqs);
-  if (!keys || !seqs) {
-    free(keys);
-    free(seqs);
+  struct id_slot *slots = calloc(cap, sizeof *slots);
+  if (!slots)
     return -1;
-  }
   for (size_t i = 0; m->mask && i <= m->mask; i++) {
-    if (!m->keys[i])
+    if (!m->slots[i].key)
       continue;
-    size_t j = m->keys[i] & (cap - 1);
-    while (keys[j])
+    size_t j = m->slots[i].key & (cap - 1);
+    while (slots[j].key)
       j = (j + 1) & (cap - 1);
-    keys[j] = m->keys[i];
-    seqs[j] = m->seqs[i];
+    slots[j] = m->slots[i];
   }
-  free(m->keys);
-  free(m->seqs);
-  m->keys = keys;
-  m->seqs = seqs;
+  free(m->slots);
+  m->slots = slots;
   m->mask = cap - 1;
   return 0;
 }
@@ -182,12 +183,11 @@ static int id_map_put(struct id_map *m, const char *id, uint32_t seq)
     return -1;
   uint64_t k = hash_id(id);
   size_t i = k & m->mask;
-  while (m->keys[i] && m->keys[i] != k)
+  while (m->slots[i].key && m->slots[i].key != k)
     i = (i + 1) & m->mask;
-  if (!m->keys[i])
+  if (!m->slots[i].key)
     m->used++;
-  m->keys[i] = k;
-  m->seqs[i] = seq;
+  m->slots[i] = (struct id_slot){ k, seq };
   return 0;
 }
 
@@ -196,9 +196,9 @@ static int id_map_get(const struct id_map *m, const char *id, uint32_t *seq)
   if (!m->mask)
     return -1;
   uint64_t k = hash_id(id);
-  for (size_t i = k & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-    if (m->keys[i] == k) {
-      *seq = m->seqs[i];
+  for (size_t i = k & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
+    if (m->slots[i].key == k) {
+      *seq = m->slots[i].seq;
       return 0;
     }
   return -1;
@@ -220,35 +220,54 @@ static struct load_msg *msg_slot(struct loader *ld, uint64_t seq)
   return &ld->msgs[seq];
 }
 
+/* UTF-8 in the chosen coding; -1 when it does not fit. */
+static int text_encode(const struct loader *ld, uint8_t *out, size_t cap, const char *utf8, size_t len)
+{
+  if (ld->opt.coding == SMS_TEXT_UCS2)
+    return charset_utf8_to_ucs2(out, cap, utf8, len);
+  if (ld->opt.coding == SMS_TEXT_8BIT) {   /* binary: the ASCII octets as they are */
+    if (len > cap)
+      return -1;
+    memcpy(out, utf8, len);
+    return (int)len;
+  }
+  return charset_utf8_to_gsm(out, cap, utf8, len, 1);
+}
+
 /* The text of message seq in the chosen coding: "emgload #<seq> " and filler
- * up to opt.length characters. Returns the payload length. */
+ * up to opt.length characters. Returns the payload length. The filler after
+ * a prefix of a given length is always the same, so it is encoded once and
+ * copied (each character encodes on its own, so the parts join). */
 static size_t build_text(struct loader *ld, uint64_t seq, uint8_t *out, size_t cap)
 {
   static const char gsm_filler[] = "The quick brown fox jumps over the lazy dog 0123456789. ";
   static const char ucs2_filler[] = "Привет, мир! Грузовик прибудет завтра. ";
-  char utf8[4096];
-  int n = snprintf(utf8, sizeof utf8, "emgload #%010" PRIu64 " ", seq);
-  const char *filler = ld->opt.coding == SMS_TEXT_UCS2 ? ucs2_filler : gsm_filler;
-  size_t chars = (size_t)n, at = (size_t)n, f = 0;
-  while (chars < ld->opt.length && at + 4 < sizeof utf8) {
-    /* Copy one UTF-8 character. */
-    do
-      utf8[at++] = filler[f++];
-    while ((filler[f] & 0xC0) == 0x80);
-    if (!filler[f])
-      f = 0;
-    chars++;
+  char prefix[32];
+  struct str_out o = str_out(prefix, sizeof prefix);
+  str_puts(&o, "emgload #");
+  str_put_dec(&o, seq, 10);
+  str_put(&o, " ", 1);
+  if (o.len != ld->body_after) {
+    const char *filler = ld->opt.coding == SMS_TEXT_UCS2 ? ucs2_filler : gsm_filler;
+    char utf8[4096];
+    size_t chars = o.len, at = 0, f = 0;
+    while (chars < ld->opt.length && at + 4 < sizeof utf8) {
+      do   /* one UTF-8 character */
+        utf8[at++] = filler[f++];
+      while ((filler[f] & 0xC0) == 0x80);
+      if (!filler[f])
+        f = 0;
+      chars++;
+    }
+    int len = text_encode(ld, ld->body, sizeof ld->body, utf8, at);
+    ld->body_len = len > 0 ? (size_t)len : 0;
+    ld->body_after = o.len;
   }
-  int len;
-  if (ld->opt.coding == SMS_TEXT_UCS2)
-    len = charset_utf8_to_ucs2(out, cap, utf8, at);
-  else if (ld->opt.coding == SMS_TEXT_8BIT)
-    len = at <= cap ? (int)at : -1;   /* binary: the ASCII octets as they are */
-  else
-    len = charset_utf8_to_gsm(out, cap, utf8, at, 1);
-  if (ld->opt.coding == SMS_TEXT_8BIT && len > 0)
-    memcpy(out, utf8, (size_t)len);
-  return len > 0 ? (size_t)len : 0;
+  int len = text_encode(ld, out, cap, prefix, o.len);
+  if (len < 0 || (size_t)len + ld->body_len > cap)
+    return 0;
+  memcpy(out + len, ld->body, ld->body_len);
+  return (size_t)len + ld->body_len;
 }
 
 static bool more_to_send(struct loader *ld)
@@ -291,8 +310,10 @@ static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *t
   }
 }
 
-/* Sends the next message (a resend first) on c, or over HTTP when c is NULL. */
-static int send_one(struct loader *ld, struct load_conn *c)
+/* Sends the next message (a resend first) on c, or over HTTP when c is NULL;
+ * its latency counts from now (the fill's start: what it queues is written
+ * after the whole fill, so no later than that). */
+static int send_one(struct loader *ld, struct load_conn *c, uint64_t now)
 {
   static uint8_t text[4096];
   bool resend = ld->resend_len > 0;
@@ -320,7 +341,7 @@ static int send_one(struct loader *ld, struct load_conn *c)
   } else {
     ld->next_seq++;
   }
-  lm->sent_ns = clock_now_ns();
+  lm->sent_ns = now;
   ld->sent++;
   return 0;
 }
@@ -337,7 +358,7 @@ static void fill(struct loader *ld, struct load_conn *c)
   while ((room = c ? session_can_send(c->session) : http_client_room(ld->http)) && more_to_send(ld)) {
     uint64_t n = ratelimit_take(&ld->rate, now, room);
     for (uint64_t i = 0; i < n; i++)
-      if (!more_to_send(ld) || send_one(ld, c) == -1)
+      if (!more_to_send(ld) || send_one(ld, c, now) == -1)
         return;
     if (n < room)
       return;

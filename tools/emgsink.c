@@ -18,7 +18,8 @@
 #include "hexutil.h"
 #include "netutil.h"
 #include "session.h"
-#include "timerheap.h"
+#include "strutil.h"
+#include "timerwheel.h"
 #include "tool_util.h"
 #include "ucp_proto.h"
 
@@ -61,10 +62,17 @@ struct sink_conn {
 
 /* A receipt waiting for its time, or for a bind of its account. */
 struct pending_receipt {
+  struct timerwheel_node due;          /* first: the wheel hands back this */
   struct msg_receipt receipt;
   char user[MSG_USER_LEN];
   uint64_t first_due_ms;
+  struct pending_receipt *next_free;   /* in the sink's free list */
 };
+
+/* Pending receipts come from blocks of this many and go back to a free
+ * list: hundreds of thousands are held at once and one is taken and given
+ * back for every message, which malloc did at a cost the sink felt. */
+#define RECEIPT_BLOCK 4096
 
 struct sink {
   struct sink_options opt;
@@ -73,7 +81,8 @@ struct sink {
   int listen_fd;
   struct sink_conn *conns;
   struct sink_conn *cursor;       /* where the receipt round robin goes on */
-  struct timerheap pending;
+  struct timerwheel pending;
+  struct pending_receipt *free_receipts;
   uint64_t next_id;               /* SMPP message ids */
   struct ucp_scts_alloc *scts;    /* UCP: unique AdC:SCTS per recipient */
   uint64_t rng;
@@ -85,14 +94,39 @@ struct sink {
 
 static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id, size_t cap)
 {
+  struct str_out o = str_out(id, cap);
   if (sk->scts) {
     char scts[13];
     ucp_scts_next(sk->scts, m->dst.addr, time(NULL), scts);
-    snprintf(id, cap, "%s:%s", m->dst.addr, scts);
+    str_puts(&o, m->dst.addr);
+    str_put(&o, ":", 1);
+    str_puts(&o, scts);
   } else {
-    snprintf(id, cap, "%" PRIu64, sk->next_id++);
+    str_put_dec(&o, sk->next_id++, 1);
   }
   return id;
+}
+
+static struct pending_receipt *receipt_take(struct sink *sk)
+{
+  if (!sk->free_receipts) {
+    struct pending_receipt *block = malloc(RECEIPT_BLOCK * sizeof *block);
+    if (!block)
+      return NULL;
+    for (size_t i = 0; i < RECEIPT_BLOCK; i++) {
+      block[i].next_free = sk->free_receipts;
+      sk->free_receipts = &block[i];
+    }
+  }
+  struct pending_receipt *p = sk->free_receipts;
+  sk->free_receipts = p->next_free;
+  return p;
+}
+
+static void receipt_give_back(struct sink *sk, struct pending_receipt *p)
+{
+  p->next_free = sk->free_receipts;
+  sk->free_receipts = p;
 }
 
 static void record_message(struct sink *sk, const struct msg *m)
@@ -113,26 +147,26 @@ static void record_message(struct sink *sk, const struct msg *m)
 static bool push_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m, const char *id,
                          uint8_t state, uint64_t delay_ms)
 {
-  if (timerheap_count(&sk->pending) >= sk->opt.max_pending) {
+  if (timerwheel_count(&sk->pending) >= sk->opt.max_pending) {
     sk->n.receipts_dropped++;
     return false;
   }
-  struct pending_receipt *p = malloc(sizeof *p);
+  struct pending_receipt *p = receipt_take(sk);
   if (!p) {
     sk->n.receipts_dropped++;
     return false;
   }
   memset(&p->receipt, 0, sizeof p->receipt);
-  snprintf(p->receipt.id, sizeof p->receipt.id, "%s", id);
+  str_copy(p->receipt.id, sizeof p->receipt.id, id);
   p->receipt.state = state;
   p->receipt.err = state == MSG_STATE_UNDELIVERABLE ? 1 : 0;
   p->receipt.submit_time = p->receipt.done_time = time(NULL);
   p->receipt.src = m->src;
   p->receipt.dst = m->dst;
-  snprintf(p->user, sizeof p->user, "%s", session_user(c->session));
+  str_copy(p->user, sizeof p->user, session_user(c->session));
   p->first_due_ms = evloop_now_ms(sk->loop) + delay_ms;
-  if (timerheap_push(&sk->pending, p->first_due_ms, p) == -1) {
-    free(p);
+  if (timerwheel_push(&sk->pending, &p->due, p->first_due_ms) == -1) {
+    receipt_give_back(sk, p);
     sk->n.receipts_dropped++;
     return false;
   }
@@ -224,25 +258,22 @@ static struct sink_conn *receipt_route(struct sink *sk, const char *user, bool *
 static void dispatch_receipts(struct sink *sk)
 {
   uint64_t now = evloop_now_ms(sk->loop);
-  void *data;
-  while (timerheap_next(&sk->pending) <= now) {
-    struct pending_receipt *p = NULL;
+  struct timerwheel_node *due;
+  /* Peek by popping; a receipt that cannot go yet is pushed back. */
+  while ((due = timerwheel_pop_due(&sk->pending, now))) {
+    struct pending_receipt *p = (struct pending_receipt *)due;
     bool any_bound;
-    struct sink_conn *c = NULL;
-    /* Peek by popping; a receipt that cannot go yet is pushed back. */
-    timerheap_pop_due(&sk->pending, now, &data);
-    p = data;
-    c = receipt_route(sk, p->user, &any_bound);
+    struct sink_conn *c = receipt_route(sk, p->user, &any_bound);
     if (!c) {
       if (!any_bound && now - p->first_due_ms > sk->opt.rebind_wait_ms) {
         sk->n.receipts_dropped++;
-        free(p);
+        receipt_give_back(sk, p);
         continue;
       }
       if (!any_bound)
         sk->n.receipts_waited++;
       /* Wait for a bind (or for room) a little, then try again. */
-      timerheap_push(&sk->pending, now + (any_bound ? 1 : 100), p);
+      timerwheel_push(&sk->pending, &p->due, now + (any_bound ? 1 : 100));
       if (any_bound)
         return;
       continue;
@@ -253,7 +284,7 @@ static void dispatch_receipts(struct sink *sk)
     req.is_receipt = true;
     req.receipt = p->receipt;
     if (session_request(c->session, &req, p) == -1) {
-      timerheap_push(&sk->pending, now + 1, p);
+      timerwheel_push(&sk->pending, &p->due, now + 1);
       return;
     }
     sk->n.receipts_sent++;
@@ -266,12 +297,12 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
   struct pending_receipt *p = cookie;
   if (resp->status == PROTO_OK) {
     c->sink->n.receipts_acked++;
-    free(p);
+    receipt_give_back(c->sink, p);
     return;
   }
   /* Refused for now: try again later, possibly through another bind. */
   c->sink->n.receipts_nacked++;
-  timerheap_push(&c->sink->pending, evloop_now_ms(c->sink->loop) + 1000, p);
+  timerwheel_push(&c->sink->pending, &p->due, evloop_now_ms(c->sink->loop) + 1000);
 }
 
 static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
@@ -279,7 +310,7 @@ static void on_unanswered(struct session *s, void *cookie, enum session_loss why
   struct sink_conn *c = session_app(s);
   struct pending_receipt *p = cookie;
   c->sink->n.receipts_rerouted++;
-  timerheap_push(&c->sink->pending, evloop_now_ms(c->sink->loop), p);
+  timerwheel_push(&c->sink->pending, &p->due, evloop_now_ms(c->sink->loop));
 }
 
 static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
@@ -379,7 +410,7 @@ static void print_status(struct sink *sk, uint64_t now)
           tool_stderr_tty() ? "\r" : "", sk->n.submits,
           (double)(sk->n.submits - sk->last.submits) / secs, sk->n.accepted, sk->n.refused,
           sk->n.receipts_sent, (double)(sk->n.receipts_sent - sk->last.receipts_sent) / secs,
-          sk->n.receipts_acked, timerheap_count(&sk->pending), sk->sessions_alive,
+          sk->n.receipts_acked, timerwheel_count(&sk->pending), sk->sessions_alive,
           tool_stderr_tty() ? "   " : "\n");
   sk->last = sk->n;
   sk->last_status_ms = now;
@@ -415,7 +446,7 @@ static int write_summary(struct sink *sk)
                         "receipts_rerouted", (json_int_t)sk->n.receipts_rerouted,
                         "receipts_waited_for_bind", (json_int_t)sk->n.receipts_waited,
                         "receipts_dropped", (json_int_t)sk->n.receipts_dropped,
-                        "receipts_pending", (json_int_t)timerheap_count(&sk->pending),
+                        "receipts_pending", (json_int_t)timerwheel_count(&sk->pending),
                         "connections", (json_int_t)sk->n.connections,
                         "binds", (json_int_t)sk->n.binds,
                         "binds_refused", (json_int_t)sk->n.binds_refused,
@@ -570,7 +601,11 @@ int main(int argc, char **argv)
     .keepalive_ms = 60000,
     .bind_timeout_ms = 30000,
   };
-  timerheap_init(&sk.pending, 0);
+  /* Slots for 16 s ahead: receipts due later wait in the wheel's heap. */
+  if (timerwheel_init(&sk.pending, 14, evloop_now_ms(sk.loop)) == -1) {
+    fprintf(stderr, "emgsink: out of memory\n");
+    return TOOL_EXIT_SETUP;
+  }
   sk.rng = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
   /* Ids unique across restarts: the start time in the high digits. */
   sk.next_id = (uint64_t)time(NULL) * 1000000ull;

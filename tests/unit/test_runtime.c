@@ -2,6 +2,7 @@
  * rate limiter and socket helpers. */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include "ratelimit.h"
 #include "testutil.h"
 #include "timerheap.h"
+#include "timerwheel.h"
 
 static void test_histogram_percentiles(void)
 {
@@ -72,6 +74,142 @@ static void test_timerheap_order(void)
   CU_ASSERT_EQUAL(timerheap_pop_due(&h, 249, &data), 0);
   timerheap_destroy(&h);
   CU_ASSERT_EQUAL(timerheap_next(&h), UINT64_MAX);
+}
+
+/* Pushes and pops interleaved, as a sink's receipts come and go: every pop
+ * is the earliest of what is held (ties in the order pushed), checked
+ * against a plain scan of the same timers. */
+static void test_timerheap_interleaved(void)
+{
+  enum { N = 20000 };
+  struct timerheap h;
+  timerheap_init(&h, 0);
+  static uint64_t deadline[N], order[N];
+  static bool held[N];
+  uint64_t rng = 42, now = 0;
+  unsigned pushed = 0, popped = 0, wrong = 0;
+  for (unsigned step = 0; step < 4 * N && popped < N; step++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    if (pushed < N && (rng >> 60) < 9) {   /* a push, a little more often than a pop */
+      deadline[pushed] = now + (rng >> 33) % 1000;
+      order[pushed] = pushed;
+      held[pushed] = true;
+      CU_ASSERT_EQUAL_FATAL(timerheap_push(&h, deadline[pushed], &order[pushed]), 0);
+      pushed++;
+      continue;
+    }
+    now += (rng >> 40) % 50;
+    void *data;
+    while (timerheap_pop_due(&h, now, &data)) {
+      unsigned got = (unsigned)*(uint64_t *)data, want = N;
+      for (unsigned i = 0; i < pushed; i++)
+        if (held[i] && (want == N || deadline[i] < deadline[want]))
+          want = i;
+      wrong += got != want || deadline[got] > now;
+      held[got] = false;
+      popped++;
+    }
+  }
+  CU_ASSERT_EQUAL(wrong, 0);
+  CU_ASSERT(popped > N / 2);
+  CU_ASSERT_EQUAL(timerheap_count(&h), pushed - popped);
+  timerheap_destroy(&h);
+}
+
+/* The wheel against the heap on one random schedule: deadlines 0-3000
+ * ticks out (a wheel of 1024 holds the near ones in slots, the rest far),
+ * ties, pushes at or before now, long idle gaps. Both must hand out the
+ * same timers in the same order, save that a timer pushed already due may
+ * come first (the heap orders it by its deadline, the wheel hands it out at
+ * once): the wheel's order is checked by deadline and push order instead. */
+static void test_timerwheel_against_heap(void)
+{
+  enum { N = 30000 };
+  struct wt { struct timerwheel_node node; unsigned index; bool was_due; };
+  static struct wt items[N];
+  static bool held[N];
+  struct timerwheel w;
+  struct timerheap h;
+  uint64_t rng = 7, now = 1000000;
+  CU_ASSERT_EQUAL_FATAL(timerwheel_init(&w, 10, now), 0);
+  timerheap_init(&h, 0);
+  unsigned pushed = 0, popped = 0, early = 0, kept = 0, unordered = 0, differ = 0, far = 0;
+  uint64_t last_deadline = 0;
+  unsigned last_index = 0;
+  for (unsigned step = 0; step < 4 * N && popped < N; step++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned r = (unsigned)(rng >> 33);
+    if (pushed < N && r % 16 < 9) {
+      rng = rng * 6364136223846793005ull + 1442695040888963407ull;   /* fresh bits for the deadline */
+      r = (unsigned)(rng >> 33);
+      uint64_t ahead = r % 7 == 0 ? 1000 + r % 2000 : r % 997;
+      uint64_t d = r % 29 == 0 ? now - r % 5 : now + ahead;   /* some already due */
+      items[pushed] = (struct wt){ .index = pushed, .was_due = d <= now };
+      far += ahead > 1023;
+      held[pushed] = true;
+      CU_ASSERT_EQUAL_FATAL(timerwheel_push(&w, &items[pushed].node, d), 0);
+      CU_ASSERT_EQUAL_FATAL(timerheap_push(&h, d, &items[pushed]), 0);
+      pushed++;
+      continue;
+    }
+    now += r % 64 == 0 ? 5000 : r % 40;   /* now and then a long gap */
+    struct timerwheel_node *n;
+    unsigned got = 0;
+    while ((n = timerwheel_pop_due(&w, now))) {
+      struct wt *t = (struct wt *)n;
+      early += n->deadline > now;
+      /* by deadline, then push order; a timer pushed already due may jump */
+      if (!t->was_due) {
+        unordered += n->deadline < last_deadline || (n->deadline == last_deadline && t->index < last_index);
+        last_deadline = n->deadline;
+        last_index = t->index;
+      }
+      held[t->index] = false;
+      got++;
+      popped++;
+    }
+    void *data;
+    unsigned heap_got = 0;
+    for (; timerheap_pop_due(&h, now, &data); heap_got++)
+      kept += held[((struct wt *)data)->index];   /* due, yet the wheel kept it */
+    differ += heap_got != got;
+  }
+  CU_ASSERT_EQUAL(early, 0);
+  CU_ASSERT_EQUAL(kept, 0);
+  CU_ASSERT_EQUAL(differ, 0);
+  CU_ASSERT_EQUAL(unordered, 0);
+  CU_ASSERT(popped > N / 2);
+  CU_ASSERT(far > 1000);
+  CU_ASSERT_EQUAL(timerwheel_count(&w), timerheap_count(&h));
+  CU_ASSERT_EQUAL(timerwheel_count(&w), pushed - popped);
+  timerwheel_destroy(&w);
+  timerheap_destroy(&h);
+}
+
+/* The wheel's edges: an idle wheel jumping over a gap to a far timer that
+ * is already due, and a far timer keeping its place before a near one with
+ * the same deadline pushed after it. */
+static void test_timerwheel_edges(void)
+{
+  struct timerwheel w;
+  struct timerwheel_node a, b, c;
+  CU_ASSERT_EQUAL_FATAL(timerwheel_init(&w, 10, 0), 0);
+  CU_ASSERT_EQUAL(timerwheel_push(&w, &a, 5000), 0);
+  CU_ASSERT_PTR_NULL(timerwheel_pop_due(&w, 100));
+  CU_ASSERT_PTR_EQUAL(timerwheel_pop_due(&w, 6000), &a);   /* due long ago when asked */
+  CU_ASSERT_PTR_NULL(timerwheel_pop_due(&w, 6000));
+  CU_ASSERT_EQUAL(timerwheel_count(&w), 0);
+
+  CU_ASSERT_EQUAL(timerwheel_push(&w, &a, 9000), 0);      /* far: beyond 6001 + 1023 */
+  CU_ASSERT_PTR_NULL(timerwheel_pop_due(&w, 7976));       /* 9000 comes within the span */
+  CU_ASSERT_EQUAL(timerwheel_push(&w, &b, 9000), 0);      /* near, same deadline */
+  CU_ASSERT_EQUAL(timerwheel_push(&w, &c, 7000), 0);      /* already due */
+  CU_ASSERT_PTR_EQUAL(timerwheel_pop_due(&w, 7976), &c);
+  CU_ASSERT_PTR_NULL(timerwheel_pop_due(&w, 8999));
+  CU_ASSERT_PTR_EQUAL(timerwheel_pop_due(&w, 9000), &a);
+  CU_ASSERT_PTR_EQUAL(timerwheel_pop_due(&w, 9000), &b);
+  CU_ASSERT_PTR_NULL(timerwheel_pop_due(&w, 100000));
+  timerwheel_destroy(&w);
 }
 
 static void test_timerheap_bound(void)
@@ -185,6 +323,9 @@ void suite_runtime(void)
     { "histogram percentiles", test_histogram_percentiles },
     { "timer heap order", test_timerheap_order },
     { "timer heap bound", test_timerheap_bound },
+    { "timer heap, pushes and pops interleaved", test_timerheap_interleaved },
+    { "timer wheel against the heap", test_timerwheel_against_heap },
+    { "timer wheel: idle gaps, far and near ties", test_timerwheel_edges },
     { "iobuf", test_iobuf },
     { "rate limiter", test_ratelimit },
     { "socket helpers", test_netutil },

@@ -86,6 +86,14 @@ static void test_format(void)
   CU_ASSERT_STRING_EQUAL(buf, "id:5f3a9c01 sub:001 dlvrd:000 submit date:2408061430 done date:2408061431 "
                               "stat:UNDELIV err:034 text:This message is long");
 
+  /* counts past three digits are written whole, as %03u did */
+  r.sub = 1234;
+  r.err = 65535;
+  CU_ASSERT(smpp_receipt_format(buf, sizeof buf, &r) > 0);
+  CU_ASSERT(strstr(buf, " sub:1234 dlvrd:000 ") != NULL);
+  CU_ASSERT(strstr(buf, " err:65535 text:") != NULL);
+  r.sub = 1;
+
   /* no text at all */
   r.text = NULL;
   r.text_len = 0;
