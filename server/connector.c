@@ -53,6 +53,11 @@ struct reply {
  * batch is appended and the real ticket put in its place. */
 #define TICKET_IN_BATCH UINT64_MAX
 
+/* What match_receipt returns when the journal refused a record the receipt
+ * needs: the SMSC is told to send it again, as when the journal was
+ * already refusing before the receipt came. */
+#define TICKET_REFUSED (UINT64_MAX - 1)
+
 /* An ack held back by the soft limit or until the journal has its records. */
 struct held_ack {
   uint64_t due_ms;
@@ -952,11 +957,11 @@ static void accept_message(struct instance *in, const struct msg *msg, const cha
 
 /* ---- client side: what the SMSC sends us ---- */
 
-/* Looks the receipt up in the DLR table and passes it on to the origin;
- * 0 when its entry is not (or no longer) there. */
 /* Looks the receipt up in the DLR table and passes it on to the origin.
- * Returns 0 when its entry is not (or no longer) there, else the journal
- * ticket that must be durable before the SMSC is told we have it. */
+ * Returns 0 when its entry is not (or no longer) there, TICKET_REFUSED
+ * when the journal began refusing after receipt_in looked (its records are
+ * not kept: the SMSC must send it again), else the journal ticket that must
+ * be durable before the SMSC is told we have it. */
 static uint64_t match_receipt(struct instance *in, const char *key, const struct msg_receipt *r)
 {
   struct dlr_info info;
@@ -973,12 +978,19 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
   if (r->state == MSG_STATE_DELIVERED)
     atomic_fetch_add(&in->conn->core->stats.delivered, 1);
   uint64_t ticket = receipt_to_origin(in, &info, r);
+  bool refused = ticket == 0;
   if (msg_state_final(r->state)) {
     uint64_t t = journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
+    refused |= t == 0;
     if (t > ticket)
       ticket = t;
   }
-  return ticket ? ticket : 1;
+  if (refused) {
+    LOGW(in->log, "receipt for %" PRIu64 " (SMSC id %s) not kept: the journal refused it; the SMSC is asked "
+         "to send it again", info.msg_id, r->id);
+    return TICKET_REFUSED;
+  }
+  return ticket;
 }
 
 static void unmatched(struct instance *in, const struct msg_receipt *r)
@@ -1016,6 +1028,10 @@ static void early_append(struct instance *in, struct early_receipt *e)
  * in the journal, so that a receipt the SMSC was told we have is never lost. */
 static void answer_receipt(struct instance *in, uint32_t ref, uint32_t raw_status, uint64_t ticket)
 {
+  if (ticket == TICKET_REFUSED) {
+    respond(in, ref, raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
+    return;
+  }
   if (!in->conn->core->spool) {
     respond(in, ref, raw_status, PROTO_OP_DELIVER_RESP, PROTO_OK, NULL);
     return;
@@ -1092,7 +1108,7 @@ static void early_done(struct instance *in, const struct early_receipt *e, uint6
 {
   if (!e->answered)
     answer_receipt(in, e->ref, e->raw_status, ticket);
-  else if (e->journal_id)
+  else if (e->journal_id && ticket != TICKET_REFUSED)   /* refused: its UNRESOLVED record keeps it */
     journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, e->journal_id, 0, NULL);
 }
 
