@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bigmem.h"
 #include "charset.h"
 #include "clock.h"
 #include "histogram.h"
@@ -137,12 +138,24 @@ static uint64_t hash_id(const char *s)
   return h ? h : 1;
 }
 
-/* Rehashes into cap slots (a power of two). */
+/* Faults a new block's pages in now, at the start, rather than one by one
+ * in the middle of the run, where each is a stall of the whole loader
+ * (a huge page is zeroed, maybe compacted for, on its first touch). */
+static void prefault(void *p, size_t bytes)
+{
+  for (size_t at = 0; at < bytes; at += 4096)
+    ((volatile uint8_t *)p)[at] = 0;
+}
+
+/* Rehashes into cap slots (a power of two). The slots are read at random,
+ * so they are bigmem's huge pages: with 4 KiB pages nearly every lookup
+ * in a map of millions also missed the TLB. */
 static int id_map_resize(struct id_map *m, size_t cap)
 {
-  struct id_slot *slots = calloc(cap, sizeof *slots);
+  struct id_slot *slots = bigmem_alloc(cap * sizeof *slots);
   if (!slots)
     return -1;
+  prefault(slots, cap * sizeof *slots);
   for (size_t i = 0; m->mask && i <= m->mask; i++) {
     if (!m->slots[i].key)
       continue;
@@ -151,7 +164,7 @@ static int id_map_resize(struct id_map *m, size_t cap)
       j = (j + 1) & (cap - 1);
     slots[j] = m->slots[i];
   }
-  free(m->slots);
+  bigmem_free(m->slots, m->slots ? (m->mask + 1) * sizeof *m->slots : 0);
   m->slots = slots;
   m->mask = cap - 1;
   return 0;
@@ -164,8 +177,7 @@ static int id_map_grow(struct id_map *m)
 
 /* Sizes the map for n ids up front: growing a map of millions rehashes them
  * all at once, a stall of a second in the middle of a long run that would
- * show as ack latency (the acks wait in the socket meanwhile). The slots are
- * calloc'ed, so the pages are only touched as ids arrive. */
+ * show as ack latency (the acks wait in the socket meanwhile). */
 static int id_map_reserve(struct id_map *m, uint64_t n)
 {
   size_t cap = 1 << 16;
@@ -210,10 +222,14 @@ static struct load_msg *msg_slot(struct loader *ld, uint64_t seq)
     size_t cap = ld->msgs_cap ? ld->msgs_cap * 2 : 1 << 20;
     while (cap <= seq)
       cap *= 2;
-    struct load_msg *m = realloc(ld->msgs, cap * sizeof *m);
+    /* Read at random by receipts: huge pages, as the id map. */
+    struct load_msg *m = bigmem_alloc(cap * sizeof *m);
     if (!m)
       return NULL;
-    memset(m + ld->msgs_cap, 0, (cap - ld->msgs_cap) * sizeof *m);
+    prefault(m, cap * sizeof *m);
+    if (ld->msgs_cap)
+      memcpy(m, ld->msgs, ld->msgs_cap * sizeof *m);
+    bigmem_free(ld->msgs, ld->msgs_cap * sizeof *m);
     ld->msgs = m;
     ld->msgs_cap = cap;
   }
@@ -1051,9 +1067,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgload: --latency-log %s: %s\n", o->latency_path, strerror(errno));
     return TOOL_EXIT_SETUP;
   }
-  ld.start_ns = ld.last_status_ns = ld.last_progress_ns = ld.latency_second_ns = clock_now_ns();
-  /* A burst of 10 ms worth keeps the rate smooth. */
-  ratelimit_init(&ld.rate, o->rate, o->rate > 0 ? fmax(1, o->rate / 100) : 1, ld.start_ns);
   struct session_config cfg = {
     .proto = o->proto,
     .role = SESSION_CLIENT,
@@ -1072,6 +1085,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgload: out of memory\n");
     return TOOL_EXIT_SETUP;
   }
+  /* The clock starts once the tables are set up. */
+  ld.start_ns = ld.last_status_ns = ld.last_progress_ns = ld.latency_second_ns = clock_now_ns();
+  /* A burst of 10 ms worth keeps the rate smooth. */
+  ratelimit_init(&ld.rate, o->rate, o->rate > 0 ? fmax(1, o->rate / 100) : 1, ld.start_ns);
   if (!o->proto) {
     if (http_setup(&ld) == -1)
       return TOOL_EXIT_SETUP;

@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include "bigmem.h"
 #include "clock.h"
 #include "hexutil.h"
 #include "netutil.h"
@@ -69,10 +70,12 @@ struct pending_receipt {
   struct pending_receipt *next_free;   /* in the sink's free list */
 };
 
-/* Pending receipts come from blocks of this many and go back to a free
+/* Pending receipts come from blocks of one huge page and go back to a free
  * list: hundreds of thousands are held at once and one is taken and given
- * back for every message, which malloc did at a cost the sink felt. */
-#define RECEIPT_BLOCK 4096
+ * back for every message, which malloc did at a cost the sink felt, and
+ * they are read in due order, not the order they were written, so with
+ * 4 KiB pages most reads also missed the TLB. */
+#define RECEIPT_BLOCK_BYTES ((size_t)2 << 20)
 
 struct sink {
   struct sink_options opt;
@@ -110,10 +113,10 @@ static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id,
 static struct pending_receipt *receipt_take(struct sink *sk)
 {
   if (!sk->free_receipts) {
-    struct pending_receipt *block = malloc(RECEIPT_BLOCK * sizeof *block);
+    struct pending_receipt *block = bigmem_alloc(RECEIPT_BLOCK_BYTES);
     if (!block)
       return NULL;
-    for (size_t i = 0; i < RECEIPT_BLOCK; i++) {
+    for (size_t i = 0; i < RECEIPT_BLOCK_BYTES / sizeof *block; i++) {
       block[i].next_free = sk->free_receipts;
       sk->free_receipts = &block[i];
     }
