@@ -30,6 +30,7 @@
 #include <string.h>
 #include "bigmem.h"
 #include "dlr.h"
+#include "strutil.h"
 #include "hexutil.h"
 
 #define SHARDS_MAX 64
@@ -696,5 +697,5 @@ void dlr_info_from_msg(struct dlr_info *info, const struct msg *m)
   info->dst = m->dst;
   info->callback_method = m->callback_method;
   if (m->callback)
-    snprintf(info->callback, sizeof info->callback, "%s", m->callback);
+    str_copy(info->callback, sizeof info->callback, m->callback);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 #include "bigmem.h"
 #include "history.h"
+#include "strutil.h"
 
 struct slot {
   _Atomic uint64_t seq;       /* 2 * (claim number + 1) when complete; odd while written */
@@ -92,10 +93,7 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
   s->e.state = state;
   s->e.connector = connector;
   s->e.code = code;
-  if (detail)
-    snprintf(s->e.detail, sizeof s->e.detail, "%s", detail);
-  else
-    s->e.detail[0] = '\0';
+  str_copy(s->e.detail, sizeof s->e.detail, detail);   /* several a message: no snprintf */
   atomic_compare_exchange_strong_explicit(&s->seq, &odd, 2 * n + 2, memory_order_release, memory_order_relaxed);
 }
 

@@ -94,7 +94,12 @@ static const struct {
  * key's field and sets *value to just past the ':'; otherwise 0. */
 static unsigned match_key(const char *p, const char *end, const char **value)
 {
+  if (p >= end)
+    return 0;
+  char first = ascii_lower(*p);
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    if (keys[i].name[0] != first)   /* most words and values are no key at all */
+      continue;
     const char *q = p, *k = keys[i].name;
     for (; *k; k++) {
       if (*k == ' ') {

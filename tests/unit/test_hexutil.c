@@ -25,12 +25,33 @@ static void test_bad_input(void)
   CU_ASSERT_EQUAL(hex_decode(out, "", 0), 0);
 }
 
+/* Every pair of characters, against hex_digit: the decoder's table must
+ * take exactly the 22 hex digits and give their values. */
+static void test_every_pair(void)
+{
+  unsigned wrong = 0, valid = 0;
+  for (int a = 0; a < 256; a++)
+    for (int b = 0; b < 256; b++) {
+      char in[2] = { (char)a, (char)b };
+      uint8_t out = 0;
+      int hi = hex_digit(a), lo = hex_digit(b);
+      int rc = hex_decode(&out, in, 2);
+      if (hi < 0 || lo < 0)
+        wrong += rc != -1;
+      else
+        wrong += rc != 1 || out != (uint8_t)(hi << 4 | lo), valid++;
+    }
+  CU_ASSERT_EQUAL(wrong, 0);
+  CU_ASSERT_EQUAL(valid, 22 * 22);
+}
+
 void suite_hexutil(void);
 void suite_hexutil(void)
 {
   static const struct test_case cases[] = {
     { "roundtrip", test_roundtrip },
     { "bad input", test_bad_input },
+    { "every pair of characters", test_every_pair },
     { NULL, NULL },
   };
   test_add_suite("hexutil", cases);
