@@ -30,8 +30,8 @@
 #include <string.h>
 #include "bigmem.h"
 #include "dlr.h"
-#include "strutil.h"
 #include "hexutil.h"
+#include "strutil.h"
 
 #define SHARDS_MAX 64
 #define SHARD_MIN_ENTRIES 4096   /* below this many per shard, fewer shards */

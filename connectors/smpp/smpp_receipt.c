@@ -283,16 +283,13 @@ int smpp_msgid_canonical(char *dst, size_t cap, const char *id, size_t len, bool
   while (len && ascii_space(id[len - 1]))
     len--;
 
-  char digits[21]; /* 2^64 - 1 has 20 */
+  char digits[21]; /* 2^64 - 1 has 20, and the NUL */
   uint64_t value;
   if (parse_u64(&value, id, len, hex ? 16 : 10)) {
-    size_t n = 0;
-    do {
-      digits[sizeof digits - 1 - n++] = (char)('0' + value % 10);
-      value /= 10;
-    } while (value);
-    id = digits + sizeof digits - n;
-    len = n;
+    struct str_out o = str_out(digits, sizeof digits);
+    str_put_dec(&o, value, 1);
+    id = digits;
+    len = o.len;
   } else {
     /* not a number we can read: compare as text; a leading zero run cannot
      * be all of it (that would have read as 0) */
