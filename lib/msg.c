@@ -1,7 +1,34 @@
 /* msg.c - the protocol-neutral message: copies and receipt states. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "msg.h"
+
+static bool digits_only(const char *s, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+  return len > 0;
+}
+
+int msg_addr_set(struct msg_addr *a, const char *s, size_t len, uint8_t ton, uint8_t npi)
+{
+  if (len > 1 && s[0] == '+' && digits_only(s + 1, len - 1)) {
+    s++;
+    len--;
+    ton = MSG_TON_INTERNATIONAL;
+    if (!npi)
+      npi = 1;
+  }
+  if (len >= sizeof a->addr)
+    return -1;
+  memcpy(a->addr, s, len);
+  a->addr[len] = '\0';
+  a->ton = ton;
+  a->npi = npi;
+  return 0;
+}
 
 struct msg *msg_clone(const struct msg *m)
 {

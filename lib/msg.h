@@ -15,6 +15,7 @@
 #ifndef EMG_MSG_H
 #define EMG_MSG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MSG_ADDR_LEN 48  /* UTF-8 bytes with NUL: SMPP C21, UCP 16 digits, 11 GSM chars alphanumeric */
@@ -112,6 +113,12 @@ struct msg_receipt {
 
 /* A copy of m that owns its payload, in one allocation (free with
  * msg_free). NULL when out of memory. */
+/* Sets an address as SMPP or UCP carries it. A leading '+' before digits
+ * marks an international number and is not kept: routes, receipts and the
+ * other protocols see the same digits however the client wrote them.
+ * Returns 0, or -1 when the address does not fit. */
+int msg_addr_set(struct msg_addr *a, const char *s, size_t len, uint8_t ton, uint8_t npi);
+
 struct msg *msg_clone(const struct msg *m);
 void msg_free(struct msg *m);
 

@@ -665,6 +665,10 @@ static int origin_ref(struct instance *in, struct msg *m)
   pthread_mutex_unlock(&c->scts_lock);
   if (rc != 0)
     return -1;
+  /* The AdC as the client wrote it: a UCP recipient is international only
+   * when it came with a '+'. */
+  if (m->dst.ton == MSG_TON_INTERNATIONAL)
+    str_put(&ref, "+", 1);
   str_put(&ref, m->dst.addr, strnlen(m->dst.addr, 32));
   str_put(&ref, ":", 1);
   str_puts(&ref, scts);

@@ -918,7 +918,8 @@ static void usage(FILE *out)
           "  --length L              characters per text (default 145)\n"
           "  --encoding gsm|ucs2|binary  text coding (default gsm); binary: 8-bit data with a port UDH\n"
           "  --from PREFIX:LEN       source addresses (default 4917000:13)\n"
-          "  --to PREFIX:LEN         destination addresses (default 4917100:13)\n"
+          "  --to PREFIX:LEN         destination addresses (default 4917100:13); a '+' first is\n"
+          "                          sent as it is (\"+4917:14\")\n"
           "  --timeout MS            response time-out before a resubmit (default 30000)\n"
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
           "  --validity S            ask for the message to expire S seconds after submission\n"
@@ -1031,7 +1032,7 @@ int main(int argc, char **argv)
     case 'f':
     case 't':
       if (tool_parse_addr_pattern(optarg, ch == 'f' ? &o->from : &o->to) == -1)
-        bad = "address pattern PREFIX:LENGTH (digits, length up to 20)";
+        bad = "address pattern PREFIX:LENGTH (digits, '+' allowed first, length up to 20)";
       break;
     case 'j': o->json = true; break;
     case 'M': o->missing_path = optarg; break;

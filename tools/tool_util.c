@@ -71,7 +71,7 @@ int tool_parse_addr_pattern(const char *text, struct tool_addr_pattern *p)
   if (plen >= sizeof p->prefix || plen > 20)
     return -1;
   for (size_t i = 0; i < plen; i++)
-    if (text[i] < '0' || text[i] > '9')
+    if ((text[i] < '0' || text[i] > '9') && !(i == 0 && text[i] == '+'))
       return -1;
   memcpy(p->prefix, text, plen);
   p->prefix[plen] = 0;

@@ -28,7 +28,9 @@ int tool_parse_fraction(const char *text, double *out);
 int tool_parse_count(const char *text, uint64_t *out);
 
 /* An address pattern "PREFIX:LENGTH": the prefix followed by random digits up
- * to LENGTH digits in all. Returns 0 or -1. */
+ * to LENGTH characters in all. The prefix is digits, a '+' allowed first
+ * (written as it is, for clients that send international numbers so).
+ * Returns 0 or -1. */
 struct tool_addr_pattern {
   char prefix[MSG_ADDR_LEN];
   unsigned length;

@@ -179,10 +179,12 @@ static const char *parse_sender(struct msg_addr *a, const char *s, size_t len)
   return NULL;
 }
 
-/* The address as a client writes it: '+' before an international number. */
+/* The address as a client writes it: '+' before an international number
+ * (once: a load tool's address may come with its own). */
 static size_t addr_text(char *dst, size_t cap, const struct msg_addr *a)
 {
-  int n = snprintf(dst, cap, "%s%s", a->ton == MSG_TON_INTERNATIONAL ? "+" : "", a->addr);
+  bool plus = a->ton == MSG_TON_INTERNATIONAL && a->addr[0] != '+';
+  int n = snprintf(dst, cap, "%s%s", plus ? "+" : "", a->addr);
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -453,9 +453,7 @@ static void user_data(const struct sm_fields *f, const struct smpp_tlvs *t, cons
 
 static bool set_addr(struct msg_addr *a, const char *addr, uint8_t ton, uint8_t npi)
 {
-  a->ton = ton;
-  a->npi = npi;
-  return SMPP_CSTR_SET(a->addr, addr);
+  return msg_addr_set(a, addr, strlen(addr), ton, npi) == 0;
 }
 
 /* sar_* TLVs become a concatenation IE in front of the message's own UDH,

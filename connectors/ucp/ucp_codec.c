@@ -3,6 +3,7 @@
  * Layouts and per-field syntax come from ucp_fields.def; decode and encode
  * run the same checks (field_finish, the per-op check_* functions), so
  * whatever one accepts the other writes back unchanged. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include "ucp_codec.h"
@@ -68,9 +69,13 @@ static int all_digits(struct ucp_slice s)
 
 /* ---- field tables ---- */
 
-enum kind { K_TEXT, K_NUM, K_INT, K_HEX, K_XDIG };
+/* ADDR and XADDR: an address of digits (XADDR: or hex, see OTOA), which may
+ * start with '+' (international). */
+enum kind { K_TEXT, K_NUM, K_ADDR, K_INT, K_HEX, K_XDIG, K_XADDR };
 #define MASK_TEXT C_TEXT
 #define MASK_NUM C_DIGIT
+#define MASK_ADDR C_DIGIT
+#define MASK_XADDR C_HEX
 #define MASK_INT C_DIGIT
 #define MASK_HEX C_HEX
 #define MASK_XDIG C_HEX
@@ -84,6 +89,8 @@ struct field_desc {
 
 #define VOFF_INT(S, m) (int16_t)offsetof(S, m)
 #define VOFF_NUM(S, m) -1
+#define VOFF_ADDR(S, m) -1
+#define VOFF_XADDR(S, m) -1
 #define VOFF_TEXT(S, m) -1
 #define VOFF_HEX(S, m) -1
 #define VOFF_XDIG(S, m) -1
@@ -235,7 +242,10 @@ static int check_5x(const struct ucp_slice *f, void *vals)
   int r;
 
   if (v->otoa == 5039) {
-    if (oadc.len % 2)
+    if (oadc.len % 2 || (oadc.len && oadc.p[0] == '+'))
+      return UCP_E_SYNTAX;
+  } else if (oadc.len && oadc.p[0] == '+') {
+    if (oadc.len > 17 || !all_digits((struct ucp_slice){ oadc.p + 1, oadc.len - 1 }))
       return UCP_E_SYNTAX;
   } else if (oadc.len > 16 || !all_digits(oadc)) {
     return UCP_E_SYNTAX;
@@ -302,10 +312,21 @@ static void op_bind(struct ucp_msg *m, struct ucp_slice **f, void **vals)
   }
 }
 
+static inline bool plus_allowed(const struct field_desc *d)
+{
+  return d->kind == K_ADDR || d->kind == K_XADDR;
+}
+
 /* Length bounds, hex evenness and the INT value of field s, once its
  * characters are known to be of the field's class. */
 static inline int field_finish(const struct field_desc *d, struct ucp_slice s, char *vals)
 {
+  if (plus_allowed(d) && s.len && s.p[0] == '+') {
+    if (s.len == 1)
+      return UCP_E_SYNTAX;
+    s.p++;
+    s.len--;
+  }
   if (s.len && (s.len < d->min || s.len > d->max || (d->kind == K_HEX && s.len % 2)))
     return UCP_E_SYNTAX;
   if (d->voff >= 0) {
@@ -331,6 +352,8 @@ static int decode_fields(const char **pp, const char *end, const struct layout *
     int r;
     if (p >= end)
       return UCP_E_SYNTAX; /* too few fields */
+    if (plus_allowed(d) && *q == '+')
+      q++;
     if (d->mask == C_HEX)
       q = skip_hex8(q, lim);
     while (cls[(uint8_t)*q] & d->mask)
@@ -606,6 +629,8 @@ int ucp_encode(const struct ucp_msg *m, uint8_t *dst, size_t cap)
     const struct field_desc *d = &l->desc[i];
     if (f[i].len) { /* an empty slice may have a NULL p */
       const char *q = f[i].p, *lim = f[i].p + f[i].len;
+      if (plus_allowed(d) && *q == '+')
+        q++;
       if (d->mask == C_HEX)
         q = skip_hex8(q, lim);
       for (; q < lim; q++)

@@ -91,6 +91,8 @@ enum ucp_field_61 {
 #define UCP_FIELD_VAL(ID, m, name, kind, min, max) UCP_VAL_##kind(m)
 #define UCP_VAL_INT(m) int m;
 #define UCP_VAL_NUM(m)
+#define UCP_VAL_ADDR(m)
+#define UCP_VAL_XADDR(m)
 #define UCP_VAL_TEXT(m)
 #define UCP_VAL_HEX(m)
 #define UCP_VAL_XDIG(m)
@@ -184,6 +186,8 @@ struct ucp_op61 {
 #undef UCP_FIELD_VAL
 #undef UCP_VAL_INT
 #undef UCP_VAL_NUM
+#undef UCP_VAL_ADDR
+#undef UCP_VAL_XADDR
 #undef UCP_VAL_TEXT
 #undef UCP_VAL_HEX
 #undef UCP_VAL_XDIG

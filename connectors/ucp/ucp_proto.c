@@ -29,8 +29,11 @@ static void copy_slice(char *dst, size_t cap, struct ucp_slice s)
   dst[n] = '\0';
 }
 
+/* Digits, '+' allowed before them: an address UCP carries as a number. */
 static bool digits_only(const char *s)
 {
+  if (*s == '+')
+    s++;
   for (; *s; s++)
     if (*s < '0' || *s > '9')
       return false;
@@ -192,11 +195,10 @@ enum {
 };
 _Static_assert(SCRATCH_DATA + SCRATCH_DATA_LEN <= PROTO_SCRATCH_LEN, "scratch layout");
 
+/* An AdC or OAdC of digits ('+' before them: international), cut to fit. */
 static void numeric_addr(struct msg_addr *a, struct ucp_slice s, uint8_t ton)
 {
-  copy_slice(a->addr, sizeof a->addr, s);
-  a->ton = ton;
-  a->npi = 1;
+  msg_addr_set(a, s.p ? s.p : "", s.len < sizeof a->addr - 1 ? s.len : sizeof a->addr - 1, ton, 1);
 }
 
 static int decode_oadc(struct msg_addr *a, struct ucp_slice oadc, int otoa)

@@ -7,6 +7,7 @@ set -euo pipefail
 : "${BIN:?BIN must name the build directory}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/emg-it.XXXXXX")
 STARTED_PIDS=()
+EMGD_NAMES=()
 FAILURES=0
 PASSES=0
 
@@ -96,7 +97,57 @@ record_has_each_seq_once() {
   [ "$got" = "$n 0" ] || { echo "record $record: (distinct seen, duplicated) = ($got), want ($n 0)" >&2; return 1; }
 }
 
+# The reports sanitizers and emgd's own crash handler leave on stderr:
+# "==PID==ERROR: AddressSanitizer", "SUMMARY: UndefinedBehaviorSanitizer",
+# UBSan's "FILE:LINE:COL: runtime error: ", LeakSanitizer's summary.
+SANITIZER_PATTERN='==[0-9]+==(ERROR|WARNING): [A-Za-z]+Sanitizer|SUMMARY: [A-Za-z]+Sanitizer|: runtime error: |ThreadSanitizer'
+
+# no_sanitizer_report FILE: true when FILE holds no sanitizer report (the
+# first lines of one are printed when it does).
+no_sanitizer_report() {
+  local file=$1
+  [ -f "$file" ] || return 0
+  if grep -Eq "$SANITIZER_PATTERN" "$file"; then
+    echo "sanitizer report in $file:" >&2
+    grep -E -m 5 -A 8 "$SANITIZER_PATTERN" "$file" >&2 || true
+    return 1
+  fi
+}
+
+# stop_emgd NAME [SECONDS]: SIGTERM to the emgd started as NAME; a check
+# that it exited with status 0 within SECONDS (default 20), and one that its
+# log has no sanitizer report. An emgd that aborts fails the test.
+stop_emgd() {
+  local name=$1 secs=${2:-20} pidvar="EMGD_PID_$1" rc=0
+  stop_pid "${!pidvar}" "$secs" || rc=$?
+  check "emgd $name stopped cleanly (exit status $rc)" [ "$rc" = 0 ]
+  check "emgd $name: no sanitizer report in its log" no_sanitizer_report "$TMP/$name.log"
+  printf -v "EMGD_STOPPED_$name" '%s' 1
+}
+
+# kill_emgd NAME: SIGKILL, as a crash would (the test's own doing, so its
+# exit status is not checked; its log still is, at finish).
+kill_emgd() {
+  local pidvar="EMGD_PID_$1"
+  kill -KILL "${!pidvar}" 2>/dev/null || true
+  wait "${!pidvar}" 2>/dev/null || true
+  printf -v "EMGD_STOPPED_$1" '%s' 1
+}
+
+# finish: stops every emgd still running (checking its exit status), scans
+# what every program started wrote to stderr for sanitizer reports, prints
+# the counts and fails when any check failed.
 finish() {
+  local name stopped file
+  for name in "${EMGD_NAMES[@]:-}"; do
+    [ -n "$name" ] || continue
+    stopped="EMGD_STOPPED_$name"
+    [ -n "${!stopped:-}" ] || stop_emgd "$name"
+  done
+  for file in "$TMP"/*.log "$TMP"/*.stderr; do
+    [ -f "$file" ] || continue
+    no_sanitizer_report "$file" || { FAILURES=$((FAILURES + 1)); echo "FAIL - no sanitizer report in $file"; }
+  done
   echo "$PASSES passed, $FAILURES failed"
   [ "$FAILURES" -eq 0 ]
 }
@@ -128,7 +179,9 @@ start_emgd() {
   "$BIN/emgd" -c "$conf" --foreground 2>"$TMP/$name.log" &
   local pid=$!
   STARTED_PIDS+=("$pid")
+  EMGD_NAMES+=("$name")
   printf -v "EMGD_PID_$name" '%s' "$pid"
+  printf -v "EMGD_STOPPED_$name" '%s' ""
 }
 
 # stop_pid PID SECONDS: SIGTERM and wait; returns the exit status, or 124

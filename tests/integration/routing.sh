@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # routing.sh BUILD - routes an operator runs a network with: weighted
-# balancing within 5 % of its weights, prefixes to two SMSCs, failover when
-# one is down; an SMSC down for 10 s under load (the queue grows, then
-# drains, nothing lost); throttling answered by retries that keep the order.
+# balancing within 5 % of its weights, prefixes to two SMSCs, the earliest of
+# equal routes, recipients written with a '+' routed on their digits over
+# SMPP, UCP and HTTP, failover when one is down; an SMSC down for 10 s under
+# load (the queue grows, then drains, nothing lost); throttling answered by
+# retries that keep the order; max_rate shared by a connector's instances.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
 start_sink a smpp --user emg --password secret --dlr-delay 0-200
 start_sink b smpp --user emg --password secret --dlr-delay 0-200
 in=$(free_port)
+ucp_in=$(free_port)
+http_in=$(free_port)
 cat > "$TMP/r.conf" <<CONF
 general: { node_id = 2; persist = false; };
 connectors = (
   { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 4;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_in"; instances = 2;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_in"; instances = 1;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_a"; instances = 2;
     system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; reconnect_max = 500; },
@@ -23,7 +31,13 @@ routes = (
   { dst_prefix = "4910"; to = "a"; },
   { dst_prefix = "4911"; to = "b"; },
   { dst_prefix = "4912"; to = [ "a", "b" ]; },
-  { dst_prefix = "4913"; to = [ "a", "b" ]; mode = "weighted"; weights = [ 3, 1 ]; }
+  { dst_prefix = "4913"; to = [ "a", "b" ]; mode = "weighted"; weights = [ 3, 1 ]; },
+  { dst_prefix = "4914"; to = "a"; },
+  { dst_prefix = "4914"; to = "b"; },
+  { dst_prefix = "4915"; to = "b"; },
+  { dst_prefix = "4915"; to = "a"; },
+  { dst_prefix = "4916"; to = "a"; },
+  { to = "b"; }
 );
 CONF
 # b speaks UCP: restart it as a UCP sink on its port.
@@ -36,7 +50,7 @@ sleep 0.5
 load() {  # load NAME TO_PATTERN COUNT [more emgload options]
   local name=$1 to=$2 count=$3
   shift 3
-  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+  "$BIN/emgload" --protocol "${PROTO:-smpp}" --connect "127.0.0.1:${PORT:-$in}" --user load --password secret \
     --connections 2 --window 20 --count "$count" --to "$to" --json --quiet --give-up 30 "$@" \
     > "$TMP/$name.json" || true
 }
@@ -68,17 +82,38 @@ settle 4911 500
 check "prefix 4910: all 500 at a, none at b" [ "$(count_to a 4910)/$(count_to b 4910)" = "500/0" ]
 check "prefix 4911: all 500 at b, none at a" [ "$(count_to b 4911)/$(count_to a 4911)" = "500/0" ]
 
-# 3. Failover: with a down, the 4912 group sends to b.
+# 3. Equal routes: the earliest in the file wins, whichever it names.
+load e1 4914:13 300
+load e2 4915:13 300
+settle 4914 300
+settle 4915 300
+check "equal routes, a first: all 300 at a, none at b" [ "$(count_to a 4914)/$(count_to b 4914)" = "300/0" ]
+check "equal routes, b first: all 300 at b, none at a" [ "$(count_to b 4915)/$(count_to a 4915)" = "300/0" ]
+
+# 4. A recipient written with a '+' is routed on its digits (4916 to a, not
+#    the default route to b), whichever protocol it came by.
+for p in "smpp $in" "ucp $ucp_in" "http $http_in"; do
+  set -- $p
+  PROTO=$1 PORT=$2 load "plus_$1" "+4916:14" 200
+done
+settle 4916 600
+check "'+4916...' over SMPP, UCP and HTTP: all 600 acked" \
+  [ "$(cat "$TMP"/plus_*.json | jq -s 'map(.acked) | add')" = 600 ]
+check "'+4916...' over SMPP, UCP and HTTP: all 600 at a (the 4916 route), none at b" \
+  [ "$(count_to a 4916)/$(count_to b 4916)" = "600/0" ]
+check "the SMSC got the digits without the '+'" [ "$(grep -c '	+' "$TMP/a.record" || true)" = 0 ]
+
+# 5. Failover: with a down, the 4912 group sends to b.
 kill -KILL "$SINK_PID_a"; wait "$SINK_PID_a" 2>/dev/null || true
 sleep 0.5
 load f 4912:13 500
 settle 4912 500
 check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
 check "failover: all 500 went to b" [ "$(count_to b 4912)" = 500 ]
-stop_pid "$EMGD_PID_r" 20 || true
+stop_emgd r 20
 stop_sink b
 
-# 4. An SMSC down (stopped) for 10 s under load, then back: the queue grows and
+# 6. An SMSC down (stopped) for 10 s under load, then back: the queue grows and
 #    drains; every message reaches it once and every receipt comes back.
 start_sink d smpp --user emg --password secret --dlr-delay 0-100
 cat > "$TMP/d.conf" <<CONF
@@ -101,7 +136,7 @@ kill -STOP "$SINK_PID_d"
 sleep 10
 kill -CONT "$SINK_PID_d"
 wait "$load_pid" || true
-stop_pid "$EMGD_PID_d" 20 || true
+stop_emgd d 20
 stop_sink d
 check "SMSC down 10 s: all 20,000 acked to the client meanwhile" [ "$(jget "$TMP/down.json" '.acked, .refused' | tr '\n' ' ')" = "20000 0 " ]
 check "SMSC down 10 s: messages waited (receipt latency max $(jget "$TMP/down.json" .receipt_latency_ms.max) ms >= 8 s)" \
@@ -109,7 +144,7 @@ check "SMSC down 10 s: messages waited (receipt latency max $(jget "$TMP/down.js
 check "SMSC down 10 s: every message reached it once" record_has_each_seq_once "$TMP/d.record" 20000
 check "SMSC down 10 s: every receipt came back" [ "$(jget "$TMP/down.json" .receipts)" = 20000 ]
 
-# 5. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
+# 7. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
 #    through one bind with window 1 (the order a window of one can keep).
 start_sink t smpp --user emg --password secret --fail-rate 0.1
 sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:$SINK_PORT_t/" -e "s/instances = 2;\$/instances = 1;/" \
@@ -119,10 +154,27 @@ wait_port "$in"
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
   --connections 1 --window 1 --count 300 --json --quiet --give-up 30 > "$TMP/t.json" || true
 for _ in $(seq 100); do [ "$(wc -l < "$TMP/t.record")" -ge 300 ] && break; sleep 0.1; done
-stop_pid "$EMGD_PID_t" 20 || true
+stop_emgd t 20
 stop_sink t
 check "throttled: the SMSC throttled some ($(jget "$TMP/t.summary.json" .refused))" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
 check "throttled: all 300 delivered once" record_has_each_seq_once "$TMP/t.record" 300
 check "throttled: in the order they were submitted" \
   bash -c "grep -o 'emgload #[0-9]*' '$TMP/t.record' | sort -c"
+
+# 8. max_rate is the whole connector's, shared by its instances: 2,000
+#    messages through four instances at max_rate 400 take about 5 s at the
+#    SMSC (each instance alone at 400 would take 1.25 s).
+start_sink m smpp --user emg --password secret
+sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:$SINK_PORT_m/" -e "/name = \"out\"/ s/instances = 2;\$/instances = 4; max_rate = 400;/" \
+    "$TMP/d.conf" > "$TMP/m.conf"
+start_emgd m "$TMP/m.conf"
+wait_port "$in"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+  --connections 4 --window 50 --count 2000 --json --quiet --give-up 30 > "$TMP/m.json" || true
+for _ in $(seq 200); do [ "$(wc -l < "$TMP/m.record")" -ge 2000 ] && break; sleep 0.05; done
+stop_emgd m 20
+stop_sink m
+span=$(awk -F'\t' 'NR == 1 { first = $4 } { last = $4 } END { printf "%d", (last - first) * 1000 }' "$TMP/m.record")
+check "max_rate 400 over 4 instances: 2,000 at the SMSC" [ "$(wc -l < "$TMP/m.record")" = 2000 ]
+check "max_rate 400 over 4 instances: they took ${span} ms (about 5,000)" between "$span" 4300 6500
 finish

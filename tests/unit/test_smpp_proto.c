@@ -415,6 +415,18 @@ static void test_submit_gsm(void)
   CU_ASSERT_EQUAL(m->deferred, -3600);
   CU_ASSERT_EQUAL(m->dlr_mask, MSG_DLR_DELIVERED | MSG_DLR_FAILED);
 
+  /* A '+' before the digits (TON unknown as some clients send it) is not
+   * part of the number: the gateway routes and matches on the digits. */
+  set_addr(&pdu.msg.dst, "+31612345678", 0, 0);
+  roundtrip(&pdu, &back);
+  CU_ASSERT_STRING_EQUAL(back.msg.dst.addr, "31612345678");
+  CU_ASSERT_EQUAL(back.msg.dst.ton, MSG_TON_INTERNATIONAL);
+  CU_ASSERT_EQUAL(back.msg.dst.npi, 1);
+  set_addr(&pdu.msg.dst, "+", 0, 0); /* not a number: kept as it came */
+  roundtrip(&pdu, &back);
+  CU_ASSERT_STRING_EQUAL(back.msg.dst.addr, "+");
+  CU_ASSERT_EQUAL(back.msg.dst.ton, 0);
+
   /* what SMPP cannot carry is refused, not cut */
   set_addr(&pdu.msg.dst, "123456789012345678901", 1, 1);
   CU_ASSERT(encode(&pdu) < 0);

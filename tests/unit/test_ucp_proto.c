@@ -536,6 +536,7 @@ static void test_round_trip_submit(void)
   CU_ASSERT_EQUAL(b.op, PROTO_OP_SUBMIT);
   CU_ASSERT_EQUAL(b.raw_status, 51);
   CU_ASSERT_STRING_EQUAL(b.msg.dst.addr, "4790000101");
+  CU_ASSERT_EQUAL(b.msg.dst.ton, MSG_TON_UNKNOWN);
   CU_ASSERT_STRING_EQUAL(b.msg.src.addr, "ÄÖÜ-Café");
   CU_ASSERT_EQUAL(b.msg.src.ton, MSG_TON_ALPHANUMERIC);
   CU_ASSERT_EQUAL(b.msg.coding, SMS_TEXT_GSM7);
@@ -585,6 +586,16 @@ static void test_round_trip_submit(void)
   round_trip(&p, &b);
   CU_ASSERT_EQUAL(b.msg.dcs, 0xF5);
   CU_ASSERT(strstr(enc(&p), "/041FD83DDE00////1////1139//0201F5///") != NULL);
+
+  /* AdC and OAdC as some clients write them, '+' first: the digits, international */
+  set_addr(&m->dst, "+4790000103", MSG_TON_UNKNOWN, 1);
+  set_addr(&m->src, "+4712345679", MSG_TON_UNKNOWN, 1);
+  CU_ASSERT(strstr(enc(&p), "/+4790000103/+4712345679/") != NULL);
+  round_trip(&p, &b);
+  CU_ASSERT_STRING_EQUAL(b.msg.dst.addr, "4790000103");
+  CU_ASSERT_EQUAL(b.msg.dst.ton, MSG_TON_INTERNATIONAL);
+  CU_ASSERT_STRING_EQUAL(b.msg.src.addr, "4712345679");
+  CU_ASSERT_EQUAL(b.msg.src.ton, MSG_TON_INTERNATIONAL);
 
   /* op 01 answered: R/01, ACK without MVP */
   memset(&p, 0, sizeof p);
@@ -913,7 +924,13 @@ static void test_encode_failures(void)
   set_addr(&p.msg.src, "12345", MSG_TON_UNKNOWN, 1);
   enc_opt(&p, &defaults, &rc);
   CU_ASSERT(rc > 0);
-  set_addr(&p.msg.dst, "+4790000101", MSG_TON_INTERNATIONAL, 1);
+  set_addr(&p.msg.dst, "+4790000101", MSG_TON_INTERNATIONAL, 1); /* '+' leads an international AdC */
+  enc_opt(&p, &defaults, &rc);
+  CU_ASSERT(rc > 0);
+  set_addr(&p.msg.dst, "4790+000101", MSG_TON_INTERNATIONAL, 1); /* but only leads */
+  enc_opt(&p, &defaults, &rc);
+  CU_ASSERT_EQUAL(rc, UCP_E_INVALID);
+  set_addr(&p.msg.dst, "+", MSG_TON_INTERNATIONAL, 1);
   enc_opt(&p, &defaults, &rc);
   CU_ASSERT_EQUAL(rc, UCP_E_INVALID);
   set_addr(&p.msg.dst, "4790000101", MSG_TON_UNKNOWN, 1);
