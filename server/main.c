@@ -96,7 +96,8 @@ static void watch_journal(struct daemon *d)
     LOGI(d->log, "journal in %s writes again: submits accepted", d->cfg->spool_dir);
 }
 
-/* Housekeeping: DLR entries past their TTL, the journal's state, a status
+/* Housekeeping: DLR entries past their TTL (each second: a look at each
+ * shard's oldest entry while none is due), the journal's state, a status
  * line every 10 s. */
 static void on_tick(struct evloop *loop, void *arg)
 {
@@ -107,12 +108,12 @@ static void on_tick(struct evloop *loop, void *arg)
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
-  }
-  if (now - d->last_status_ms >= 10000) {
-    d->last_status_ms = now;
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
     if (expired)
       LOGI(d->log, "%zu DLR entries expired without a final receipt", expired);
+  }
+  if (now - d->last_status_ms >= 10000) {
+    d->last_status_ms = now;
     log_status(d);
   }
 }

@@ -31,17 +31,15 @@ wait_port "$ucp"
   --missing "$TMP/missing" --json --quiet --give-up 60 > "$TMP/load.json" &
 load_pid=$!
 STARTED_PIDS+=("$load_pid")
-pid=$EMGD_PID_g0
 for k in $(seq 1 "$KILLS"); do
   sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.8 + (r % 100) / 100 }')"
-  kill -KILL "$pid"; wait "$pid" 2>/dev/null || true
+  kill_emgd "g$((k - 1))"
   start_emgd "g$k" "$TMP/emgd.conf"
-  pidvar="EMGD_PID_g$k"; pid=${!pidvar}
   wait_port "$ucp"
 done
 wait "$load_pid" || true
 for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g$KILLS.log" 2>/dev/null && break; sleep 0.1; done
-stop_pid "$pid" 20 || true
+stop_emgd "g$KILLS" 20
 stop_sink s
 
 acked=$(jget "$TMP/load.json" .acked)
@@ -70,10 +68,10 @@ wait_port "$ucp"
 hot_pid=$!
 STARTED_PIDS+=("$hot_pid")
 sleep 1.6
-kill -KILL "$EMGD_PID_h0"; wait "$EMGD_PID_h0" 2>/dev/null || true
+kill_emgd h0
 start_emgd h1 "$TMP/emgd.conf"
 wait "$hot_pid" || true
-stop_pid "$EMGD_PID_h1" 20 || true
+stop_emgd h1 20
 stop_sink h
 # A message whose ack the kill cut off is sent again by emgload, and the
 # first copy's receipt is then one emgload does not know: at most one per

@@ -110,7 +110,7 @@ check "... and none twice (ids are the key: $(rows true) rows)" [ "$(rows true)"
 # 4. Two nodes: A binds to the SMSC as transmitter only, so every receipt
 # comes to B's transceiver bind. A's client (account alpha) is not
 # connected to B: B hands A's receipts over.
-stop_pid "$EMGD_PID_a" 20 || true
+stop_emgd a 20
 write_node a 21 "$ucp_a" transmitter
 ucp_b=$(free_port)
 write_node b 22 "$ucp_b" transceiver
@@ -128,8 +128,8 @@ check "node A: 3000 acked, and all 3000 receipts came back through node B" \
 check "node B: 2000 acked, receipts back" \
   [ "$(jget "$TMP/via_b.json" .acked)" = 2000 -a "$(jget "$TMP/via_b.json" .receipts)" = 2000 ]
 check "both nodes' messages are in the log" wait_rows "node_id = 22" 2000 20
-stop_pid "$EMGD_PID_a2" 20 || true
-stop_pid "$EMGD_PID_b" 20 || true
+stop_emgd a2 20
+stop_emgd b 20
 handed=$(sed -n 's/.*resolved here, \([0-9]*\) handed over.*/\1/p' "$TMP/b.log")
 claimed=$(sed -n 's/.*handed over, \([0-9]*\) claimed.*/\1/p' "$TMP/a2.log")
 check "node B handed A's 3000 receipts over ($handed)" [ "${handed:-0}" -ge 3000 ]
@@ -156,16 +156,15 @@ for _ in $(seq 100); do
        jq -r '.database.cluster.receipts_waiting // 0')" -ge 50 ] && break
   sleep 0.02
 done
-kill -KILL "$EMGD_PID_b2"
-wait "$EMGD_PID_b2" 2>/dev/null || true
+kill_emgd b2
 start_emgd b3 "$TMP/b.conf"
 wait "$la" || true
 kept=$(sed -n 's/.*receipts to deliver, \([0-9]*\) matching no message yet.*/\1/p' "$TMP/b3.log")
 check "node B restarted with receipts still to resolve from its journal (${kept:-none})" [ "${kept:-0}" -gt 0 ]
 check "B killed once: A's 4000 acked, and all 4000 receipts came back" \
   [ "$(jget "$TMP/crash_a.json" .acked)" = 4000 -a "$(jget "$TMP/crash_a.json" .receipts)" = 4000 ]
-stop_pid "$EMGD_PID_a3" 20 || true
-stop_pid "$EMGD_PID_b3" 20 || true
+stop_emgd a3 20
+stop_emgd b3 20
 stop_sink s
 
 # 6. An SMSC that reports ENROUTE first, asked for or not, and a client that
@@ -180,8 +179,8 @@ wait_port "$ucp_a"
 wait_port "$ucp_b"
 sleep 0.5
 USER_NAME=alpha load masked "$ucp_a" 2000 --from 4917444:13 --dlr-mask 1
-stop_pid "$EMGD_PID_a4" 20 || true
-stop_pid "$EMGD_PID_b4" 20 || true
+stop_emgd a4 20
+stop_emgd b4 20
 stop_sink e
 enroute=$(jget "$TMP/e.summary.json" .receipts_enroute)
 check "the SMSC sent ENROUTE receipts nobody asked for ($enroute)" [ "$enroute" -gt 0 ]
@@ -209,6 +208,6 @@ check "... and 100 still awaited" [ "$(rows "src_addr LIKE '4917555%' AND receip
 gone=$(pg_psql -c "SELECT id FROM message_log WHERE src_addr LIKE '4917555%' AND receipt_state = 7 LIMIT 1")
 curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/messages/$gone" > "$TMP/gone.json"
 check "its message shows the receipt as unknown" [ "$(jget "$TMP/gone.json" .receipt.from_smsc)" = unknown ]
-stop_pid "$EMGD_PID_a5" 20 || true
+stop_emgd a5 20
 stop_sink g
 finish

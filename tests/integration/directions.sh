@@ -24,7 +24,7 @@ CONF
 # run_coding IN OUT LISTEN_PORT ENCODING LENGTH: 100 messages in that
 # encoding through a fresh emgd and sink (record: $TMP/IN_OUT_ENCODING.record).
 run_coding() {
-  local in=$1 out=$2 listen=$3 enc=$4 len=$5 name="$1_$2_$4" port_var pid_var
+  local in=$1 out=$2 listen=$3 enc=$4 len=$5 name="$1_$2_$4" port_var
   start_sink "$name" "$out" --user emg --password secret
   port_var="SINK_PORT_$name"
   write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
@@ -32,8 +32,7 @@ run_coding() {
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
     --count 100 --encoding "$enc" --length "$len" --json --quiet --give-up 30 > "$TMP/$name.json" || true
-  pid_var="EMGD_PID_$name"
-  stop_pid "${!pid_var}" 20 || true
+  stop_emgd "$name" 20
   stop_sink "$name"
   check "$in in, $out out: 100 $enc messages acked" [ "$(jget "$TMP/$name.json" .acked)" = 100 ]
 }
@@ -42,7 +41,7 @@ run_coding() {
 run() {
   local in=$1 out=$2 name="$1_$2"
   start_sink "$name" "$out" --dlr-delay 0-500 --user emg --password secret
-  local port_var="SINK_PORT_$name" pid_var
+  local port_var="SINK_PORT_$name"
   local listen
   listen=$(free_port)
   write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
@@ -51,8 +50,7 @@ run() {
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
     --connections 4 --window 20 --count $N --dlr --wait-dlr 15 --json --quiet --give-up 30 \
     > "$TMP/$name.json" || true
-  pid_var="EMGD_PID_$name"
-  stop_pid "${!pid_var}" 20 || true
+  stop_emgd "$name" 20
   stop_sink "$name"
   check "$in in, $out out: all $N acked" [ "$(jget "$TMP/$name.json" .acked)" = $N ]
   check "$in in, $out out: all $N receipts back" [ "$(jget "$TMP/$name.json" .receipts_delivered)" = $N ]
@@ -73,15 +71,14 @@ run() {
 run_long() {
   local in=$1 out=$2 name="long_$1_$2" n=200
   start_sink "$name" "$out" --dlr-delay 0-200 --user emg --password secret
-  local port_var="SINK_PORT_$name" listen pid_var
+  local port_var="SINK_PORT_$name" listen
   listen=$(free_port)
   write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
   start_emgd "$name" "$TMP/$name.conf"
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
     --count $n --length 320 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
-  pid_var="EMGD_PID_$name"
-  stop_pid "${!pid_var}" 20 || true
+  stop_emgd "$name" 20
   stop_sink "$name"
   check "$in in, $out out, 320 characters: all $n acked, one receipt each" \
     [ "$(jget "$TMP/$name.json" '.acked, .receipts_delivered' | tr '\n' ' ')" = "$n $n " ]

@@ -10,7 +10,8 @@ source "$(dirname "$0")/lib.sh"
 
 spool="$TMP/spool"
 mkdir -p "$spool"
-mount -t tmpfs -o size=6m emg-test-spool "$spool"
+mount -t tmpfs -o size=6m emg-test-spool "$spool" 2>"$TMP/mount.err" ||
+  skip "cannot mount a tmpfs for the spool (needs root): $(cat "$TMP/mount.err")"
 umount_spool() { umount -l "$spool" 2>/dev/null || true; }
 trap 'umount_spool; cleanup' EXIT
 # Most of the space taken: what remains holds a few thousand messages.
@@ -75,7 +76,7 @@ check "after space returned every submit was acked" [ "$(jget "$TMP/again.json" 
 
 # 3. Nothing acked was lost, nothing refused was sent.
 for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
-stop_pid "$EMGD_PID_g" 20 || true
+stop_emgd g 20
 stop_sink s
 check "receipts that came while the disk was full were refused for now ($(jget "$TMP/s.summary.json" .receipts_nacked))" \
   [ "$(jget "$TMP/s.summary.json" .receipts_nacked)" -gt 0 ]

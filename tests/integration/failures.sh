@@ -65,7 +65,7 @@ check "reload: the reason names the file and line" grep -q "reload: .*g.conf:[0-
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
   --count 100 --json --quiet --give-up 20 > "$TMP/r2.json" || true
 check "after the refused reload the routes in place still work" [ "$(jget "$TMP/r2.json" .acked)" = 100 ]
-stop_pid "$EMGD_PID_g" 20 || true
+stop_emgd g 20
 check "refusals are counted: one wrong password, one session beyond the instances" \
   grep -q "binds refused 1, sessions refused 1," "$TMP/g.log"
 
@@ -82,7 +82,7 @@ STARTED_PIDS+=("$load_pid")
 sleep 2.5
 kill -CONT "$SINK_PID_a"
 wait "$load_pid" || true
-stop_pid "$EMGD_PID_q" 20 || true
+stop_emgd q 20
 queued=$(jget "$TMP/q.json" .acked)
 check "connector queue limit: some refused as queue full" [ "$(jget "$TMP/q.json" .refused)" -gt 0 ]
 check "connector queue limit: counted in the status" grep -q "[1-9][0-9]* (connector queue full)" "$TMP/q.log"
@@ -107,7 +107,7 @@ wait_port "$smpp_in"
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
   --connections 2 --window 20 --count 2000 --json --quiet --give-up 30 > "$TMP/t.json" || true
 for _ in $(seq 200); do grep -q "in flight 0," "$TMP/t.log" && break; sleep 0.1; done
-stop_pid "$EMGD_PID_t" 30 || true
+stop_emgd t 30
 stop_sink t
 check "throttling: all 2000 acked by emgd" [ "$(jget "$TMP/t.json" .acked)" = 2000 ]
 check "throttling: the SMSC throttled some submits" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
@@ -120,7 +120,7 @@ wait_port "$smpp_in"
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
   --connections 2 --window 20 --count 1000 --dlr --wait-dlr 10 --json --quiet --give-up 30 \
   > "$TMP/x.json" || true
-stop_pid "$EMGD_PID_x" 20 || true
+stop_emgd x 20
 stop_sink x
 rejected=$(jget "$TMP/x.summary.json" .rejected)
 check "permanent errors: the SMSC rejected some ($rejected)" [ "$rejected" -gt 0 ]

@@ -80,8 +80,7 @@ check "emgctl: exit 3 when unauthorised" [ $rc = 3 ]
 rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token frobnicate >/dev/null 2>&1 || rc=$?
 check "emgctl: exit 5 for a bad argument" [ $rc = 5 ]
 check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_messages_received_total $N'"
-stop_pid "$EMGD_PID_a" 20; rc=$?
-check "emgd stops on SIGTERM with status 0" [ $rc = 0 ]
+stop_emgd a 20
 stop_sink s
 check "the sink recorded each message once" record_has_each_seq_once "$TMP/s.record" $N
 check "the sink recorded the full texts" [ "$(awk -F'\t' 'length($3) != 145' "$TMP/s.record" | wc -l)" = 0 ]
@@ -105,7 +104,7 @@ check "hard limit: emgd accepted 200" [ "$(jget "$TMP/h.json" .acked)" = 200 ]
 check "hard limit: the other 200 were refused" [ "$(jget "$TMP/h.json" .refused)" = 200 ]
 check "soft limit: the acks above 150 were held back about 100 ms" \
   between "$(jget "$TMP/h.json" '.ack_latency_ms.max | floor')" 90 2000
-stop_pid "$EMGD_PID_h" 20 || true
+stop_emgd h 20
 stop_sink h
 check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
 
@@ -159,7 +158,7 @@ unmatched=$(wait_admin .totals.receipts_unmatched 200)
 check "small DLR table: the 200 unmatched given up after their retries: $unmatched" [ "$unmatched" = 200 ]
 live=$(wait_admin .spool.live_receipts 0)
 check "small DLR table: and their journal records ended: $live live" [ "$live" = 0 ]
-stop_pid "$EMGD_PID_e" 20 || true
+stop_emgd e 20
 check "small DLR table: 300 acked" [ "$(jget "$TMP/e.json" .acked)" = 300 ]
 check "small DLR table: 100 receipts matched" [ "$(jget "$TMP/e.json" .receipts)" = 100 ]
 check "small DLR table: 200 evicted and 200 unmatched, counted" \
@@ -167,7 +166,7 @@ check "small DLR table: 200 evicted and 200 unmatched, counted" \
 mv "$TMP/e.log" "$TMP/e1.log"
 start_emgd e "$TMP/e.conf"
 wait_port "$ucp"
-stop_pid "$EMGD_PID_e" 20 || true
+stop_emgd e 20
 check "small DLR table: a restart puts no message back" \
   grep -q "journal: 0 messages queued again, 0 awaiting receipts, 0 receipts to deliver" "$TMP/e.log"
 
@@ -180,8 +179,7 @@ load_pid=$!
 STARTED_PIDS+=("$load_pid")
 kept=$(wait_admin .spool.live_receipts 200)
 check "kept receipts: the 200 unmatched ones are in the journal while retried: $kept" [ "$kept" = 200 ]
-kill -KILL "$EMGD_PID_u"
-wait "$EMGD_PID_u" 2>/dev/null || true
+kill_emgd u
 wait "$load_pid" 2>/dev/null || true
 stop_sink u
 mv "$TMP/u.log" "$TMP/u1.log"
@@ -194,24 +192,24 @@ unmatched=$(wait_admin .totals.receipts_unmatched 200)
 check "kept receipts: given up after their retries: $unmatched" [ "$unmatched" = 200 ]
 live=$(wait_admin .spool.live_receipts 0)
 check "kept receipts: their records ended: $live live" [ "$live" = 0 ]
-stop_pid "$EMGD_PID_u" 20 || true
+stop_emgd u 20
 mv "$TMP/u.log" "$TMP/u2.log"
 start_emgd u "$TMP/u.conf"
 wait_port "$ucp"
-stop_pid "$EMGD_PID_u" 20 || true
+stop_emgd u 20
 check "kept receipts: a second start finds none" grep -q ' 0 matching no message yet' "$TMP/u.log"
 
 # 3c. Restarted with a smaller DLR table than its journal needs: the
 #     messages that do not fit are let go (with a warning), once.
 journal_gateway r 600000-600000 1000
 load300 r
-stop_pid "$EMGD_PID_r" 20 || true
+stop_emgd r 20
 check "smaller table: 300 acked, their receipts still to come" [ "$(jget "$TMP/r.json" .acked)" = 300 ]
 sed -i -e "s|dlr_table_size = 1000;|dlr_table_size = 100;|" "$TMP/r.conf"
 for run in 1 2; do
   start_emgd "r$run" "$TMP/r.conf"
   wait_port "$ucp"
-  stop_pid "$(eval echo "\$EMGD_PID_r$run")" 20 || true
+  stop_emgd "r$run" 20
 done
 check "smaller table: the first restart puts 100 back and lets 200 go" \
   bash -c "grep -q '0 messages queued again, 100 awaiting receipts' '$TMP/r1.log' &&
@@ -258,7 +256,7 @@ echo 'routes = ( { to = "nowhere"; } );' >> "$TMP/o.conf"
 rc=0; ctl reload > "$TMP/reload.out" 2>&1 || rc=$?
 check "emgctl reload of a broken file: refused with the reason, exit 1" \
   bash -c "[ $rc = 1 ] && grep -q 'refused: .*o.conf:[0-9]*:' '$TMP/reload.out'"
-stop_pid "$EMGD_PID_o" 20 || true
+stop_emgd o 20
 stop_sink o
 check "the sink got exactly the 299" [ "$(jget "$TMP/o.summary.json" .accepted)" = 299 ]
 

@@ -112,7 +112,7 @@ late=$(free_port)
 curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550005&text=late&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/late?smsc=%%i' "$late" | jq -sRr @uri)"
 for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
 sleep 1   # its receipt comes back (0-300 ms), and its callback finds nobody
-stop_pid "$EMGD_PID_g" 20 || true
+stop_emgd g 20
 perl "$(dirname "$0")/http_catch.pl" "$TMP/late.port" "$TMP/late" 1 "$late" &
 STARTED_PIDS+=($!)
 wait_file "$TMP/late.port"
@@ -120,8 +120,8 @@ start_emgd g2 "$TMP/emgd.conf"
 for _ in $(seq 150); do [ -s "$TMP/late" ] && break; sleep 0.1; done
 check "a receipt kept over a restart was called back, %i still naming the connector" \
   grep -Eq '^GET /late\?smsc=smpp-out ' "$TMP/late"
-stop_pid "$EMGD_PID_g2" 20 || true
-stop_pid "$EMGD_PID_p" 20 || true
+stop_emgd g2 20
+stop_emgd p 20
 stop_sink s
 undeliv=$(( $(jget "$TMP/json.json" .receipts_undeliverable) + $(jget "$TMP/kannel.json" .receipts_undeliverable) \
   + $(jget "$TMP/ucs2.json" .receipts_undeliverable) ))

@@ -99,7 +99,7 @@ done
 check "Kannel matched all $N op 53 receipts (dlr-url called with status 1)" \
   [ "$(grep -c 'GET /dlr?n=[0-9]*&status=1 ' "$TMP/dlr.log")" = $N ]
 check "each message's receipt came once" [ "$(grep -o 'n=[0-9]*' "$TMP/dlr.log" | sort -u | wc -l)" = $N ]
-stop_pid "$EMGD_PID_g" 20 || true
+stop_emgd g 20
 stop_sink s
 check "the SMSC recorded the $N texts from Kannel" [ "$(grep -c 'Kannel message' "$TMP/s.record")" = $N ]
 check "emgd saw Kannel log in" grep -q "bound as kannel" "$TMP/g.log"

@@ -93,7 +93,7 @@ kill -HUP "$EMGD_PID_g"
 for _ in $(seq 50); do grep -q "reload refused" "$TMP/g.log" && break; sleep 0.1; done
 check "a reload with a missing plugin is refused, naming the file" grep -q "reload refused.*missing.so" "$TMP/g.log"
 
-stop_pid "$EMGD_PID_g" 10 || true
+stop_emgd g 10
 stop_sink a
 stop_sink b
 finish

@@ -76,5 +76,5 @@ check "paused: smpp-out's instances and its connector row show it, its queue say
   grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>–</td><td>[0-9]*</td><td>[^<]*</td><td>yes</td>' '$TMP/dom3.html'"
 check "the page has no external assets" bash -c "! grep -Eq '(src|href)=\"(https?:)?//' '$TMP/dom1.html'"
 wait "$load_pid" || true
-stop_pid "$EMGD_PID_g" 20 || true
+stop_emgd g 20
 finish

@@ -1,4 +1,5 @@
 /* runner.c - runs the CUnit suites named on the command line (all without arguments). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <CUnit/Basic.h>
@@ -16,6 +17,19 @@ static const struct {
 #include "suites.h"
 #undef SUITE
 };
+
+static unsigned skipped;
+
+void test_skip(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  printf("\n  SKIPPED: ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  skipped++;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,5 +54,9 @@ int main(int argc, char **argv)
   unsigned ran = CU_get_number_of_tests_run();
   CU_cleanup_registry();
   printf("\n");
-  return failed || ran == 0 ? 1 : 0;
+  if (failed || ran == 0)
+    return 1;
+  if (skipped)
+    printf("%u test%s skipped\n", skipped, skipped == 1 ? "" : "s");
+  return skipped ? TEST_SKIPPED : 0;
 }

@@ -29,4 +29,10 @@ struct test_case {
 };
 void test_add_suite(const char *suite_name, const struct test_case *cases);
 
+/* A test that cannot run here (no tmpfs, no O_DIRECT) says why and returns:
+ * the runner then exits with TEST_SKIPPED, which ctest reports as skipped
+ * rather than passed (SKIP_RETURN_CODE), unless something failed. */
+#define TEST_SKIPPED 77
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif
