@@ -15,6 +15,9 @@
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU and wake-ups per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
+# A run in which emgload fails (refused, unanswered or unsent messages,
+# missing receipts) or emgsink's counts do not cover emgload's stops with a
+# message on stderr and status 1 before any figure is printed.
 # The setup is bench/lib.sh's, shared with reference.sh, sweep.sh and soak.sh.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -46,11 +49,15 @@ port=$ucp_port
 [ "$in" = http ] && port=$http_port
 bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}" \
   rate="${RATE:-}" connections="${CONNECTIONS:-10}" latency_log="${LATENCY_LOG:-}"
+# What is read while emgd runs is printed only once the sink's counts have
+# been checked, after both have stopped.
+report=$tmp/report.txt
+: > "$report"
 if [ -n "${THREADS:-}" ]; then   # THREADS=1: emgd's CPU and voluntary context switches per thread
   for t in /proc/"$emgd_pid"/task/*; do
     printf '%-16s %s, %s wake-ups\n' "$(cat "$t/comm")" "$(awk -v hz="$(getconf CLK_TCK)" '{ n = split($0, f, ") "); split(f[n], g, " "); printf "%.2f s", (g[12] + g[13]) / hz }' "$t/stat")" \
       "$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")"
-  done | sort -k2 -g -r | head -${THREADS_TOP:-12}
+  done | sort -k2 -g -r | head -${THREADS_TOP:-12} >> "$report"
 fi
 if [ -n "${PERF:-}" ]; then
   kill -INT "$perf_pid"; wait "$perf_pid" || true
@@ -68,14 +75,16 @@ if [ -n "$database" ]; then   # how far the message log got, and how long it too
     [ "$(pg_psql -c "SELECT count(*) FROM message_log WHERE receipt_state IS NOT NULL")" -ge "$(jq .receipts "$tmp/load.json")" ] && break
     sleep 0.1
   done
-  echo "message log   $(pg_psql -c "SELECT count(*) FROM message_log") rows, $(pg_psql -c "SELECT count(*) FROM message_log WHERE receipt_state IS NOT NULL") with their receipt"
+  echo "message log   $(pg_psql -c "SELECT count(*) FROM message_log") rows, $(pg_psql -c "SELECT count(*) FROM message_log WHERE receipt_state IS NOT NULL") with their receipt" >> "$report"
   # PostgreSQL's CPU: the server and all its processes (the log writer's backend among them)
   pg_cpu=0
   for p in $(pgrep -u postgres); do pg_cpu=$(awk -v a="$pg_cpu" -v b="$(cpu_seconds "$p")" 'BEGIN { printf "%.2f", a + b }'); done
-  echo "postgres CPU  $pg_cpu s"
+  echo "postgres CPU  $pg_cpu s" >> "$report"
 fi
-bench_stop "$emgd_pid"; grep -h "journal:" "$tmp/emgd.log" || true
+bench_stop "$emgd_pid"; grep -h "journal:" "$tmp/emgd.log" >> "$report" || true
 bench_stop "$sink_pid"
+bench_check_sink "$tmp"
+cat "$report"
 
 lines=$(wc -l < "$tmp/emgd.log")
 echo "emgd log      $lines lines at log level ${LOG_LEVEL:-info}"

@@ -4,16 +4,20 @@
 # same setup: the build, a temporary directory, free loopback ports, emgsink
 # and emgd started with the reference test's configuration, emgload's run,
 # a process's CPU and memory from /proc, and every process started killed on
-# exit. Source it after `set -euo pipefail`; it changes to the repository's
-# root.
+# exit. wire.sh and http_bench.sh, which run emgload against a sink of their
+# own, use it too. Every run's figures are printed only after the checks
+# (bench_check_load, bench_check_sink) that the work was done. Source it
+# after `set -euo pipefail`; it changes to the repository's root.
 #
-#   bench_build                       builds emgd, emgload and emgsink (RelWithDebInfo,
-#                                     after scripts/install-deps.sh) unless NO_BUILD=1
+#   bench_build [TARGET...]           builds emgd, emgload and emgsink, or the TARGETs
+#                                     (RelWithDebInfo, after scripts/install-deps.sh)
+#                                     unless NO_BUILD=1
 #   bench_start_sink DIR DELAY [SERIES]
 #                                     emgsink (SMPP, receipts after DELAY ms, e.g. 0-10000)
-#                                     on a free port; sets sink_pid and sink_port. With
-#                                     SERIES, its status line (one a second) is kept there
-#                                     as "EPOCH SUBMITS RECEIPTS_SENT" lines
+#                                     on a free port; sets sink_pid and sink_port; its counts
+#                                     go to DIR/sink.json when it is stopped. With SERIES,
+#                                     its status line (one a second) is kept there as
+#                                     "EPOCH SUBMITS RECEIPTS_SENT" lines
 #   bench_start_emgd DIR [persist=false] [log_level=info] [history_size=262144]
 #                    [ucp_instances=10] [database=LIBCONFIG]
 #                                     emgd with ucp-in, http-in and smpp-out (10 instances,
@@ -22,7 +26,14 @@
 #   bench_load DIR port=PORT [proto=ucp] [connections=10] [window=100]
 #              [count=N | duration=S] [receipts=1] [wait_dlr=60]
 #                                     runs emgload to the end: DIR/load.json (--json), and
-#                                     sets load_cpu (s), load_start and load_end (epoch s)
+#                                     sets load_cpu (s), load_start and load_end (epoch s);
+#                                     exits (bench_check_load) unless emgload succeeded
+#   bench_check_load DIR STATUS       exits 1 with a message on stderr unless emgload ended
+#                                     with STATUS 0 and wrote DIR/load.json
+#   bench_check_sink DIR [direct]     exits 1 with a message on stderr unless the sink's
+#                                     own counts (DIR/sink.json, written when it stopped)
+#                                     cover emgload's (DIR/load.json); call it after
+#                                     stopping the sink and before printing any figure
 #   bench_stop PID [GRACE]            SIGTERM, then SIGKILL after GRACE s (default 30)
 #   bench_reap PID [GRACE]            waits up to GRACE s (default 5) for PID to end by itself
 #   bench_sample_rss PID FILE         "EPOCH VmRSS_KB" of PID every second into FILE (run it
@@ -59,9 +70,11 @@ bench_build() {
   if [ -n "${NO_BUILD:-}" ]; then   # NO_BUILD=1: measure the binaries already in build/
     return 0
   fi
+  local targets=("$@")
+  [ $# -gt 0 ] || targets=(emgd emgload emgsink)
   scripts/install-deps.sh >/dev/null
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j "$(nproc)" --target emgd emgload emgsink >/dev/null
+  cmake --build build -j "$(nproc)" --target "${targets[@]}" >/dev/null
 }
 
 free_port() {
@@ -105,17 +118,17 @@ bench_sink_series() {
 bench_start_sink() {
   local dir=$1 delay=$2 series=${3:-} i
   mkdir -p "$dir"
-  rm -f "$dir/sink.port"
+  rm -f "$dir/sink.port" "$dir/sink.json"
   if [ -n "$series" ]; then
     mkfifo "$dir/sink.fifo"
     bench_sink_series < "$dir/sink.fifo" > "$series" &
     sink_reader_pid=$!
     bench_pids+=("$sink_reader_pid")
     build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
-      --user emg --password secret 2> "$dir/sink.fifo" &
+      --user emg --password secret --summary "$dir/sink.json" 2> "$dir/sink.fifo" &
   else
     build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
-      --user emg --password secret --quiet &
+      --user emg --password secret --summary "$dir/sink.json" --quiet &
   fi
   sink_pid=$!
   bench_pids+=("$sink_pid")
@@ -192,18 +205,20 @@ bench_load() {
   stat_start=$(head -1 /proc/stat)
   # In a subshell of its own so that `times` there reports emgload's CPU
   # alone: once emgload has been waited for, its /proc entry is gone. Its
-  # exit status is not checked: load.json says what happened. Both run in
-  # the background so that a signal to this script is handled at once (a
-  # foreground child would delay it to the end of the run), and emgload's
-  # pid is passed up so that the exit trap can kill it.
-  rm -f "$dir/load.pid"
+  # exit status goes up through load.status. Both run in the background so
+  # that a signal to this script is handled at once (a foreground child
+  # would delay it to the end of the run), and emgload's pid is passed up
+  # so that the exit trap can kill it.
+  rm -f "$dir/load.pid" "$dir/load.status" "$dir/load.json"
   (
     build/emgload --protocol "$proto" --connect "127.0.0.1:$port" --user load --password secret \
       --connections "$connections" --window "$window" "${size[@]}" --length 145 \
       --from 4917000:13 --to 4917100:13 ${dlr[@]+"${dlr[@]}"} --json --quiet > "$dir/load.json" &
     echo $! > "$dir/load.pid"
-    wait $! || true
+    status=0
+    wait $! || status=$?
     times > "$dir/load.times"
+    echo "$status" > "$dir/load.status"
   ) &
   local sub=$! i
   bench_pids+=("$sub")
@@ -221,7 +236,62 @@ bench_load() {
   # The second line of `times`: the children's user and system time, as 1m2.345s.
   load_cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.2f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
     "$dir/load.times")
-  [ -s "$dir/load.json" ] || { echo "bench: emgload wrote no summary" >&2; exit 1; }
+  bench_check_load "$dir" "$(cat "$dir/load.status" 2>/dev/null || echo unknown)"
+}
+
+# emgload exits non-zero when anything was refused, left unanswered or
+# unsent, or left without its receipt: its figures then measure less than
+# the work asked for, so the run stops here, before any of them is printed.
+bench_check_load() {
+  local dir=$1 status=$2 counts=""
+  if [ "$status" = 0 ] && [ -s "$dir/load.json" ]; then
+    return 0
+  fi
+  if [ -s "$dir/load.json" ]; then
+    counts=$(jq -r '"\(.sent) sent, \(.acked) acked, \(.refused) refused, \(.unanswered) unanswered, \(.unsent) unsent, \(.receipts) receipts (\(.receipts_missing) missing)"' \
+      "$dir/load.json" 2>/dev/null || true)
+  fi
+  if [ "$status" = 0 ]; then
+    echo "${0##*/}: FAILED: emgload wrote no summary; no figures from this run" >&2
+  else
+    echo "${0##*/}: FAILED: emgload exited with status $status${counts:+ ($counts)}; no figures from this run" >&2
+  fi
+  exit 1
+}
+
+# The sink's own counts (DIR/sink.json, written when it was stopped) against
+# emgload's (DIR/load.json): every message emgload saw acked must have been
+# taken by the sink, and every receipt emgload counted sent by it. emgload
+# alone cannot tell a gateway that acks and drops from one that delivers
+# when no receipts are asked for. With `direct` (emgload talking to the sink
+# itself, nothing in between) the counts must match exactly as long as
+# nothing was sent twice: no resubmit by emgload, no receipt sent again by
+# the sink. Through emgd, or after a resubmit, the sink's counts only have
+# to cover emgload's (>=): emgd submits a message again when the sink's
+# answer is lost, and the sink sends a receipt again when emgd refuses it
+# or leaves it unanswered, so the sink may count one message twice.
+bench_check_sink() {
+  local dir=$1 mode=${2:-gateway} problem
+  if [ ! -s "$dir/sink.json" ]; then
+    echo "${0##*/}: FAILED: the sink wrote no summary ($dir/sink.json); no figures from this run" >&2
+    exit 1
+  fi
+  problem=$(jq -r -n --slurpfile l "$dir/load.json" --slurpfile s "$dir/sink.json" --arg mode "$mode" '
+    $l[0] as $l | $s[0] as $s
+    | ($mode == "direct" and $l.resubmits == 0
+       and ($s.receipts_nacked // 0) == 0 and ($s.receipts_rerouted // 0) == 0) as $exact
+    | [ if $exact then
+          (if $s.accepted != $l.acked then "the sink took \($s.accepted) submits, emgload saw \($l.acked) acked (expected equal)" else empty end),
+          (if $s.receipts_sent != $l.receipts then "the sink sent \($s.receipts_sent) receipts, emgload counted \($l.receipts) (expected equal)" else empty end)
+        else
+          (if $s.accepted < $l.acked then "the sink took \($s.accepted) submits, fewer than the \($l.acked) emgload saw acked" else empty end),
+          (if $s.receipts_sent < $l.receipts then "the sink sent \($s.receipts_sent) receipts, fewer than the \($l.receipts) emgload counted" else empty end)
+        end ]
+    | join("; ")') || problem="cannot read $dir/load.json or $dir/sink.json"
+  if [ -n "$problem" ]; then
+    echo "${0##*/}: FAILED: $problem; no figures from this run" >&2
+    exit 1
+  fi
 }
 
 bench_forget() {

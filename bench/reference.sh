@@ -23,6 +23,9 @@ usage: bench/reference.sh [--count N | --duration S] [--variants LIST] [--out DI
   --out DIR        where reference-results.md and reference-throughput.svg go (default doc)
 Environment: NO_BUILD=1 uses the binaries in build/ as they are (otherwise
 scripts/install-deps.sh and a RelWithDebInfo build run first).
+A variant in which emgload fails (refused, unanswered or unsent messages,
+missing receipts) or emgsink's counts do not cover emgload's stops the script
+with a message on stderr and status 1, without writing the results.
 A variant takes its load time, up to 10 s more for the last receipts, and
 about 2 s to start and stop: about 1.5-2 minutes for the four at 1,000,000.
 USAGE
@@ -87,6 +90,9 @@ for v in "${variant_list[@]}"; do
   bench_stop "$emgd_pid"
   bench_stop "$sink_pid"
   bench_reap "$sink_reader_pid"
+  # What emgload counted must have reached emgsink: without receipts, the
+  # only evidence that emgd sent on what it acked.
+  bench_check_sink "$dir"
   # Shows that the level was in force: debug2 writes about five lines a message.
   log_lines=$(wc -l < "$dir/emgd.log")
   # The journal and a debug2 log take GBs at these counts: not kept past the variant.

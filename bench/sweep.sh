@@ -18,6 +18,9 @@ usage: bench/sweep.sh [--duration S | --count N] [--connections LIST] [--windows
   --windows LIST      comma-separated, outstanding submits per connection (default 1,10,50,100)
   --out FILE          the table (default doc/reference-sweep.md)
 Environment: NO_BUILD=1 uses the binaries in build/ as they are.
+A point in which emgload fails (refused, unanswered or unsent messages, missing
+receipts) or emgsink's counts do not cover emgload's stops the sweep with a
+message on stderr and status 1, without writing the table.
 Run time: a point takes its S seconds, up to 10 s more for the last receipts (15 s at
 most, then they count as missing) and about 2 s to start and stop: with the defaults,
 20 points x about 42 s, about 14 minutes, and 20 x 47 s = 16 minutes at most unless a
@@ -74,6 +77,7 @@ for c in "${conns[@]}"; do
     emgd_mb=$(peak_rss_mb "$emgd_pid")
     bench_stop "$emgd_pid"
     bench_stop "$sink_pid"
+    bench_check_sink "$dir"
     cell[$c,$w]=$(jq -r "$bench_jq_defs"'"\(.msgs_per_s | n) (p99 \(.ack_latency_ms.p99) ms)"' "$dir/load.json")
     details+=("$(jq -r --arg c "$c" --arg w "$w" --arg ec "$emgd_cpu" --arg em "$emgd_mb" "$bench_jq_defs"'
       [$c, $w, (.acked | n), (.msgs_per_s | n), "\(.ack_latency_ms.p50) ms", "\(.ack_latency_ms.p99) ms",
