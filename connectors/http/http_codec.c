@@ -10,7 +10,7 @@
 #include <time.h>
 #include "charset.h"
 #include "hexutil.h"
-#include "http_codec.h"
+#include "http_codec_internal.h"
 #include "sms_text.h"
 #include "smpp_receipt.h"
 
@@ -18,20 +18,9 @@
 #define DEFAULT_MAX_RECIPIENTS 1000
 #define ADDR_DIGITS_MAX 20
 #define ALNUM_SENDER_MAX 11
-#define SECONDS_MAX (366 * 86400)      /* validity and deferred: a year is plenty */
-#define DLR_MASK_MAX 31
 #define DEFAULT_JSON_DLR_MASK (HTTP_CODEC_DLR_DELIVERED | HTTP_CODEC_DLR_FAILED)
 
-/* A coding asked for; AUTO picks GSM 7-bit or UCS2 by the text. */
-enum coding_choice {
-  CODING_INVALID = -2,
-  CODING_AUTO = -1,
-  CODING_GSM = SMS_TEXT_GSM7,
-  CODING_8BIT = SMS_TEXT_8BIT,
-  CODING_UCS2 = SMS_TEXT_UCS2
-};
-
-static void limits_resolve(const struct http_codec_limits *in, struct http_codec_limits *out)
+void http_codec_limits_resolve(const struct http_codec_limits *in, struct http_codec_limits *out)
 {
   static const struct http_codec_limits none;
   *out = in ? *in : none;
@@ -45,7 +34,7 @@ static void limits_resolve(const struct http_codec_limits *in, struct http_codec
 
 /* ---- the batch ---- */
 
-static struct http_codec_batch *batch_create(size_t items_cap, size_t arena_cap)
+struct http_codec_batch *http_codec_batch_create(size_t items_cap, size_t arena_cap)
 {
   struct http_codec_batch *b = calloc(1, sizeof *b);
   if (!b)
@@ -80,7 +69,8 @@ static void printable(char *s)
       *s = '?';
 }
 
-static void fault(struct http_codec_batch *b, int message, const char *field, const char *fmt, ...)
+void http_codec_fault_add(struct http_codec_batch *b, int message, const char *field,
+                          const char *fmt, ...)
 {
   if (b->fault_count++ >= HTTP_CODEC_FAULTS_MAX)
     return;
@@ -96,13 +86,13 @@ static void fault(struct http_codec_batch *b, int message, const char *field, co
 }
 
 /* The free end of the arena: converters write there, then commit. */
-static uint8_t *arena_room(const struct http_codec_batch *b, size_t *room)
+uint8_t *http_codec_arena_room(const struct http_codec_batch *b, size_t *room)
 {
   *room = b->arena_cap - b->arena_len;
   return b->arena + b->arena_len;
 }
 
-static const uint8_t *arena_commit(struct http_codec_batch *b, size_t n)
+const uint8_t *http_codec_arena_commit(struct http_codec_batch *b, size_t n)
 {
   const uint8_t *p = b->arena + b->arena_len;
   b->arena_len += n;
@@ -110,15 +100,15 @@ static const uint8_t *arena_commit(struct http_codec_batch *b, size_t n)
 }
 
 /* A NUL-terminated copy in the arena, or NULL when it does not fit. */
-static const char *arena_string(struct http_codec_batch *b, const char *s, size_t n)
+const char *http_codec_arena_string(struct http_codec_batch *b, const char *s, size_t n)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   if (n + 1 > room)
     return NULL;
   memcpy(dst, s, n);
   dst[n] = 0;
-  return (const char *)arena_commit(b, n + 1);
+  return (const char *)http_codec_arena_commit(b, n + 1);
 }
 
 /* ---- addresses ---- */
@@ -136,7 +126,7 @@ static bool is_number(const char *s, size_t len)
 }
 
 /* A recipient: digits, or '+' and digits (international). Returns NULL or why not. */
-static const char *parse_recipient(struct msg_addr *a, const char *s, size_t len)
+const char *http_codec_parse_recipient(struct msg_addr *a, const char *s, size_t len)
 {
   bool plus = len && s[0] == '+';
   if (len == 0 || (plus && len == 1))
@@ -157,12 +147,12 @@ static const char *parse_recipient(struct msg_addr *a, const char *s, size_t len
 }
 
 /* A sender: a number as a recipient, or up to 11 GSM characters. */
-static const char *parse_sender(struct msg_addr *a, const char *s, size_t len)
+const char *http_codec_parse_sender(struct msg_addr *a, const char *s, size_t len)
 {
   if (len == 0)
     return "empty";
   if (is_number(s, len))
-    return parse_recipient(a, s, len);
+    return http_codec_parse_recipient(a, s, len);
   if (memchr(s, 0, len))
     return "holds a NUL";
   int septets = charset_gsm_septets(s, len);
@@ -181,14 +171,14 @@ static const char *parse_sender(struct msg_addr *a, const char *s, size_t len)
 
 /* The address as a client writes it: '+' before an international number
  * (once: a load tool's address may come with its own). */
-static size_t addr_text(char *dst, size_t cap, const struct msg_addr *a)
+size_t http_codec_addr_text(char *dst, size_t cap, const struct msg_addr *a)
 {
   bool plus = a->ton == MSG_TON_INTERNATIONAL && a->addr[0] != '+';
   int n = snprintf(dst, cap, "%s%s", plus ? "+" : "", a->addr);
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-static bool is_http_url(const char *s, size_t len)
+bool http_codec_is_http_url(const char *s, size_t len)
 {
   return (len > 7 && strncasecmp(s, "http://", 7) == 0) ||
          (len > 8 && strncasecmp(s, "https://", 8) == 0);
@@ -198,7 +188,7 @@ static bool is_http_url(const char *s, size_t len)
 
 /* TP-DCS for a coding and a message class (-1: none), in the forms the SMPP
  * and UCP adapters read back. */
-static uint8_t dcs_for(uint8_t coding, int mclass)
+uint8_t http_codec_dcs_for(uint8_t coding, int mclass)
 {
   if (mclass < 0)
     return coding;
@@ -209,11 +199,11 @@ static uint8_t dcs_for(uint8_t coding, int mclass)
 /* Converts UTF-8 text into the arena in the chosen coding (GSM with replace:
  * '?' for characters GSM lacks). Sets m's coding and data. Returns NULL or
  * why not. */
-static const char *utf8_payload(struct http_codec_batch *b, struct msg *m, const char *utf8,
-                                size_t len, enum coding_choice coding, int replace)
+const char *http_codec_utf8_payload(struct http_codec_batch *b, struct msg *m, const char *utf8,
+                                    size_t len, enum coding_choice coding, int replace)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   int n;
   if (coding == CODING_AUTO) {
     n = sms_text_choose_coding(utf8, len);
@@ -240,17 +230,17 @@ static const char *utf8_payload(struct http_codec_batch *b, struct msg *m, const
   if (n < 0)
     return "too long";
   m->coding = (uint8_t)coding;
-  m->data = arena_commit(b, (size_t)n);
+  m->data = http_codec_arena_commit(b, (size_t)n);
   m->data_len = (uint32_t)n;
   return NULL;
 }
 
 /* Octets as the payload in the chosen coding (AUTO: 8-bit). */
-static const char *octet_payload(struct http_codec_batch *b, struct msg *m, const uint8_t *data,
-                                 size_t len, enum coding_choice coding)
+const char *http_codec_octet_payload(struct http_codec_batch *b, struct msg *m, const uint8_t *data,
+                                     size_t len, enum coding_choice coding)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   if (coding == CODING_AUTO)
     coding = CODING_8BIT;
   if (coding == CODING_UCS2 && len % 2)
@@ -263,13 +253,13 @@ static const char *octet_payload(struct http_codec_batch *b, struct msg *m, cons
     return "too long";
   memmove(dst, data, len);
   m->coding = (uint8_t)coding;
-  m->data = arena_commit(b, len);
+  m->data = http_codec_arena_commit(b, len);
   m->data_len = (uint32_t)len;
   return NULL;
 }
 
 /* A UDH (UDHL first) whose length agrees with itself. */
-static bool udh_valid(const uint8_t *udh, size_t len)
+bool http_codec_udh_valid(const uint8_t *udh, size_t len)
 {
   struct sms_text_concat concat;
   return len >= 1 && len <= SMS_TEXT_UD_MAX && (size_t)udh[0] + 1 == len &&
@@ -279,8 +269,8 @@ static bool udh_valid(const uint8_t *udh, size_t len)
 /* Whether the payload can go out: its UDH leaves room, and it needs at most
  * max_parts SMS (one when the client's UDH numbers the parts itself).
  * Returns NULL, or the reason with *field set. */
-static const char *payload_check(const struct msg *m, unsigned max_parts, const char **field,
-                                 char *why, size_t why_cap)
+const char *http_codec_payload_check(const struct msg *m, unsigned max_parts, const char **field,
+                                     char *why, size_t why_cap)
 {
   struct sms_text_payload p = { (enum sms_text_coding)m->coding, m->data, m->data_len, m->udh,
                                 m->udh_len };
@@ -303,8 +293,8 @@ static const char *payload_check(const struct msg *m, unsigned max_parts, const 
 }
 
 /* Adds m (its recipient set) as the next submit; the caller sized items. */
-static void add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
-                       enum http_codec_dlr_method method, const char *dlr_url)
+void http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
+                           enum http_codec_dlr_method method, const char *dlr_url)
 {
   struct http_codec_submit *s;
   if (b->count == b->items_cap)
@@ -345,8 +335,8 @@ static void json_int_field(struct http_codec_batch *b, int message, const char *
                            json_int_t min, json_int_t max, json_int_t *out)
 {
   if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-    fault(b, message, key, "an integer from %" JSON_INTEGER_FORMAT " to %" JSON_INTEGER_FORMAT,
-          min, max);
+    http_codec_fault_add(b, message, key, "an integer from %" JSON_INTEGER_FORMAT
+                         " to %" JSON_INTEGER_FORMAT, min, max);
   else
     *out = json_integer_value(v);
 }
@@ -355,7 +345,7 @@ static const char *json_string_field(struct http_codec_batch *b, int message, co
                                      json_t *v)
 {
   if (!json_is_string(v)) {
-    fault(b, message, key, "a string");
+    http_codec_fault_add(b, message, key, "a string");
     return NULL;
   }
   return json_string_value(v);
@@ -377,8 +367,8 @@ static void json_read_fields(struct http_codec_batch *b, int index, json_t *o, s
     if (strcmp(key, "from") == 0) {
       f->has_from = true;
       if ((s = json_string_field(b, index, key, v)) &&
-          (why = parse_sender(&m->src, s, json_string_length(v))))
-        fault(b, index, key, "%s", why);
+          (why = http_codec_parse_sender(&m->src, s, json_string_length(v))))
+        http_codec_fault_add(b, index, key, "%s", why);
     } else if (strcmp(key, "to") == 0) {
       f->to = v;
     } else if (strcmp(key, "text") == 0) {
@@ -406,7 +396,7 @@ static void json_read_fields(struct http_codec_batch *b, int index, json_t *o, s
     } else if (strcmp(key, "priority") == 0) {
       json_int_field(b, index, key, v, 0, 3, &f->priority);
     } else {
-      fault(b, index, key, "unknown field");
+      http_codec_fault_add(b, index, key, "unknown field");
     }
   }
 }
@@ -417,26 +407,28 @@ static void json_payload(struct http_codec_batch *b, int index, const struct jso
 {
   const char *why, *field = f->text ? "text" : "hex";
   if (f->text) {
-    why = utf8_payload(b, m, json_string_value(f->text), json_string_length(f->text), coding, 0);
+    why = http_codec_utf8_payload(b, m, json_string_value(f->text), json_string_length(f->text),
+                                  coding, 0);
   } else {
     size_t room, len = json_string_length(f->hex);
-    uint8_t *dst = arena_room(b, &room);
+    uint8_t *dst = http_codec_arena_room(b, &room);
     int n = len / 2 <= room ? hex_decode(dst, json_string_value(f->hex), len) : -1;
-    why = n < 0 ? "not an even number of hex digits" : octet_payload(b, m, dst, (size_t)n, coding);
+    why = n < 0 ? "not an even number of hex digits"
+                : http_codec_octet_payload(b, m, dst, (size_t)n, coding);
   }
   if (why) {
-    fault(b, index, field, "%s", why);
+    http_codec_fault_add(b, index, field, "%s", why);
     return;
   }
   if (f->udh) {
     size_t room, len = json_string_length(f->udh);
-    uint8_t *dst = arena_room(b, &room);
+    uint8_t *dst = http_codec_arena_room(b, &room);
     int n = len / 2 <= room ? hex_decode(dst, json_string_value(f->udh), len) : -1;
-    if (n < 0 || !udh_valid(dst, (size_t)n)) {
-      fault(b, index, "udh", "hex of a UDH whose first octet is its length");
+    if (n < 0 || !http_codec_udh_valid(dst, (size_t)n)) {
+      http_codec_fault_add(b, index, "udh", "hex of a UDH whose first octet is its length");
       return;
     }
-    m->udh = arena_commit(b, (size_t)n);
+    m->udh = http_codec_arena_commit(b, (size_t)n);
     m->udh_len = (uint16_t)n;
   }
 }
@@ -453,16 +445,16 @@ static bool json_dlr(struct http_codec_batch *b, int index, const struct json_fi
   if (!v)
     return true;
   if (f->dlr_url && f->callback) {
-    fault(b, index, "callback", "give dlr_url or callback, not both");
+    http_codec_fault_add(b, index, "callback", "give dlr_url or callback, not both");
     return false;
   }
-  if (!is_http_url(json_string_value(v), json_string_length(v)) ||
+  if (!http_codec_is_http_url(json_string_value(v), json_string_length(v)) ||
       memchr(json_string_value(v), 0, json_string_length(v))) {
-    fault(b, index, key, "an http:// or https:// URL");
+    http_codec_fault_add(b, index, key, "an http:// or https:// URL");
     return false;
   }
-  if (!(*url = arena_string(b, json_string_value(v), json_string_length(v)))) {
-    fault(b, index, key, "too long");
+  if (!(*url = http_codec_arena_string(b, json_string_value(v), json_string_length(v)))) {
+    http_codec_fault_add(b, index, key, "too long");
     return false;
   }
   *method = f->dlr_url ? HTTP_CODEC_DLR_GET : HTTP_CODEC_DLR_POST;
@@ -478,7 +470,7 @@ static void json_recipients(struct http_codec_batch *b, int index, json_t *to, c
   struct msg one = *m;
   char digits[32];
   if (n == 0)
-    fault(b, index, "to", "no recipients");
+    http_codec_fault_add(b, index, "to", "no recipients");
   for (size_t i = 0; i < n; i++) {
     json_t *v = json_is_array(to) ? json_array_get(to, i) : to;
     const char *s = digits, *why;
@@ -489,14 +481,14 @@ static void json_recipients(struct http_codec_batch *b, int index, json_t *to, c
     } else if (json_is_integer(v) && json_integer_value(v) >= 0) {
       len = (size_t)snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
     } else {
-      fault(b, index, "to", "recipient %zu: a string of digits", i);
+      http_codec_fault_add(b, index, "to", "recipient %zu: a string of digits", i);
       continue;
     }
-    if ((why = parse_recipient(&one.dst, s, len))) {
-      fault(b, index, "to", "recipient %zu: %s", i, why);
+    if ((why = http_codec_parse_recipient(&one.dst, s, len))) {
+      http_codec_fault_add(b, index, "to", "recipient %zu: %s", i, why);
       continue;
     }
-    add_submit(b, &one, (unsigned)index, method, url);
+    http_codec_add_submit(b, &one, (unsigned)index, method, url);
   }
 }
 
@@ -512,29 +504,29 @@ static void json_message(struct http_codec_batch *b, int index, json_t *o,
   char reason[HTTP_CODEC_REASON_LEN];
 
   if (!json_is_object(o)) {
-    fault(b, index, "", "a message is a JSON object");
+    http_codec_fault_add(b, index, "", "a message is a JSON object");
     return;
   }
   memset(&m, 0, sizeof m);
   json_read_fields(b, index, o, &m, &f);
   if (!f.has_from)
-    fault(b, index, "from", "missing");
+    http_codec_fault_add(b, index, "from", "missing");
   if (!f.to)
-    fault(b, index, "to", "missing");
+    http_codec_fault_add(b, index, "to", "missing");
   if (f.text && f.hex)
-    fault(b, index, "hex", "give text or hex, not both");
+    http_codec_fault_add(b, index, "hex", "give text or hex, not both");
   else if (!f.text && !f.hex && !json_object_get(o, "text") && !json_object_get(o, "hex"))
-    fault(b, index, "text", "missing (text or hex)");
+    http_codec_fault_add(b, index, "text", "missing (text or hex)");
   if ((coding = json_coding(f.coding)) == CODING_INVALID)
-    fault(b, index, "coding", "auto, gsm, ucs2, binary, or 0, 1, 2");
+    http_codec_fault_add(b, index, "coding", "auto, gsm, ucs2, binary, or 0, 1, 2");
   if (b->fault_count != faults)
     return;
   json_payload(b, index, &f, coding, &m);
   if (b->fault_count != faults || !json_dlr(b, index, &f, &m, &method, &url))
     return;
-  m.dcs = dcs_for(m.coding, (int)f.mclass);
-  if ((why = payload_check(&m, lim->max_parts, &field, reason, sizeof reason))) {
-    fault(b, index, field, "%s", why);
+  m.dcs = http_codec_dcs_for(m.coding, (int)f.mclass);
+  if ((why = http_codec_payload_check(&m, lim->max_parts, &field, reason, sizeof reason))) {
+    http_codec_fault_add(b, index, field, "%s", why);
     return;
   }
   m.validity = -f.validity;
@@ -571,7 +563,7 @@ int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_
   bool single;
   int rc = HTTP_CODEC_E_INVALID;
 
-  limits_resolve(lim_in, &lim);
+  http_codec_limits_resolve(lim_in, &lim);
   *out = NULL;
   root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
   list = root ? json_messages(root, &single) : NULL;
@@ -585,20 +577,22 @@ int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_
   bool too_large = messages > lim.max_messages || recipients > lim.max_recipients;
   /* Every payload is at most twice its text in the body (UCS2 of ASCII);
    * URLs are copied with a NUL. */
-  b = batch_create(too_large ? 0 : recipients, too_large ? 0 : 2 * len + 2 * messages + 64);
+  b = http_codec_batch_create(too_large ? 0 : recipients, too_large ? 0 : 2 * len + 2 * messages + 64);
   if (!b) {
     rc = HTTP_CODEC_E_NOMEM;
     goto out;
   }
   if (!root) {
-    fault(b, -1, "", "not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
+    http_codec_fault_add(b, -1, "", "not JSON: %s (line %d, column %d)", jerr.text, jerr.line,
+                         jerr.column);
   } else if (!list) {
-    fault(b, -1, "", "expected a message object, an array of them, or {\"messages\": [...]}");
+    http_codec_fault_add(b, -1, "",
+                         "expected a message object, an array of them, or {\"messages\": [...]}");
   } else if (messages == 0) {
-    fault(b, -1, "messages", "no messages");
+    http_codec_fault_add(b, -1, "messages", "no messages");
   } else if (too_large) {
-    fault(b, -1, "messages", "at most %u messages and %u recipients in one request",
-          lim.max_messages, lim.max_recipients);
+    http_codec_fault_add(b, -1, "messages", "at most %u messages and %u recipients in one request",
+                         lim.max_messages, lim.max_recipients);
     rc = HTTP_CODEC_E_TOO_LARGE;
   } else {
     for (size_t i = 0; i < messages; i++)
@@ -628,25 +622,25 @@ const char *http_codec_outcome_text(enum http_codec_outcome o)
   return "unknown";
 }
 
-static bool outcome_taken(enum http_codec_outcome o)
+bool http_codec_outcome_taken(enum http_codec_outcome o)
 {
   return o == HTTP_CODEC_ACCEPTED || o == HTTP_CODEC_QUEUED;
 }
 
-static bool outcome_retry(enum http_codec_outcome o)
+bool http_codec_outcome_retry(enum http_codec_outcome o)
 {
   return o == HTTP_CODEC_THROTTLED || o == HTTP_CODEC_TEMPORARY;
 }
 
 /* How many submits were taken; *first_refused the first that was not (or count). */
-static size_t results_taken(const struct http_codec_batch *b, const struct http_codec_result *r,
-                            size_t *first_refused, bool *queued)
+size_t http_codec_results_taken(const struct http_codec_batch *b, const struct http_codec_result *r,
+                                size_t *first_refused, bool *queued)
 {
   size_t taken = 0;
   *first_refused = b->count;
   *queued = false;
   for (size_t i = 0; i < b->count; i++) {
-    if (outcome_taken(r[i].outcome)) {
+    if (http_codec_outcome_taken(r[i].outcome)) {
       taken++;
       *queued |= r[i].outcome == HTTP_CODEC_QUEUED;
     } else if (*first_refused == b->count) {
@@ -666,19 +660,20 @@ char *http_codec_json_answer(const struct http_codec_batch *b, const struct http
 
   if (!ok)
     goto out;
-  taken = results_taken(b, results, &first_refused, &queued);
+  taken = http_codec_results_taken(b, results, &first_refused, &queued);
   for (size_t i = 0; i < b->count && ok; i++) {
     const struct http_codec_result *r = &results[i];
-    addr_text(to, sizeof to, &b->items[i].msg.dst);
+    http_codec_addr_text(to, sizeof to, &b->items[i].msg.dst);
     json_t *e = json_pack("{s:I, s:s, s:s}", "message", (json_int_t)b->items[i].message, "to", to,
-                          "status", outcome_taken(r->outcome) ? (r->outcome == HTTP_CODEC_QUEUED ? "queued" : "accepted")
-                                                              : "refused");
-    if (e && outcome_taken(r->outcome)) {
+                          "status", http_codec_outcome_taken(r->outcome)
+                                        ? (r->outcome == HTTP_CODEC_QUEUED ? "queued" : "accepted")
+                                        : "refused");
+    if (e && http_codec_outcome_taken(r->outcome)) {
       snprintf(id, sizeof id, "%" PRIu64, r->id);
       ok = json_object_set_new(e, "id", json_string(id)) == 0;
     } else if (e) {
       ok = json_object_set_new(e, "error", json_string(http_codec_outcome_text(r->outcome))) == 0 &&
-           json_object_set_new(e, "retry", json_boolean(outcome_retry(r->outcome))) == 0;
+           json_object_set_new(e, "retry", json_boolean(http_codec_outcome_retry(r->outcome))) == 0;
     }
     ok = ok && json_array_append_new(list, e) == 0;
   }
@@ -848,7 +843,7 @@ static int kannel_refuse(struct http_codec_batch *b, const char *field, const ch
   b->kannel_status = 400;
   b->kannel_answer = answer;
   b->count = 0;
-  fault(b, -1, field, "%s", answer);
+  http_codec_fault_add(b, -1, field, "%s", answer);
   return rc;
 }
 
@@ -866,7 +861,7 @@ static size_t kannel_words(const struct http_codec_param *to, struct msg_addr *o
       i++;
     if (i == start)
       break;
-    if (out && parse_recipient(&out[n], to->value + start, i - start))
+    if (out && http_codec_parse_recipient(&out[n], to->value + start, i - start))
       *ok = false;
     n++;
   }
@@ -877,17 +872,17 @@ static size_t kannel_words(const struct http_codec_param *to, struct msg_addr *o
 static bool kannel_udh(struct http_codec_batch *b, const struct http_codec_param *p, struct msg *m)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   int n = -1;
-  if (udh_valid((const uint8_t *)p->value, p->len) && p->len <= room) {
+  if (http_codec_udh_valid((const uint8_t *)p->value, p->len) && p->len <= room) {
     memcpy(dst, p->value, p->len);
     n = (int)p->len;
   } else if (p->len / 2 <= room) {
     n = hex_decode(dst, p->value, p->len);
   }
-  if (n < 0 || !udh_valid(dst, (size_t)n))
+  if (n < 0 || !http_codec_udh_valid(dst, (size_t)n))
     return false;
-  m->udh = arena_commit(b, (size_t)n);
+  m->udh = http_codec_arena_commit(b, (size_t)n);
   m->udh_len = (uint16_t)n;
   return true;
 }
@@ -929,7 +924,7 @@ static bool kannel_text(struct http_codec_batch *b, const struct http_codec_para
   if (cs == CHARSET_OTHER)
     return false;
   if (coding == 1 || (coding == -1 && m->udh_len))
-    return octet_payload(b, m, (const uint8_t *)value, len, CODING_8BIT) == NULL;
+    return http_codec_octet_payload(b, m, (const uint8_t *)value, len, CODING_8BIT) == NULL;
   if (coding == 2 && (cs == CHARSET_DEFAULT || cs == CHARSET_UTF16BE))
     cs = CHARSET_UTF16BE;
   else if (cs == CHARSET_DEFAULT)
@@ -950,10 +945,11 @@ static bool kannel_text(struct http_codec_batch *b, const struct http_codec_para
   if (n < 0)
     goto out;
   if (coding == 2 && cs == CHARSET_UTF16BE)
-    ok = octet_payload(b, m, (const uint8_t *)value, len, CODING_UCS2) == NULL;
+    ok = http_codec_octet_payload(b, m, (const uint8_t *)value, len, CODING_UCS2) == NULL;
   else
-    ok = utf8_payload(b, m, utf8 ? utf8 : value, (size_t)n,
-                      coding == 0 ? CODING_GSM : coding == 2 ? CODING_UCS2 : CODING_AUTO, 1) == NULL;
+    ok = http_codec_utf8_payload(b, m, utf8 ? utf8 : value, (size_t)n,
+                                 coding == 0 ? CODING_GSM : coding == 2 ? CODING_UCS2 : CODING_AUTO,
+                                 1) == NULL;
 out:
   free(utf8);
   return ok;
@@ -989,11 +985,11 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
   bool ok;
   int rc = HTTP_CODEC_E_INVALID;
 
-  limits_resolve(lim_in, &lim);
+  http_codec_limits_resolve(lim_in, &lim);
   for (size_t i = 0; i < n; i++)
     total += params[i].len;
   count = to ? kannel_words(to, NULL, &ok) : 0;
-  *out = b = batch_create(count <= lim.max_recipients ? count : 0, 2 * total + 64);
+  *out = b = http_codec_batch_create(count <= lim.max_recipients ? count : 0, 2 * total + 64);
   if (!b)
     return HTTP_CODEC_E_NOMEM;
   memset(&m, 0, sizeof m);
@@ -1015,7 +1011,7 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
     rc = kannel_refuse(b, "to", "Receiver number misformed, rejected", rc);
   } else if (!from || from->len == 0) {
     rc = kannel_refuse(b, "from", "Sender missing and no global set, rejected", rc);
-  } else if (parse_sender(&m.src, from->value, from->len)) {
+  } else if (http_codec_parse_sender(&m.src, from->value, from->len)) {
     rc = kannel_refuse(b, "from", "Sender misformed, rejected", rc);
   } else if (!kannel_hint(b->account, param_find(params, n, "account", NULL))) {
     rc = kannel_refuse(b, "account", "Account field misformed or too long, rejected", rc);
@@ -1023,8 +1019,9 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
              !kannel_hint(b->binfo, param_find(params, n, "binfo", NULL))) {
     rc = kannel_refuse(b, "smsc", "SMSC or BInfo field misformed or too long, rejected", rc);
   } else if (dlr_url && dlr_url->len &&
-             (!is_http_url(dlr_url->value, dlr_url->len) || memchr(dlr_url->value, 0, dlr_url->len) ||
-              !(url = arena_string(b, dlr_url->value, dlr_url->len)))) {
+             (!http_codec_is_http_url(dlr_url->value, dlr_url->len) ||
+              memchr(dlr_url->value, 0, dlr_url->len) ||
+              !(url = http_codec_arena_string(b, dlr_url->value, dlr_url->len)))) {
     rc = kannel_refuse(b, "dlr-url", "DLR-URL field misformed, rejected", rc);
   } else if (!kannel_int(param_find(params, n, "dlr-mask", "dlrmask"), 0, DLR_MASK_MAX, &dlr_mask)) {
     rc = kannel_refuse(b, "dlr-mask", "DLR-Mask field misformed, rejected", rc);
@@ -1044,19 +1041,19 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
                           coding, &m)) {
     rc = kannel_refuse(b, "text", "Charset or body misformed, rejected", rc);
   } else {
-    m.dcs = dcs_for(m.coding, (int)mclass);
+    m.dcs = http_codec_dcs_for(m.coding, (int)mclass);
     m.dlr_mask = (uint8_t)(dlr_mask > 0 ? dlr_mask : 0);
     m.pid = (uint8_t)(pid > 0 ? pid : 0);
     m.priority = (uint8_t)(priority > 0 ? priority : 0);
     m.validity = validity > 0 ? -validity * 60 : 0;
     m.deferred = deferred > 0 ? -deferred * 60 : 0;
-    if ((why = payload_check(&m, lim.max_parts, &field, reason, sizeof reason))) {
+    if ((why = http_codec_payload_check(&m, lim.max_parts, &field, reason, sizeof reason))) {
       rc = kannel_refuse(b, field, strcmp(field, "udh") == 0 ? "UDH field misformed, rejected"
                                                                : "Message too long, rejected", rc);
     } else {
       for (size_t i = 0; i < count; i++) {
         m.dst = rcpt[i];
-        add_submit(b, &m, 0, url ? HTTP_CODEC_DLR_GET : HTTP_CODEC_DLR_NONE, url);
+        http_codec_add_submit(b, &m, 0, url ? HTTP_CODEC_DLR_GET : HTTP_CODEC_DLR_NONE, url);
       }
       rc = 0;
     }
@@ -1071,7 +1068,7 @@ const char *http_codec_kannel_answer(const struct http_codec_batch *b,
 {
   size_t first_refused, len;
   bool queued;
-  size_t taken = results_taken(b, results, &first_refused, &queued);
+  size_t taken = http_codec_results_taken(b, results, &first_refused, &queued);
   char to[MSG_ADDR_LEN + 2];
 
   if (taken == b->count) {
@@ -1079,16 +1076,16 @@ const char *http_codec_kannel_answer(const struct http_codec_batch *b,
     return queued ? "3: Queued for later delivery" : "0: Accepted for delivery";
   }
   if (taken == 0) {
-    bool retry = outcome_retry(results[first_refused].outcome);
+    bool retry = http_codec_outcome_retry(results[first_refused].outcome);
     *status = retry ? 503 : 403;
     return retry ? "Temporal failure, try again later." : "Not routable. Do not try again.";
   }
   *status = 500;
   len = (size_t)snprintf(buf, cap, "Sending failed. Failed receivers are:");
   for (size_t i = first_refused; i < b->count && len < cap; i++) {
-    if (outcome_taken(results[i].outcome))
+    if (http_codec_outcome_taken(results[i].outcome))
       continue;
-    addr_text(to, sizeof to, &b->items[i].msg.dst);
+    http_codec_addr_text(to, sizeof to, &b->items[i].msg.dst);
     len += (size_t)snprintf(buf + len, cap - len, " %s", to);
   }
   return buf;
@@ -1201,7 +1198,7 @@ static int dcs_class(uint8_t dcs)
   return -1;
 }
 
-static void time_text(char *dst, size_t cap, int64_t t, const char *fmt)
+void http_codec_time_text(char *dst, size_t cap, int64_t t, const char *fmt)
 {
   struct tm tm;
   time_t tt = (time_t)t;
@@ -1211,7 +1208,7 @@ static void time_text(char *dst, size_t cap, int64_t t, const char *fmt)
 
 /* %A when the caller has none: the receipt text SMPP SMSCs send (an SMSC
  * ack or nack as Kannel reports them). */
-static void receipt_answer(char *dst, size_t cap, const struct http_codec_dlr *d, unsigned type)
+void http_codec_receipt_answer(char *dst, size_t cap, const struct http_codec_dlr *d, unsigned type)
 {
   struct smpp_receipt r;
   const struct msg_receipt *mr = d->receipt;
@@ -1223,8 +1220,8 @@ static void receipt_answer(char *dst, size_t cap, const struct http_codec_dlr *d
   snprintf(r.id, sizeof r.id, "%s", d->smsc_msgid ? d->smsc_msgid : mr->id);
   r.sub = 1;
   r.dlvrd = mr->state == MSG_STATE_DELIVERED;
-  time_text(r.submit_date, sizeof r.submit_date, mr->submit_time, "%y%m%d%H%M");
-  time_text(r.done_date, sizeof r.done_date, mr->done_time, "%y%m%d%H%M");
+  http_codec_time_text(r.submit_date, sizeof r.submit_date, mr->submit_time, "%y%m%d%H%M");
+  http_codec_time_text(r.done_date, sizeof r.done_date, mr->done_time, "%y%m%d%H%M");
   r.state = mr->state;
   r.err = mr->err;
   if (smpp_receipt_format(dst, cap, &r) < 0)
@@ -1244,7 +1241,7 @@ static void put_addr(struct writer *w, const struct msg_addr *a, bool plus_for_0
                      enum http_codec_escape esc)
 {
   char text[MSG_ADDR_LEN + 2];
-  size_t len = addr_text(text, sizeof text, a);
+  size_t len = http_codec_addr_text(text, sizeof text, a);
   if (plus_for_00 && strncmp(text, "00", 2) == 0) {
     text[1] = '+';
     put_value(w, text + 1, len - 1, esc);
@@ -1328,7 +1325,7 @@ static bool put_escape(struct writer *w, char letter, const struct escapes *e, c
     put_string(w, e->user, e->esc);
     return true;
   case 't':
-    time_text(text, sizeof text, e->time, "%Y-%m-%d %H:%M:%S");
+    http_codec_time_text(text, sizeof text, e->time, "%Y-%m-%d %H:%M:%S");
     put_value(w, text, strlen(text), e->esc);
     return true;
   case 'T':
@@ -1354,8 +1351,8 @@ static int expand(char *dst, size_t cap, const char *tmpl, const struct escapes 
     if (e->d->answer)
       snprintf(answer, sizeof answer, "%s", e->d->answer);
     else
-      receipt_answer(answer, sizeof answer, e->d,
-                     e->d->type ? e->d->type : http_codec_dlr_type(e->d->receipt->state));
+      http_codec_receipt_answer(answer, sizeof answer, e->d,
+                                e->d->type ? e->d->type : http_codec_dlr_type(e->d->receipt->state));
   }
   for (const char *t = tmpl; *t && converted && !w.full; t++) {
     const char *next = strchr(t, '%');
@@ -1431,10 +1428,10 @@ int http_codec_dlr_json(char *dst, size_t cap, const struct http_codec_dlr *d)
   if (d->answer)
     snprintf(answer, sizeof answer, "%s", d->answer);
   else
-    receipt_answer(answer, sizeof answer, d, type);
+    http_codec_receipt_answer(answer, sizeof answer, d, type);
   snprintf(id, sizeof id, "%" PRIu64, d->id);
-  addr_text(from, sizeof from, &r->src);
-  addr_text(to, sizeof to, &r->dst);
+  http_codec_addr_text(from, sizeof from, &r->src);
+  http_codec_addr_text(to, sizeof to, &r->dst);
   const char *stat = smpp_state_stat(r->state);
   j = json_pack("{s:s, s:i, s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "id", id, "dlr", (int)type,
                 "status", stat ? stat : "", "err", (int)r->err, "from", from, "to", to, "answer",
