@@ -1,6 +1,6 @@
 /* http_codec_internal.h - what the HTTP codec's files share (http_codec.c
- * defines it; http_json.c uses it). Not an interface: the codec's users
- * include http_codec.h. */
+ * defines it; http_json.c and http_kannel.c use it). Not an interface: the
+ * codec's users include http_codec.h. */
 #ifndef EMG_HTTP_CODEC_INTERNAL_H
 #define EMG_HTTP_CODEC_INTERNAL_H
 
