@@ -1,7 +1,7 @@
-/* http_codec.c - JSON and Kannel submits, their answers, receipt and message
- * templates, and provider answers. See http_codec.h. */
-#include <inttypes.h>
-#include <jansson.h>
+/* http_codec.c - what the HTTP codec's two dialects share: limits, the
+ * batch with its arena and faults, addresses, payloads and their codings,
+ * outcomes, and the texts of receipts. The JSON API is in http_json.c,
+ * Kannel's sendsms and the templates in http_kannel.c. See http_codec.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,7 @@
 #include <strings.h>
 #include <time.h>
 #include "charset.h"
-#include "hexutil.h"
-#include "http_codec.h"
+#include "http_codec_internal.h"
 #include "sms_text.h"
 #include "smpp_receipt.h"
 
@@ -18,20 +17,8 @@
 #define DEFAULT_MAX_RECIPIENTS 1000
 #define ADDR_DIGITS_MAX 20
 #define ALNUM_SENDER_MAX 11
-#define SECONDS_MAX (366 * 86400)      /* validity and deferred: a year is plenty */
-#define DLR_MASK_MAX 31
-#define DEFAULT_JSON_DLR_MASK (HTTP_CODEC_DLR_DELIVERED | HTTP_CODEC_DLR_FAILED)
 
-/* A coding asked for; AUTO picks GSM 7-bit or UCS2 by the text. */
-enum coding_choice {
-  CODING_INVALID = -2,
-  CODING_AUTO = -1,
-  CODING_GSM = SMS_TEXT_GSM7,
-  CODING_8BIT = SMS_TEXT_8BIT,
-  CODING_UCS2 = SMS_TEXT_UCS2
-};
-
-static void limits_resolve(const struct http_codec_limits *in, struct http_codec_limits *out)
+void http_codec_limits_resolve(const struct http_codec_limits *in, struct http_codec_limits *out)
 {
   static const struct http_codec_limits none;
   *out = in ? *in : none;
@@ -45,7 +32,7 @@ static void limits_resolve(const struct http_codec_limits *in, struct http_codec
 
 /* ---- the batch ---- */
 
-static struct http_codec_batch *batch_create(size_t items_cap, size_t arena_cap)
+struct http_codec_batch *http_codec_batch_create(size_t items_cap, size_t arena_cap)
 {
   struct http_codec_batch *b = calloc(1, sizeof *b);
   if (!b)
@@ -80,7 +67,8 @@ static void printable(char *s)
       *s = '?';
 }
 
-static void fault(struct http_codec_batch *b, int message, const char *field, const char *fmt, ...)
+void http_codec_fault_add(struct http_codec_batch *b, int message, const char *field,
+                          const char *fmt, ...)
 {
   if (b->fault_count++ >= HTTP_CODEC_FAULTS_MAX)
     return;
@@ -96,13 +84,13 @@ static void fault(struct http_codec_batch *b, int message, const char *field, co
 }
 
 /* The free end of the arena: converters write there, then commit. */
-static uint8_t *arena_room(const struct http_codec_batch *b, size_t *room)
+uint8_t *http_codec_arena_room(const struct http_codec_batch *b, size_t *room)
 {
   *room = b->arena_cap - b->arena_len;
   return b->arena + b->arena_len;
 }
 
-static const uint8_t *arena_commit(struct http_codec_batch *b, size_t n)
+const uint8_t *http_codec_arena_commit(struct http_codec_batch *b, size_t n)
 {
   const uint8_t *p = b->arena + b->arena_len;
   b->arena_len += n;
@@ -110,15 +98,15 @@ static const uint8_t *arena_commit(struct http_codec_batch *b, size_t n)
 }
 
 /* A NUL-terminated copy in the arena, or NULL when it does not fit. */
-static const char *arena_string(struct http_codec_batch *b, const char *s, size_t n)
+const char *http_codec_arena_string(struct http_codec_batch *b, const char *s, size_t n)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   if (n + 1 > room)
     return NULL;
   memcpy(dst, s, n);
   dst[n] = 0;
-  return (const char *)arena_commit(b, n + 1);
+  return (const char *)http_codec_arena_commit(b, n + 1);
 }
 
 /* ---- addresses ---- */
@@ -136,7 +124,7 @@ static bool is_number(const char *s, size_t len)
 }
 
 /* A recipient: digits, or '+' and digits (international). Returns NULL or why not. */
-static const char *parse_recipient(struct msg_addr *a, const char *s, size_t len)
+const char *http_codec_parse_recipient(struct msg_addr *a, const char *s, size_t len)
 {
   bool plus = len && s[0] == '+';
   if (len == 0 || (plus && len == 1))
@@ -157,12 +145,12 @@ static const char *parse_recipient(struct msg_addr *a, const char *s, size_t len
 }
 
 /* A sender: a number as a recipient, or up to 11 GSM characters. */
-static const char *parse_sender(struct msg_addr *a, const char *s, size_t len)
+const char *http_codec_parse_sender(struct msg_addr *a, const char *s, size_t len)
 {
   if (len == 0)
     return "empty";
   if (is_number(s, len))
-    return parse_recipient(a, s, len);
+    return http_codec_parse_recipient(a, s, len);
   if (memchr(s, 0, len))
     return "holds a NUL";
   int septets = charset_gsm_septets(s, len);
@@ -181,14 +169,14 @@ static const char *parse_sender(struct msg_addr *a, const char *s, size_t len)
 
 /* The address as a client writes it: '+' before an international number
  * (once: a load tool's address may come with its own). */
-static size_t addr_text(char *dst, size_t cap, const struct msg_addr *a)
+size_t http_codec_addr_text(char *dst, size_t cap, const struct msg_addr *a)
 {
   bool plus = a->ton == MSG_TON_INTERNATIONAL && a->addr[0] != '+';
   int n = snprintf(dst, cap, "%s%s", plus ? "+" : "", a->addr);
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-static bool is_http_url(const char *s, size_t len)
+bool http_codec_is_http_url(const char *s, size_t len)
 {
   return (len > 7 && strncasecmp(s, "http://", 7) == 0) ||
          (len > 8 && strncasecmp(s, "https://", 8) == 0);
@@ -198,7 +186,7 @@ static bool is_http_url(const char *s, size_t len)
 
 /* TP-DCS for a coding and a message class (-1: none), in the forms the SMPP
  * and UCP adapters read back. */
-static uint8_t dcs_for(uint8_t coding, int mclass)
+uint8_t http_codec_dcs_for(uint8_t coding, int mclass)
 {
   if (mclass < 0)
     return coding;
@@ -209,11 +197,11 @@ static uint8_t dcs_for(uint8_t coding, int mclass)
 /* Converts UTF-8 text into the arena in the chosen coding (GSM with replace:
  * '?' for characters GSM lacks). Sets m's coding and data. Returns NULL or
  * why not. */
-static const char *utf8_payload(struct http_codec_batch *b, struct msg *m, const char *utf8,
-                                size_t len, enum coding_choice coding, int replace)
+const char *http_codec_utf8_payload(struct http_codec_batch *b, struct msg *m, const char *utf8,
+                                    size_t len, enum coding_choice coding, int replace)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   int n;
   if (coding == CODING_AUTO) {
     n = sms_text_choose_coding(utf8, len);
@@ -240,17 +228,17 @@ static const char *utf8_payload(struct http_codec_batch *b, struct msg *m, const
   if (n < 0)
     return "too long";
   m->coding = (uint8_t)coding;
-  m->data = arena_commit(b, (size_t)n);
+  m->data = http_codec_arena_commit(b, (size_t)n);
   m->data_len = (uint32_t)n;
   return NULL;
 }
 
 /* Octets as the payload in the chosen coding (AUTO: 8-bit). */
-static const char *octet_payload(struct http_codec_batch *b, struct msg *m, const uint8_t *data,
-                                 size_t len, enum coding_choice coding)
+const char *http_codec_octet_payload(struct http_codec_batch *b, struct msg *m, const uint8_t *data,
+                                     size_t len, enum coding_choice coding)
 {
   size_t room;
-  uint8_t *dst = arena_room(b, &room);
+  uint8_t *dst = http_codec_arena_room(b, &room);
   if (coding == CODING_AUTO)
     coding = CODING_8BIT;
   if (coding == CODING_UCS2 && len % 2)
@@ -263,13 +251,13 @@ static const char *octet_payload(struct http_codec_batch *b, struct msg *m, cons
     return "too long";
   memmove(dst, data, len);
   m->coding = (uint8_t)coding;
-  m->data = arena_commit(b, len);
+  m->data = http_codec_arena_commit(b, len);
   m->data_len = (uint32_t)len;
   return NULL;
 }
 
 /* A UDH (UDHL first) whose length agrees with itself. */
-static bool udh_valid(const uint8_t *udh, size_t len)
+bool http_codec_udh_valid(const uint8_t *udh, size_t len)
 {
   struct sms_text_concat concat;
   return len >= 1 && len <= SMS_TEXT_UD_MAX && (size_t)udh[0] + 1 == len &&
@@ -279,8 +267,8 @@ static bool udh_valid(const uint8_t *udh, size_t len)
 /* Whether the payload can go out: its UDH leaves room, and it needs at most
  * max_parts SMS (one when the client's UDH numbers the parts itself).
  * Returns NULL, or the reason with *field set. */
-static const char *payload_check(const struct msg *m, unsigned max_parts, const char **field,
-                                 char *why, size_t why_cap)
+const char *http_codec_payload_check(const struct msg *m, unsigned max_parts, const char **field,
+                                     char *why, size_t why_cap)
 {
   struct sms_text_payload p = { (enum sms_text_coding)m->coding, m->data, m->data_len, m->udh,
                                 m->udh_len };
@@ -303,8 +291,8 @@ static const char *payload_check(const struct msg *m, unsigned max_parts, const 
 }
 
 /* Adds m (its recipient set) as the next submit; the caller sized items. */
-static void add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
-                       enum http_codec_dlr_method method, const char *dlr_url)
+void http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
+                           enum http_codec_dlr_method method, const char *dlr_url)
 {
   struct http_codec_submit *s;
   if (b->count == b->items_cap)
@@ -316,304 +304,7 @@ static void add_submit(struct http_codec_batch *b, const struct msg *m, unsigned
   s->dlr_url = dlr_url;
 }
 
-/* ---- JSON submits ---- */
-
-static enum coding_choice json_coding(json_t *v)
-{
-  if (!v)
-    return CODING_AUTO;
-  if (json_is_integer(v)) {
-    json_int_t i = json_integer_value(v);
-    return i == 0 ? CODING_GSM : i == 1 ? CODING_8BIT : i == 2 ? CODING_UCS2 : CODING_INVALID;
-  }
-  if (!json_is_string(v))
-    return CODING_INVALID;
-  const char *s = json_string_value(v);
-  if (strcasecmp(s, "auto") == 0)
-    return CODING_AUTO;
-  if (strcasecmp(s, "gsm") == 0 || strcasecmp(s, "gsm7") == 0)
-    return CODING_GSM;
-  if (strcasecmp(s, "ucs2") == 0)
-    return CODING_UCS2;
-  if (strcasecmp(s, "binary") == 0 || strcasecmp(s, "8bit") == 0)
-    return CODING_8BIT;
-  return CODING_INVALID;
-}
-
-/* An integer field within [min, max] into *out; a fault otherwise. */
-static void json_int_field(struct http_codec_batch *b, int message, const char *key, json_t *v,
-                           json_int_t min, json_int_t max, json_int_t *out)
-{
-  if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-    fault(b, message, key, "an integer from %" JSON_INTEGER_FORMAT " to %" JSON_INTEGER_FORMAT,
-          min, max);
-  else
-    *out = json_integer_value(v);
-}
-
-static const char *json_string_field(struct http_codec_batch *b, int message, const char *key,
-                                     json_t *v)
-{
-  if (!json_is_string(v)) {
-    fault(b, message, key, "a string");
-    return NULL;
-  }
-  return json_string_value(v);
-}
-
-/* The fields of one message, before its payload and recipients. */
-struct json_fields {
-  json_t *to, *text, *hex, *udh, *coding, *dlr_url, *callback;
-  json_int_t dlr_mask, validity, deferred, mclass, pid, priority;
-  bool has_from;
-};
-
-static void json_read_fields(struct http_codec_batch *b, int index, json_t *o, struct msg *m,
-                             struct json_fields *f)
-{
-  const char *key, *s, *why;
-  json_t *v;
-  json_object_foreach(o, key, v) {
-    if (strcmp(key, "from") == 0) {
-      f->has_from = true;
-      if ((s = json_string_field(b, index, key, v)) &&
-          (why = parse_sender(&m->src, s, json_string_length(v))))
-        fault(b, index, key, "%s", why);
-    } else if (strcmp(key, "to") == 0) {
-      f->to = v;
-    } else if (strcmp(key, "text") == 0) {
-      f->text = json_string_field(b, index, key, v) ? v : NULL;
-    } else if (strcmp(key, "hex") == 0) {
-      f->hex = json_string_field(b, index, key, v) ? v : NULL;
-    } else if (strcmp(key, "udh") == 0) {
-      f->udh = json_string_field(b, index, key, v) ? v : NULL;
-    } else if (strcmp(key, "coding") == 0) {
-      f->coding = v;
-    } else if (strcmp(key, "dlr_url") == 0) {
-      f->dlr_url = json_string_field(b, index, key, v) ? v : NULL;
-    } else if (strcmp(key, "callback") == 0) {
-      f->callback = json_string_field(b, index, key, v) ? v : NULL;
-    } else if (strcmp(key, "dlr_mask") == 0) {
-      json_int_field(b, index, key, v, 0, DLR_MASK_MAX, &f->dlr_mask);
-    } else if (strcmp(key, "validity") == 0) {
-      json_int_field(b, index, key, v, 1, SECONDS_MAX, &f->validity);
-    } else if (strcmp(key, "deferred") == 0) {
-      json_int_field(b, index, key, v, 1, SECONDS_MAX, &f->deferred);
-    } else if (strcmp(key, "mclass") == 0) {
-      json_int_field(b, index, key, v, 0, 3, &f->mclass);
-    } else if (strcmp(key, "pid") == 0) {
-      json_int_field(b, index, key, v, 0, 255, &f->pid);
-    } else if (strcmp(key, "priority") == 0) {
-      json_int_field(b, index, key, v, 0, 3, &f->priority);
-    } else {
-      fault(b, index, key, "unknown field");
-    }
-  }
-}
-
-/* Payload and UDH of one message into m. */
-static void json_payload(struct http_codec_batch *b, int index, const struct json_fields *f,
-                         enum coding_choice coding, struct msg *m)
-{
-  const char *why, *field = f->text ? "text" : "hex";
-  if (f->text) {
-    why = utf8_payload(b, m, json_string_value(f->text), json_string_length(f->text), coding, 0);
-  } else {
-    size_t room, len = json_string_length(f->hex);
-    uint8_t *dst = arena_room(b, &room);
-    int n = len / 2 <= room ? hex_decode(dst, json_string_value(f->hex), len) : -1;
-    why = n < 0 ? "not an even number of hex digits" : octet_payload(b, m, dst, (size_t)n, coding);
-  }
-  if (why) {
-    fault(b, index, field, "%s", why);
-    return;
-  }
-  if (f->udh) {
-    size_t room, len = json_string_length(f->udh);
-    uint8_t *dst = arena_room(b, &room);
-    int n = len / 2 <= room ? hex_decode(dst, json_string_value(f->udh), len) : -1;
-    if (n < 0 || !udh_valid(dst, (size_t)n)) {
-      fault(b, index, "udh", "hex of a UDH whose first octet is its length");
-      return;
-    }
-    m->udh = arena_commit(b, (size_t)n);
-    m->udh_len = (uint16_t)n;
-  }
-}
-
-/* Where the receipts go; NULL URL when nowhere. Returns false after a fault. */
-static bool json_dlr(struct http_codec_batch *b, int index, const struct json_fields *f,
-                     struct msg *m, enum http_codec_dlr_method *method, const char **url)
-{
-  json_t *v = f->dlr_url ? f->dlr_url : f->callback;
-  const char *key = f->dlr_url ? "dlr_url" : "callback";
-  *method = HTTP_CODEC_DLR_NONE;
-  *url = NULL;
-  m->dlr_mask = (uint8_t)(f->dlr_mask >= 0 ? f->dlr_mask : 0);
-  if (!v)
-    return true;
-  if (f->dlr_url && f->callback) {
-    fault(b, index, "callback", "give dlr_url or callback, not both");
-    return false;
-  }
-  if (!is_http_url(json_string_value(v), json_string_length(v)) ||
-      memchr(json_string_value(v), 0, json_string_length(v))) {
-    fault(b, index, key, "an http:// or https:// URL");
-    return false;
-  }
-  if (!(*url = arena_string(b, json_string_value(v), json_string_length(v)))) {
-    fault(b, index, key, "too long");
-    return false;
-  }
-  *method = f->dlr_url ? HTTP_CODEC_DLR_GET : HTTP_CODEC_DLR_POST;
-  if (f->dlr_mask < 0)
-    m->dlr_mask = DEFAULT_JSON_DLR_MASK;
-  return true;
-}
-
-static void json_recipients(struct http_codec_batch *b, int index, json_t *to, const struct msg *m,
-                            enum http_codec_dlr_method method, const char *url)
-{
-  size_t n = json_is_array(to) ? json_array_size(to) : 1;
-  struct msg one = *m;
-  char digits[32];
-  if (n == 0)
-    fault(b, index, "to", "no recipients");
-  for (size_t i = 0; i < n; i++) {
-    json_t *v = json_is_array(to) ? json_array_get(to, i) : to;
-    const char *s = digits, *why;
-    size_t len;
-    if (json_is_string(v)) {
-      s = json_string_value(v);
-      len = json_string_length(v);
-    } else if (json_is_integer(v) && json_integer_value(v) >= 0) {
-      len = (size_t)snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    } else {
-      fault(b, index, "to", "recipient %zu: a string of digits", i);
-      continue;
-    }
-    if ((why = parse_recipient(&one.dst, s, len))) {
-      fault(b, index, "to", "recipient %zu: %s", i, why);
-      continue;
-    }
-    add_submit(b, &one, (unsigned)index, method, url);
-  }
-}
-
-static void json_message(struct http_codec_batch *b, int index, json_t *o,
-                         const struct http_codec_limits *lim)
-{
-  struct json_fields f = { .dlr_mask = -1, .mclass = -1 };
-  struct msg m;
-  size_t faults = b->fault_count;
-  enum coding_choice coding;
-  enum http_codec_dlr_method method;
-  const char *url, *why, *field;
-  char reason[HTTP_CODEC_REASON_LEN];
-
-  if (!json_is_object(o)) {
-    fault(b, index, "", "a message is a JSON object");
-    return;
-  }
-  memset(&m, 0, sizeof m);
-  json_read_fields(b, index, o, &m, &f);
-  if (!f.has_from)
-    fault(b, index, "from", "missing");
-  if (!f.to)
-    fault(b, index, "to", "missing");
-  if (f.text && f.hex)
-    fault(b, index, "hex", "give text or hex, not both");
-  else if (!f.text && !f.hex && !json_object_get(o, "text") && !json_object_get(o, "hex"))
-    fault(b, index, "text", "missing (text or hex)");
-  if ((coding = json_coding(f.coding)) == CODING_INVALID)
-    fault(b, index, "coding", "auto, gsm, ucs2, binary, or 0, 1, 2");
-  if (b->fault_count != faults)
-    return;
-  json_payload(b, index, &f, coding, &m);
-  if (b->fault_count != faults || !json_dlr(b, index, &f, &m, &method, &url))
-    return;
-  m.dcs = dcs_for(m.coding, (int)f.mclass);
-  if ((why = payload_check(&m, lim->max_parts, &field, reason, sizeof reason))) {
-    fault(b, index, field, "%s", why);
-    return;
-  }
-  m.validity = -f.validity;
-  m.deferred = -f.deferred;
-  m.pid = (uint8_t)f.pid;
-  m.priority = (uint8_t)f.priority;
-  json_recipients(b, index, f.to, &m, method, url);
-}
-
-/* The message list of a body: the array, {"messages": array}, or the one object. */
-static json_t *json_messages(json_t *root, bool *single)
-{
-  json_t *list;
-  *single = false;
-  if (json_is_array(root))
-    return root;
-  if (!json_is_object(root))
-    return NULL;
-  list = json_object_get(root, "messages");
-  if (list)
-    return json_is_array(list) ? list : NULL;
-  *single = true;
-  return root;
-}
-
-int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_t len,
-                          const struct http_codec_limits *lim_in)
-{
-  struct http_codec_limits lim;
-  struct http_codec_batch *b = NULL;
-  json_error_t jerr;
-  json_t *root, *list;
-  size_t messages = 0, recipients = 0;
-  bool single;
-  int rc = HTTP_CODEC_E_INVALID;
-
-  limits_resolve(lim_in, &lim);
-  *out = NULL;
-  root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-  list = root ? json_messages(root, &single) : NULL;
-  if (list) {
-    messages = single ? 1 : json_array_size(list);
-    for (size_t i = 0; i < messages && recipients <= lim.max_recipients; i++) {
-      json_t *to = json_object_get(single ? list : json_array_get(list, i), "to");
-      recipients += json_is_array(to) ? json_array_size(to) : 1;
-    }
-  }
-  bool too_large = messages > lim.max_messages || recipients > lim.max_recipients;
-  /* Every payload is at most twice its text in the body (UCS2 of ASCII);
-   * URLs are copied with a NUL. */
-  b = batch_create(too_large ? 0 : recipients, too_large ? 0 : 2 * len + 2 * messages + 64);
-  if (!b) {
-    rc = HTTP_CODEC_E_NOMEM;
-    goto out;
-  }
-  if (!root) {
-    fault(b, -1, "", "not JSON: %s (line %d, column %d)", jerr.text, jerr.line, jerr.column);
-  } else if (!list) {
-    fault(b, -1, "", "expected a message object, an array of them, or {\"messages\": [...]}");
-  } else if (messages == 0) {
-    fault(b, -1, "messages", "no messages");
-  } else if (too_large) {
-    fault(b, -1, "messages", "at most %u messages and %u recipients in one request",
-          lim.max_messages, lim.max_recipients);
-    rc = HTTP_CODEC_E_TOO_LARGE;
-  } else {
-    for (size_t i = 0; i < messages; i++)
-      json_message(b, (int)i, single ? list : json_array_get(list, i), &lim);
-    rc = b->fault_count ? HTTP_CODEC_E_INVALID : 0;
-  }
-  if (rc != 0)
-    b->count = 0;
-  *out = b;
-out:
-  json_decref(root);
-  return rc;
-}
-
-/* ---- answers ---- */
+/* ---- outcomes ---- */
 
 const char *http_codec_outcome_text(enum http_codec_outcome o)
 {
@@ -628,25 +319,25 @@ const char *http_codec_outcome_text(enum http_codec_outcome o)
   return "unknown";
 }
 
-static bool outcome_taken(enum http_codec_outcome o)
+bool http_codec_outcome_taken(enum http_codec_outcome o)
 {
   return o == HTTP_CODEC_ACCEPTED || o == HTTP_CODEC_QUEUED;
 }
 
-static bool outcome_retry(enum http_codec_outcome o)
+bool http_codec_outcome_retry(enum http_codec_outcome o)
 {
   return o == HTTP_CODEC_THROTTLED || o == HTTP_CODEC_TEMPORARY;
 }
 
 /* How many submits were taken; *first_refused the first that was not (or count). */
-static size_t results_taken(const struct http_codec_batch *b, const struct http_codec_result *r,
-                            size_t *first_refused, bool *queued)
+size_t http_codec_results_taken(const struct http_codec_batch *b, const struct http_codec_result *r,
+                                size_t *first_refused, bool *queued)
 {
   size_t taken = 0;
   *first_refused = b->count;
   *queued = false;
   for (size_t i = 0; i < b->count; i++) {
-    if (outcome_taken(r[i].outcome)) {
+    if (http_codec_outcome_taken(r[i].outcome)) {
       taken++;
       *queued |= r[i].outcome == HTTP_CODEC_QUEUED;
     } else if (*first_refused == b->count) {
@@ -656,726 +347,7 @@ static size_t results_taken(const struct http_codec_batch *b, const struct http_
   return taken;
 }
 
-char *http_codec_json_answer(const struct http_codec_batch *b, const struct http_codec_result *results,
-                             unsigned *status)
-{
-  json_t *root = json_object(), *list = json_array();
-  char *text = NULL, to[MSG_ADDR_LEN + 2], id[24];
-  size_t first_refused, taken = 0;
-  bool queued, ok = root && list;
-
-  if (!ok)
-    goto out;
-  taken = results_taken(b, results, &first_refused, &queued);
-  for (size_t i = 0; i < b->count && ok; i++) {
-    const struct http_codec_result *r = &results[i];
-    addr_text(to, sizeof to, &b->items[i].msg.dst);
-    json_t *e = json_pack("{s:I, s:s, s:s}", "message", (json_int_t)b->items[i].message, "to", to,
-                          "status", outcome_taken(r->outcome) ? (r->outcome == HTTP_CODEC_QUEUED ? "queued" : "accepted")
-                                                              : "refused");
-    if (e && outcome_taken(r->outcome)) {
-      snprintf(id, sizeof id, "%" PRIu64, r->id);
-      ok = json_object_set_new(e, "id", json_string(id)) == 0;
-    } else if (e) {
-      ok = json_object_set_new(e, "error", json_string(http_codec_outcome_text(r->outcome))) == 0 &&
-           json_object_set_new(e, "retry", json_boolean(outcome_retry(r->outcome))) == 0;
-    }
-    ok = ok && json_array_append_new(list, e) == 0;
-  }
-  ok = ok && json_object_set_new(root, "accepted", json_integer((json_int_t)taken)) == 0 &&
-       json_object_set_new(root, "refused", json_integer((json_int_t)(b->count - taken))) == 0 &&
-       json_object_set(root, "messages", list) == 0;
-  if (ok)
-    text = json_dumps(root, JSON_COMPACT);
-  if (taken == b->count)
-    *status = 202;
-  else if (taken)
-    *status = 207;
-  else if (results[first_refused].outcome == HTTP_CODEC_THROTTLED)
-    *status = 429;
-  else if (results[first_refused].outcome == HTTP_CODEC_TEMPORARY)
-    *status = 503;
-  else
-    *status = 400;
-out:
-  json_decref(list);
-  json_decref(root);
-  return text;
-}
-
-char *http_codec_json_faults(const struct http_codec_batch *b)
-{
-  json_t *root = json_pack("{s:s, s:I}", "error", "invalid request", "fault_count",
-                           (json_int_t)b->fault_count);
-  json_t *list = json_array();
-  char *text = NULL;
-  bool ok = root && list;
-  size_t kept = b->fault_count < HTTP_CODEC_FAULTS_MAX ? b->fault_count : HTTP_CODEC_FAULTS_MAX;
-  for (size_t i = 0; i < kept && ok; i++) {
-    const struct http_codec_fault *f = &b->faults[i];
-    ok = json_array_append_new(list, json_pack("{s:i, s:s, s:s}", "message", f->message, "field",
-                                               f->field, "reason", f->reason)) == 0;
-  }
-  if (ok && json_object_set(root, "faults", list) == 0)
-    text = json_dumps(root, JSON_COMPACT);
-  json_decref(list);
-  json_decref(root);
-  return text;
-}
-
-char *http_codec_json_error(const char *error)
-{
-  json_t *root = json_pack("{s:s}", "error", error);
-  char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
-  json_decref(root);
-  return text;
-}
-
-/* ---- Kannel sendsms ---- */
-
-static size_t form_decode(char *s, size_t n)
-{
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c == '+') {
-      c = ' ';
-    } else if (c == '%' && i + 2 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      c = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
-      i += 2;
-    }
-    s[o++] = c;
-  }
-  return o;
-}
-
-int http_codec_form_parse(char *text, size_t len, struct http_codec_param *params, size_t cap)
-{
-  size_t n = 0, i = 0;
-  while (i < len) {
-    size_t end = i, eq;
-    while (end < len && text[end] != '&')
-      end++;
-    for (eq = i; eq < end && text[eq] != '='; eq++)
-      ;
-    if (end > i) {
-      if (n == cap)
-        return HTTP_CODEC_E_SPACE;
-      /* Decoding only shrinks, and each NUL lands on the '=' or '&' (or
-       * text[len]) that ended what it terminates. */
-      size_t name_len = form_decode(text + i, eq - i);
-      size_t value_len = eq < end ? form_decode(text + eq + 1, end - eq - 1) : 0;
-      text[i + name_len] = 0;
-      char *value = eq < end ? text + eq + 1 : text + i + name_len;
-      value[value_len] = 0;
-      params[n++] = (struct http_codec_param){ text + i, value, value_len };
-    }
-    i = end + 1;
-  }
-  return (int)n;
-}
-
-const char *http_codec_kannel_header_param(const char *header)
-{
-  static const char *const map[][2] = {
-    { "Username", "username" }, { "Password", "password" }, { "From", "from" },
-    { "To", "to" },             { "UDH", "udh" },           { "SMSC", "smsc" },
-    { "MClass", "mclass" },     { "MWI", "mwi" },           { "Coding", "coding" },
-    { "Compress", "compress" }, { "Validity", "validity" }, { "Deferred", "deferred" },
-    { "DLR-Mask", "dlr-mask" }, { "DLR-Url", "dlr-url" },   { "Account", "account" },
-    { "PID", "pid" },           { "Alt-DCS", "alt-dcs" },   { "BInfo", "binfo" },
-    { "RPI", "rpi" },           { "Priority", "priority" },
-  };
-  if (strncasecmp(header, "X-Kannel-", 9) != 0)
-    return NULL;
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (strcasecmp(header + 9, map[i][0]) == 0)
-      return map[i][1];
-  return NULL;
-}
-
-/* The first parameter called name, else the first called alt. */
-static const struct http_codec_param *param_find(const struct http_codec_param *p, size_t n,
-                                                 const char *name, const char *alt)
-{
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(p[i].name, name) == 0)
-      return &p[i];
-  for (size_t i = 0; alt && i < n; i++)
-    if (strcmp(p[i].name, alt) == 0)
-      return &p[i];
-  return NULL;
-}
-
-static bool copy_credential(char dst[MSG_USER_LEN], const struct http_codec_param *p)
-{
-  if (!p || p->len >= MSG_USER_LEN || memchr(p->value, 0, p->len))
-    return false;
-  memcpy(dst, p->value, p->len + 1);
-  return true;
-}
-
-int http_codec_kannel_credentials(const struct http_codec_param *params, size_t n,
-                                  char user[MSG_USER_LEN], char password[MSG_USER_LEN])
-{
-  if (copy_credential(user, param_find(params, n, "username", "user")) &&
-      copy_credential(password, param_find(params, n, "password", "pass")))
-    return 0;
-  return -1;
-}
-
-/* Kannel's integers: absent (or its "undefined", -1) is -1; otherwise
- * decimal digits within [min, max]. Returns false when misformed. */
-static bool kannel_int(const struct http_codec_param *p, long min, long max, long *out)
-{
-  long v = 0;
-  *out = -1;
-  if (!p || (p->len == 2 && memcmp(p->value, "-1", 2) == 0))
-    return true;
-  if (p->len == 0 || p->len > 9)
-    return false;
-  for (size_t i = 0; i < p->len; i++) {
-    if (p->value[i] < '0' || p->value[i] > '9')
-      return false;
-    v = v * 10 + (p->value[i] - '0');
-  }
-  *out = v;
-  return v >= min && v <= max;
-}
-
-static int kannel_refuse(struct http_codec_batch *b, const char *field, const char *answer, int rc)
-{
-  b->kannel_status = 400;
-  b->kannel_answer = answer;
-  b->count = 0;
-  fault(b, -1, field, "%s", answer);
-  return rc;
-}
-
-/* Splits "to" into recipients (spaces between them, as Kannel does). Returns
- * how many there are; with out, parses them (false on the first bad one). */
-static size_t kannel_words(const struct http_codec_param *to, struct msg_addr *out, bool *ok)
-{
-  size_t n = 0, i = 0;
-  *ok = true;
-  while (i < to->len) {
-    while (i < to->len && (to->value[i] == ' ' || to->value[i] == '\t'))
-      i++;
-    size_t start = i;
-    while (i < to->len && to->value[i] != ' ' && to->value[i] != '\t')
-      i++;
-    if (i == start)
-      break;
-    if (out && parse_recipient(&out[n], to->value + start, i - start))
-      *ok = false;
-    n++;
-  }
-  return n;
-}
-
-/* The UDH as raw octets (sendsms GET) or as hex (X-Kannel-UDH). */
-static bool kannel_udh(struct http_codec_batch *b, const struct http_codec_param *p, struct msg *m)
-{
-  size_t room;
-  uint8_t *dst = arena_room(b, &room);
-  int n = -1;
-  if (udh_valid((const uint8_t *)p->value, p->len) && p->len <= room) {
-    memcpy(dst, p->value, p->len);
-    n = (int)p->len;
-  } else if (p->len / 2 <= room) {
-    n = hex_decode(dst, p->value, p->len);
-  }
-  if (n < 0 || !udh_valid(dst, (size_t)n))
-    return false;
-  m->udh = arena_commit(b, (size_t)n);
-  m->udh_len = (uint16_t)n;
-  return true;
-}
-
-enum kannel_charset { CHARSET_DEFAULT, CHARSET_UTF8, CHARSET_LATIN1, CHARSET_UTF16BE, CHARSET_OTHER };
-
-static enum kannel_charset kannel_charset(const struct http_codec_param *p)
-{
-  static const struct {
-    const char *name;
-    enum kannel_charset cs;
-  } names[] = {
-    { "UTF-8", CHARSET_UTF8 },        { "UTF8", CHARSET_UTF8 },           { "US-ASCII", CHARSET_UTF8 },
-    { "ASCII", CHARSET_UTF8 },        { "ISO-8859-1", CHARSET_LATIN1 },   { "ISO8859-1", CHARSET_LATIN1 },
-    { "LATIN1", CHARSET_LATIN1 },     { "UTF-16BE", CHARSET_UTF16BE },    { "UCS-2", CHARSET_UTF16BE },
-    { "UCS2", CHARSET_UTF16BE },      { "UCS-2BE", CHARSET_UTF16BE },
-  };
-  if (!p || p->len == 0)
-    return CHARSET_DEFAULT;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcasecmp(p->value, names[i].name) == 0)
-      return names[i].cs;
-  return CHARSET_OTHER;
-}
-
-/* The text into the payload: first into UTF-8 from its charset (UTF-16BE
- * with coding 2 goes as it is), then into the coding. Returns false when
- * the charset or the text is not usable. */
-static bool kannel_text(struct http_codec_batch *b, const struct http_codec_param *text,
-                        const struct http_codec_param *charset_param, long coding, struct msg *m)
-{
-  enum kannel_charset cs = kannel_charset(charset_param);
-  const char *value = text ? text->value : "";
-  size_t len = text ? text->len : 0;
-  char *utf8 = NULL;
-  int n;
-  bool ok = false;
-
-  if (cs == CHARSET_OTHER)
-    return false;
-  if (coding == 1 || (coding == -1 && m->udh_len))
-    return octet_payload(b, m, (const uint8_t *)value, len, CODING_8BIT) == NULL;
-  if (coding == 2 && (cs == CHARSET_DEFAULT || cs == CHARSET_UTF16BE))
-    cs = CHARSET_UTF16BE;
-  else if (cs == CHARSET_DEFAULT)
-    cs = CHARSET_UTF8;
-  /* UTF-8 of Latin-1 or UCS2 is at most twice as long. */
-  if (cs != CHARSET_UTF8 && !(utf8 = malloc(2 * len + 1)))
-    return false;
-  switch (cs) {
-  case CHARSET_LATIN1:
-    n = charset_latin1_to_utf8(utf8, 2 * len + 1, (const uint8_t *)value, len);
-    break;
-  case CHARSET_UTF16BE:
-    n = charset_ucs2_to_utf8(utf8, 2 * len + 1, (const uint8_t *)value, len);
-    break;
-  default:
-    n = (int)len;
-  }
-  if (n < 0)
-    goto out;
-  if (coding == 2 && cs == CHARSET_UTF16BE)
-    ok = octet_payload(b, m, (const uint8_t *)value, len, CODING_UCS2) == NULL;
-  else
-    ok = utf8_payload(b, m, utf8 ? utf8 : value, (size_t)n,
-                      coding == 0 ? CODING_GSM : coding == 2 ? CODING_UCS2 : CODING_AUTO, 1) == NULL;
-out:
-  free(utf8);
-  return ok;
-}
-
-/* A hint copied into dst; false when too long or holding what Kannel
- * refuses in an account ('[', ']', CR, LF, NUL). */
-static bool kannel_hint(char dst[HTTP_CODEC_NAME_LEN], const struct http_codec_param *p)
-{
-  if (!p)
-    return true;
-  if (p->len >= HTTP_CODEC_NAME_LEN || strcspn(p->value, "[]\r\n") != p->len)
-    return false;
-  memcpy(dst, p->value, p->len + 1);
-  return true;
-}
-
-int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_codec_param *params,
-                            size_t n, const struct http_codec_limits *lim_in)
-{
-  struct http_codec_limits lim;
-  const struct http_codec_param *to = param_find(params, n, "to", NULL);
-  const struct http_codec_param *from = param_find(params, n, "from", NULL);
-  const struct http_codec_param *udh = param_find(params, n, "udh", NULL);
-  const struct http_codec_param *dlr_url = param_find(params, n, "dlr-url", "dlrurl");
-  struct http_codec_batch *b;
-  struct msg_addr *rcpt = NULL;
-  struct msg m;
-  size_t total = 0, count;
-  long dlr_mask, mclass, pid, coding, validity, deferred, priority;
-  const char *url = NULL, *field, *why;
-  char reason[HTTP_CODEC_REASON_LEN];
-  bool ok;
-  int rc = HTTP_CODEC_E_INVALID;
-
-  limits_resolve(lim_in, &lim);
-  for (size_t i = 0; i < n; i++)
-    total += params[i].len;
-  count = to ? kannel_words(to, NULL, &ok) : 0;
-  *out = b = batch_create(count <= lim.max_recipients ? count : 0, 2 * total + 64);
-  if (!b)
-    return HTTP_CODEC_E_NOMEM;
-  memset(&m, 0, sizeof m);
-  if (!to)
-    return kannel_refuse(b, "to", "Missing receiver number, rejected", rc);
-  if (count == 0)
-    return kannel_refuse(b, "to", "Empty receiver number not allowed, rejected", rc);
-  if (count > lim.max_recipients)
-    return kannel_refuse(b, "to", "Too many receivers, rejected", HTTP_CODEC_E_TOO_LARGE);
-  if (udh && udh->len && !kannel_udh(b, udh, &m))
-    return kannel_refuse(b, "udh", "UDH field misformed, rejected", rc);
-  if (!(rcpt = malloc(count * sizeof *rcpt))) {
-    *out = NULL;
-    http_codec_batch_free(b);
-    return HTTP_CODEC_E_NOMEM;
-  }
-  kannel_words(to, rcpt, &ok);
-  if (!ok) {
-    rc = kannel_refuse(b, "to", "Receiver number misformed, rejected", rc);
-  } else if (!from || from->len == 0) {
-    rc = kannel_refuse(b, "from", "Sender missing and no global set, rejected", rc);
-  } else if (parse_sender(&m.src, from->value, from->len)) {
-    rc = kannel_refuse(b, "from", "Sender misformed, rejected", rc);
-  } else if (!kannel_hint(b->account, param_find(params, n, "account", NULL))) {
-    rc = kannel_refuse(b, "account", "Account field misformed or too long, rejected", rc);
-  } else if (!kannel_hint(b->smsc, param_find(params, n, "smsc", NULL)) ||
-             !kannel_hint(b->binfo, param_find(params, n, "binfo", NULL))) {
-    rc = kannel_refuse(b, "smsc", "SMSC or BInfo field misformed or too long, rejected", rc);
-  } else if (dlr_url && dlr_url->len &&
-             (!is_http_url(dlr_url->value, dlr_url->len) || memchr(dlr_url->value, 0, dlr_url->len) ||
-              !(url = arena_string(b, dlr_url->value, dlr_url->len)))) {
-    rc = kannel_refuse(b, "dlr-url", "DLR-URL field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "dlr-mask", "dlrmask"), 0, DLR_MASK_MAX, &dlr_mask)) {
-    rc = kannel_refuse(b, "dlr-mask", "DLR-Mask field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "mclass", NULL), 0, 3, &mclass)) {
-    rc = kannel_refuse(b, "mclass", "MClass field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "pid", NULL), 0, 255, &pid)) {
-    rc = kannel_refuse(b, "pid", "PID field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "coding", NULL), 0, 2, &coding)) {
-    rc = kannel_refuse(b, "coding", "Coding field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "validity", NULL), 0, SECONDS_MAX / 60, &validity)) {
-    rc = kannel_refuse(b, "validity", "Validity field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "deferred", NULL), 0, SECONDS_MAX / 60, &deferred)) {
-    rc = kannel_refuse(b, "deferred", "Deferred field misformed, rejected", rc);
-  } else if (!kannel_int(param_find(params, n, "priority", NULL), 0, 3, &priority)) {
-    rc = kannel_refuse(b, "priority", "Priority field misformed, rejected", rc);
-  } else if (!kannel_text(b, param_find(params, n, "text", NULL), param_find(params, n, "charset", NULL),
-                          coding, &m)) {
-    rc = kannel_refuse(b, "text", "Charset or body misformed, rejected", rc);
-  } else {
-    m.dcs = dcs_for(m.coding, (int)mclass);
-    m.dlr_mask = (uint8_t)(dlr_mask > 0 ? dlr_mask : 0);
-    m.pid = (uint8_t)(pid > 0 ? pid : 0);
-    m.priority = (uint8_t)(priority > 0 ? priority : 0);
-    m.validity = validity > 0 ? -validity * 60 : 0;
-    m.deferred = deferred > 0 ? -deferred * 60 : 0;
-    if ((why = payload_check(&m, lim.max_parts, &field, reason, sizeof reason))) {
-      rc = kannel_refuse(b, field, strcmp(field, "udh") == 0 ? "UDH field misformed, rejected"
-                                                               : "Message too long, rejected", rc);
-    } else {
-      for (size_t i = 0; i < count; i++) {
-        m.dst = rcpt[i];
-        add_submit(b, &m, 0, url ? HTTP_CODEC_DLR_GET : HTTP_CODEC_DLR_NONE, url);
-      }
-      rc = 0;
-    }
-  }
-  free(rcpt);
-  return rc;
-}
-
-const char *http_codec_kannel_answer(const struct http_codec_batch *b,
-                                     const struct http_codec_result *results, unsigned *status,
-                                     char *buf, size_t cap)
-{
-  size_t first_refused, len;
-  bool queued;
-  size_t taken = results_taken(b, results, &first_refused, &queued);
-  char to[MSG_ADDR_LEN + 2];
-
-  if (taken == b->count) {
-    *status = 202;
-    return queued ? "3: Queued for later delivery" : "0: Accepted for delivery";
-  }
-  if (taken == 0) {
-    bool retry = outcome_retry(results[first_refused].outcome);
-    *status = retry ? 503 : 403;
-    return retry ? "Temporal failure, try again later." : "Not routable. Do not try again.";
-  }
-  *status = 500;
-  len = (size_t)snprintf(buf, cap, "Sending failed. Failed receivers are:");
-  for (size_t i = first_refused; i < b->count && len < cap; i++) {
-    if (outcome_taken(results[i].outcome))
-      continue;
-    addr_text(to, sizeof to, &b->items[i].msg.dst);
-    len += (size_t)snprintf(buf + len, cap - len, " %s", to);
-  }
-  return buf;
-}
-
-/* ---- templates ---- */
-
-struct writer {
-  char *dst;
-  size_t cap;
-  size_t len;
-  bool full;
-};
-
-/* Appends as it stands; always leaves room for the NUL. */
-static void put_raw(struct writer *w, const void *s, size_t n)
-{
-  if (w->full || n >= w->cap - w->len) {
-    w->full = true;
-    return;
-  }
-  memcpy(w->dst + w->len, s, n);
-  w->len += n;
-}
-
-static bool url_unreserved(uint8_t c)
-{
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.' || c == '~';
-}
-
-/* Appends a value, %-encoded or JSON-string-escaped. */
-static void put_value(struct writer *w, const void *v, size_t n, enum http_codec_escape esc)
-{
-  static const char hexd[] = "0123456789ABCDEF";
-  const uint8_t *p = v;
-  for (size_t i = 0; i < n && !w->full; i++) {
-    uint8_t c = p[i];
-    char e[6];
-    if (esc == HTTP_CODEC_ESC_URL ? url_unreserved(c) : (c >= 0x20 && c != '"' && c != '\\')) {
-      put_raw(w, &c, 1);
-    } else if (esc == HTTP_CODEC_ESC_URL) {
-      put_raw(w, (char[]){ '%', hexd[c >> 4], hexd[c & 15] }, 3);
-    } else if (c == '"' || c == '\\') {
-      put_raw(w, (char[]){ '\\', (char)c }, 2);
-    } else {
-      memcpy(e, "\\u00", 4);
-      e[4] = hexd[c >> 4];
-      e[5] = hexd[c & 15];
-      put_raw(w, e, 6);
-    }
-  }
-}
-
-static void put_hex(struct writer *w, const uint8_t *p, size_t n)
-{
-  char chunk[256];
-  for (size_t i = 0; i < n; i += sizeof chunk / 2) {
-    size_t k = n - i < sizeof chunk / 2 ? n - i : sizeof chunk / 2;
-    put_raw(w, chunk, hex_encode(chunk, p + i, k));
-  }
-}
-
-/* The payload as UTF-8 text, converted a piece at a time so that no buffer
- * has to hold a 64 KiB payload; a piece never ends inside an escape pair or
- * a surrogate pair. Returns false when the payload does not convert. */
-static bool put_text(struct writer *w, const struct msg *m, enum http_codec_escape esc)
-{
-  char utf8[1024];
-  size_t i = 0;
-  while (i < m->data_len && !w->full) {
-    size_t end = i;
-    int n;
-    if (m->coding == SMS_TEXT_GSM7) {
-      while (end < m->data_len && end - i < 300)
-        end += m->data[end] == 0x1B && end + 1 < m->data_len ? 2 : 1;
-      n = charset_gsm_to_utf8(utf8, sizeof utf8, m->data + i, end - i);
-    } else {
-      while (end + 1 < m->data_len && end - i < 300)
-        end += m->data[end] >= 0xD8 && m->data[end] <= 0xDB && end + 3 < m->data_len ? 4 : 2;
-      if (end == i)
-        return false;
-      n = charset_ucs2_to_utf8(utf8, sizeof utf8, m->data + i, end - i);
-    }
-    if (n < 0)
-      return false;
-    put_value(w, utf8, (size_t)n, esc);
-    i = end;
-  }
-  return true;
-}
-
-static void put_number(struct writer *w, int64_t v)
-{
-  char num[24];
-  put_raw(w, num, (size_t)snprintf(num, sizeof num, "%" PRId64, v));
-}
-
-/* Kannel's coding numbers: 0 GSM, 1 8-bit, 2 UCS2. */
-static int kannel_coding(uint8_t coding)
-{
-  return coding == SMS_TEXT_UCS2 ? 2 : coding == SMS_TEXT_8BIT ? 1 : 0;
-}
-
-/* The message class a DCS carries, or -1. */
-static int dcs_class(uint8_t dcs)
-{
-  if ((dcs & 0xF0) == 0xF0 || (dcs & 0xD0) == 0x10)
-    return dcs & 0x03;
-  return -1;
-}
-
-static void time_text(char *dst, size_t cap, int64_t t, const char *fmt)
-{
-  struct tm tm;
-  time_t tt = (time_t)t;
-  if (!gmtime_r(&tt, &tm) || strftime(dst, cap, fmt, &tm) == 0)
-    dst[0] = 0;
-}
-
-/* %A when the caller has none: the receipt text SMPP SMSCs send (an SMSC
- * ack or nack as Kannel reports them). */
-static void receipt_answer(char *dst, size_t cap, const struct http_codec_dlr *d, unsigned type)
-{
-  struct smpp_receipt r;
-  const struct msg_receipt *mr = d->receipt;
-  if (type == HTTP_CODEC_DLR_SMSC_ACK || type == HTTP_CODEC_DLR_SMSC_NACK) {
-    snprintf(dst, cap, "%s/%u/", type == HTTP_CODEC_DLR_SMSC_ACK ? "ACK" : "NACK", mr->err);
-    return;
-  }
-  memset(&r, 0, sizeof r);
-  snprintf(r.id, sizeof r.id, "%s", d->smsc_msgid ? d->smsc_msgid : mr->id);
-  r.sub = 1;
-  r.dlvrd = mr->state == MSG_STATE_DELIVERED;
-  time_text(r.submit_date, sizeof r.submit_date, mr->submit_time, "%y%m%d%H%M");
-  time_text(r.done_date, sizeof r.done_date, mr->done_time, "%y%m%d%H%M");
-  r.state = mr->state;
-  r.err = mr->err;
-  if (smpp_receipt_format(dst, cap, &r) < 0)
-    dst[0] = 0;
-}
-
-/* Where escapes take their values: a message or a receipt. */
-struct escapes {
-  const struct msg *m;
-  const struct http_codec_dlr *d;
-  const char *smsc, *user;
-  int64_t time;
-  enum http_codec_escape esc;
-};
-
-static void put_addr(struct writer *w, const struct msg_addr *a, bool plus_for_00,
-                     enum http_codec_escape esc)
-{
-  char text[MSG_ADDR_LEN + 2];
-  size_t len = addr_text(text, sizeof text, a);
-  if (plus_for_00 && strncmp(text, "00", 2) == 0) {
-    text[1] = '+';
-    put_value(w, text + 1, len - 1, esc);
-  } else {
-    put_value(w, text, len, esc);
-  }
-}
-
-static void put_string(struct writer *w, const char *s, enum http_codec_escape esc)
-{
-  if (s)
-    put_value(w, s, strlen(s), esc);
-}
-
-/* One escape (the letter after '%'). Returns false when the payload does not convert. */
-static bool put_escape(struct writer *w, char letter, const struct escapes *e, const char *answer)
-{
-  const struct msg *m = e->m;
-  const struct msg_receipt *r = e->d ? e->d->receipt : NULL;
-  char text[32];
-  int mclass;
-  switch (letter) {
-  case 'p':
-  case 'q':
-    put_addr(w, r ? &r->dst : &m->dst, letter == 'q', e->esc);
-    return true;
-  case 'P':
-  case 'Q':
-    put_addr(w, r ? &r->src : &m->src, letter == 'Q', e->esc);
-    return true;
-  case 'b':
-    if (r) {
-      put_string(w, answer, e->esc);
-    } else if (m->coding == SMS_TEXT_8BIT && e->esc == HTTP_CODEC_ESC_JSON) {
-      put_hex(w, m->data, m->data_len);
-    } else if (m->coding == SMS_TEXT_8BIT) {
-      put_value(w, m->data, m->data_len, e->esc);
-    } else {
-      return put_text(w, m, e->esc);
-    }
-    return true;
-  case 'h':
-    if (m)
-      put_hex(w, m->data, m->data_len);
-    return true;
-  case 'u':
-    if (m && e->esc == HTTP_CODEC_ESC_JSON)
-      put_hex(w, m->udh, m->udh_len);
-    else if (m)
-      put_value(w, m->udh, m->udh_len, e->esc);
-    return true;
-  case 'c':
-    if (m)
-      put_number(w, kannel_coding(m->coding));
-    return true;
-  case 'C':
-    if (m)
-      put_string(w, m->coding == SMS_TEXT_8BIT ? "8-BIT" : "UTF-8", e->esc);
-    return true;
-  case 'm':
-    if (m && (mclass = dcs_class(m->dcs)) >= 0)
-      put_number(w, mclass);
-    return true;
-  case 'd':
-    put_number(w, r ? (e->d->type ? e->d->type : http_codec_dlr_type(r->state)) : m->dlr_mask);
-    return true;
-  case 'A':
-    put_string(w, r ? answer : NULL, e->esc);
-    return true;
-  case 'F':
-    put_string(w, r ? e->d->smsc_msgid : NULL, e->esc);
-    return true;
-  case 'I':
-    snprintf(text, sizeof text, "%" PRIu64, r ? e->d->id : m->id);
-    put_raw(w, text, strlen(text));
-    return true;
-  case 'i':
-    put_string(w, e->smsc, e->esc);
-    return true;
-  case 'n':
-    put_string(w, e->user, e->esc);
-    return true;
-  case 't':
-    time_text(text, sizeof text, e->time, "%Y-%m-%d %H:%M:%S");
-    put_value(w, text, strlen(text), e->esc);
-    return true;
-  case 'T':
-    put_number(w, e->time);
-    return true;
-  case '%':
-    put_raw(w, "%", 1);
-    return true;
-  default:
-    put_raw(w, (char[]){ '%', letter }, 2);
-    return true;
-  }
-}
-
-static int expand(char *dst, size_t cap, const char *tmpl, const struct escapes *e)
-{
-  struct writer w = { dst, cap, 0, false };
-  char answer[256] = "";
-  bool converted = true;
-  if (cap == 0)
-    return HTTP_CODEC_E_SPACE;
-  if (e->d && strpbrk(tmpl, "Ab")) {
-    if (e->d->answer)
-      snprintf(answer, sizeof answer, "%s", e->d->answer);
-    else
-      receipt_answer(answer, sizeof answer, e->d,
-                     e->d->type ? e->d->type : http_codec_dlr_type(e->d->receipt->state));
-  }
-  for (const char *t = tmpl; *t && converted && !w.full; t++) {
-    const char *next = strchr(t, '%');
-    if (!next) {
-      put_raw(&w, t, strlen(t));
-      break;
-    }
-    put_raw(&w, t, (size_t)(next - t));
-    t = next;
-    if (!t[1]) {
-      put_raw(&w, "%", 1);
-      break;
-    }
-    converted = put_escape(&w, *++t, e, answer);
-  }
-  dst[w.len] = 0;
-  if (w.full)
-    return HTTP_CODEC_E_SPACE;
-  return converted ? (int)w.len : HTTP_CODEC_E_INVALID;
-}
+/* ---- receipts ---- */
 
 unsigned http_codec_dlr_type(uint8_t state)
 {
@@ -1396,125 +368,32 @@ unsigned http_codec_dlr_type(uint8_t state)
   }
 }
 
-int http_codec_dlr_url(char *dst, size_t cap, const char *tmpl, const struct http_codec_dlr *d)
+void http_codec_time_text(char *dst, size_t cap, int64_t t, const char *fmt)
 {
-  if (!d || !d->receipt)
-    return HTTP_CODEC_E_INVALID;
-  struct escapes e = { NULL, d, d->smsc, d->user, d->time, HTTP_CODEC_ESC_URL };
-  return expand(dst, cap, tmpl, &e);
+  struct tm tm;
+  time_t tt = (time_t)t;
+  if (!gmtime_r(&tt, &tm) || strftime(dst, cap, fmt, &tm) == 0)
+    dst[0] = 0;
 }
 
-int http_codec_out_expand(char *dst, size_t cap, const char *tmpl, const struct msg *m,
-                          const struct http_codec_out *o, enum http_codec_escape esc)
+/* %A when the caller has none: the receipt text SMPP SMSCs send (an SMSC
+ * ack or nack as Kannel reports them). */
+void http_codec_receipt_answer(char *dst, size_t cap, const struct http_codec_dlr *d, unsigned type)
 {
-  struct escapes e = { m, NULL, o ? o->smsc : NULL, o ? o->user : NULL, o ? o->time : 0, esc };
-  return expand(dst, cap, tmpl, &e);
-}
-
-/* Adds key: s when s is given. */
-static bool json_set_string(json_t *o, const char *key, const char *s)
-{
-  return !s || json_object_set_new(o, key, json_string(s)) == 0;
-}
-
-int http_codec_dlr_json(char *dst, size_t cap, const struct http_codec_dlr *d)
-{
-  const struct msg_receipt *r = d ? d->receipt : NULL;
-  char id[24], from[MSG_ADDR_LEN + 2], to[MSG_ADDR_LEN + 2], answer[256];
-  json_t *j;
-  size_t len;
-  int rc = HTTP_CODEC_E_NOMEM;
-
-  if (!r)
-    return HTTP_CODEC_E_INVALID;
-  unsigned type = d->type ? d->type : http_codec_dlr_type(r->state);
-  if (d->answer)
-    snprintf(answer, sizeof answer, "%s", d->answer);
-  else
-    receipt_answer(answer, sizeof answer, d, type);
-  snprintf(id, sizeof id, "%" PRIu64, d->id);
-  addr_text(from, sizeof from, &r->src);
-  addr_text(to, sizeof to, &r->dst);
-  const char *stat = smpp_state_stat(r->state);
-  j = json_pack("{s:s, s:i, s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "id", id, "dlr", (int)type,
-                "status", stat ? stat : "", "err", (int)r->err, "from", from, "to", to, "answer",
-                answer, "submit_time", (json_int_t)r->submit_time, "done_time",
-                (json_int_t)r->done_time, "time", (json_int_t)d->time);
-  if (!j || !json_set_string(j, "smsc", d->smsc) || !json_set_string(j, "smsc_id", d->smsc_msgid) ||
-      !json_set_string(j, "user", d->user))
-    goto out;
-  len = json_dumpb(j, dst, cap, JSON_COMPACT);
-  if (len == 0)
-    goto out;
-  if (len >= cap) {
-    rc = HTTP_CODEC_E_SPACE;
-    goto out;
-  }
-  dst[len] = 0;
-  rc = (int)len;
-out:
-  json_decref(j);
-  return rc;
-}
-
-/* ---- provider answers ---- */
-
-/* The value at a dotted path ("messages.0.id") in root, or NULL. */
-static json_t *json_path(json_t *root, const char *path)
-{
-  json_t *v = root;
-  while (v && *path) {
-    size_t n = strcspn(path, ".");
-    if (json_is_array(v)) {
-      char *end;
-      unsigned long i = strtoul(path, &end, 10);
-      v = end == path + n ? json_array_get(v, i) : NULL;
-    } else {
-      v = json_object_getn(v, path, n);
-    }
-    path += n + (path[n] == '.');
-  }
-  return v;
-}
-
-static void provider_id(const char *body, size_t len, const char *id_field, char *msgid, size_t cap)
-{
-  if (!id_field || !*id_field) {
-    while (len && (*body == ' ' || *body == '\t' || *body == '\r' || *body == '\n')) {
-      body++;
-      len--;
-    }
-    while (len && (body[len - 1] == ' ' || body[len - 1] == '\t' || body[len - 1] == '\r' ||
-                   body[len - 1] == '\n'))
-      len--;
-    if (len < cap && !memchr(body, 0, len)) {
-      memcpy(msgid, body, len);
-      msgid[len] = 0;
-    }
+  struct smpp_receipt r;
+  const struct msg_receipt *mr = d->receipt;
+  if (type == HTTP_CODEC_DLR_SMSC_ACK || type == HTTP_CODEC_DLR_SMSC_NACK) {
+    snprintf(dst, cap, "%s/%u/", type == HTTP_CODEC_DLR_SMSC_ACK ? "ACK" : "NACK", mr->err);
     return;
   }
-  json_t *root = json_loadb(body, len, 0, NULL);
-  json_t *v = root ? json_path(root, id_field) : NULL;
-  if (json_is_string(v) && json_string_length(v) < cap && !memchr(json_string_value(v), 0, json_string_length(v)))
-    memcpy(msgid, json_string_value(v), json_string_length(v) + 1);
-  else if (json_is_integer(v))
-    snprintf(msgid, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-  json_decref(root);
-}
-
-enum proto_status http_codec_out_classify(long http_status, const char *body, size_t len,
-                                          const char *id_field, char *msgid, size_t msgid_cap)
-{
-  if (msgid_cap)
-    msgid[0] = 0;
-  if (http_status >= 200 && http_status < 300) {
-    if (msgid_cap && body)
-      provider_id(body, len, id_field, msgid, msgid_cap);
-    return PROTO_OK;
-  }
-  if (http_status == 429)
-    return PROTO_E_THROTTLED;
-  if (http_status == 0 || http_status == 408 || (http_status >= 500 && http_status < 600))
-    return PROTO_E_TEMPORARY;
-  return PROTO_E_PERMANENT;
+  memset(&r, 0, sizeof r);
+  snprintf(r.id, sizeof r.id, "%s", d->smsc_msgid ? d->smsc_msgid : mr->id);
+  r.sub = 1;
+  r.dlvrd = mr->state == MSG_STATE_DELIVERED;
+  http_codec_time_text(r.submit_date, sizeof r.submit_date, mr->submit_time, "%y%m%d%H%M");
+  http_codec_time_text(r.done_date, sizeof r.done_date, mr->done_time, "%y%m%d%H%M");
+  r.state = mr->state;
+  r.err = mr->err;
+  if (smpp_receipt_format(dst, cap, &r) < 0)
+    dst[0] = 0;
 }
