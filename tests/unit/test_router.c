@@ -126,6 +126,28 @@ static void test_precedence(void)
   router_destroy(r);
 }
 
+/* Of equal routes (the same keys), the earliest in the file wins, whichever
+ * connector it names. */
+static void test_equal_routes(void)
+{
+  static const char conf[] =
+    ABC_CONNECTORS
+    "routes = (\n"
+    "  { dst_prefix = \"4914\"; to = \"a\"; },\n"
+    "  { dst_prefix = \"4914\"; to = \"b\"; },\n"
+    "  { dst_prefix = \"4915\"; src_prefix = \"31\"; to = \"c\"; },\n"
+    "  { dst_prefix = \"4915\"; src_prefix = \"31\"; to = \"a\"; },\n"
+    "  { dst_prefix = \"4916\"; to = \"b\"; },\n"
+    "  { dst_prefix = \"4916\"; to = \"a\"; }\n"
+    ");\n";
+  struct router *r = router_of(conf);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  CU_ASSERT_EQUAL(route_of(r, 0, "111", "4914000"), A);
+  CU_ASSERT_EQUAL(route_of(r, 0, "3161", "4915000"), C);
+  CU_ASSERT_EQUAL(route_of(r, 0, "111", "4916000"), B);
+  router_destroy(r);
+}
+
 static void test_no_default(void)
 {
   static const char conf[] =
@@ -431,6 +453,7 @@ void suite_router(void)
 {
   static const struct test_case cases[] = {
     { "precedence", test_precedence },
+    { "the earliest of equal routes", test_equal_routes },
     { "without a default", test_no_default },
     { "groups in the config", test_config_groups },
     { "failover order and unusable members", test_failover },
