@@ -74,21 +74,26 @@ check "weighted: a got $a of 10,000 (3/4 within 5 %)" between "$a" 7125 7875
 check "weighted: b got $b of 10,000 (1/4 within 5 %)" between "$b" 2375 2625
 check "weighted: none lost" [ $((a + b)) = 10000 ]
 
+# each_at_its_sink WHAT COUNT PREFIX:SINK...: COUNT messages to each prefix;
+# all of them reach that sink (a or b), none the other.
+each_at_its_sink() {
+  local what=$1 count=$2 pair prefix at other
+  shift 2
+  for pair in "$@"; do load "p${pair%%:*}" "${pair%%:*}:13" "$count"; done
+  for pair in "$@"; do
+    prefix=${pair%%:*} at=${pair#*:}
+    other=b; [ "$at" = b ] && other=a
+    settle "$prefix" "$count"
+    check "$what: $prefix... all $count at $at, none at $other" \
+      [ "$(count_to "$at" "$prefix")/$(count_to "$other" "$prefix")" = "$count/0" ]
+  done
+}
+
 # 2. Prefixes: 4910 to a (SMPP), 4911 to b (UCP).
-load p1 4910:13 500
-load p2 4911:13 500
-settle 4910 500
-settle 4911 500
-check "prefix 4910: all 500 at a, none at b" [ "$(count_to a 4910)/$(count_to b 4910)" = "500/0" ]
-check "prefix 4911: all 500 at b, none at a" [ "$(count_to b 4911)/$(count_to a 4911)" = "500/0" ]
+each_at_its_sink "prefixes" 500 4910:a 4911:b
 
 # 3. Equal routes: the earliest in the file wins, whichever it names.
-load e1 4914:13 300
-load e2 4915:13 300
-settle 4914 300
-settle 4915 300
-check "equal routes, a first: all 300 at a, none at b" [ "$(count_to a 4914)/$(count_to b 4914)" = "300/0" ]
-check "equal routes, b first: all 300 at b, none at a" [ "$(count_to b 4915)/$(count_to a 4915)" = "300/0" ]
+each_at_its_sink "equal routes, the earliest wins" 300 4914:a 4915:b
 
 # 4. A recipient written with a '+' is routed on its digits (4916 to a, not
 #    the default route to b), whichever protocol it came by.
@@ -144,18 +149,30 @@ check "SMSC down 10 s: messages waited (receipt latency max $(jget "$TMP/down.js
 check "SMSC down 10 s: every message reached it once" record_has_each_seq_once "$TMP/d.record" 20000
 check "SMSC down 10 s: every receipt came back" [ "$(jget "$TMP/down.json" .receipts)" = 20000 ]
 
+# run_variant NAME COUNT CONNECTIONS WINDOW [SINK OPTIONS] -- SED EXPRESSIONS: the
+# gateway of d.conf with its configuration changed by the sed expressions,
+# in front of a fresh sink NAME; COUNT messages over SMPP, until the sink has
+# them all (bounded); both stopped after.
+run_variant() {
+  local name=$1 count=$2 connections=$3 window=$4 sink_opts=() port_var="SINK_PORT_$1"
+  shift 4
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sink_opts+=("$1"); shift; done
+  shift
+  start_sink "$name" smpp --user emg --password secret ${sink_opts[@]+"${sink_opts[@]}"}
+  sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:${!port_var}/" "$@" "$TMP/d.conf" > "$TMP/$name.conf"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$in"
+  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+    --connections "$connections" --window "$window" --count "$count" --json --quiet --give-up 30 \
+    > "$TMP/$name.json" || true
+  for _ in $(seq 200); do [ "$(wc -l < "$TMP/$name.record")" -ge "$count" ] && break; sleep 0.05; done
+  stop_emgd "$name" 20
+  stop_sink "$name"
+}
+
 # 7. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
 #    through one bind with window 1 (the order a window of one can keep).
-start_sink t smpp --user emg --password secret --fail-rate 0.1
-sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:$SINK_PORT_t/" -e "s/instances = 2;\$/instances = 1;/" \
-    -e "s/window = 50;/window = 1;/" "$TMP/d.conf" > "$TMP/t.conf"
-start_emgd t "$TMP/t.conf"
-wait_port "$in"
-"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-  --connections 1 --window 1 --count 300 --json --quiet --give-up 30 > "$TMP/t.json" || true
-for _ in $(seq 100); do [ "$(wc -l < "$TMP/t.record")" -ge 300 ] && break; sleep 0.1; done
-stop_emgd t 20
-stop_sink t
+run_variant t 300 1 1 --fail-rate 0.1 -- -e "s/instances = 2;\$/instances = 1;/" -e "s/window = 50;/window = 1;/"
 check "throttled: the SMSC throttled some ($(jget "$TMP/t.summary.json" .refused))" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
 check "throttled: all 300 delivered once" record_has_each_seq_once "$TMP/t.record" 300
 check "throttled: in the order they were submitted" \
@@ -164,16 +181,7 @@ check "throttled: in the order they were submitted" \
 # 8. max_rate is the whole connector's, shared by its instances: 2,000
 #    messages through four instances at max_rate 400 take about 5 s at the
 #    SMSC (each instance alone at 400 would take 1.25 s).
-start_sink m smpp --user emg --password secret
-sed -e "s/127.0.0.1:$SINK_PORT_d/127.0.0.1:$SINK_PORT_m/" -e "/name = \"out\"/ s/instances = 2;\$/instances = 4; max_rate = 400;/" \
-    "$TMP/d.conf" > "$TMP/m.conf"
-start_emgd m "$TMP/m.conf"
-wait_port "$in"
-"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-  --connections 4 --window 50 --count 2000 --json --quiet --give-up 30 > "$TMP/m.json" || true
-for _ in $(seq 200); do [ "$(wc -l < "$TMP/m.record")" -ge 2000 ] && break; sleep 0.05; done
-stop_emgd m 20
-stop_sink m
+run_variant m 2000 4 50 -- -e "/name = \"out\"/ s/instances = 2;\$/instances = 4; max_rate = 400;/"
 span=$(awk -F'\t' 'NR == 1 { first = $4 } { last = $4 } END { printf "%d", (last - first) * 1000 }' "$TMP/m.record")
 check "max_rate 400 over 4 instances: 2,000 at the SMSC" [ "$(wc -l < "$TMP/m.record")" = 2000 ]
 check "max_rate 400 over 4 instances: they took ${span} ms (about 5,000)" between "$span" 4300 6500
