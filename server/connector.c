@@ -29,6 +29,12 @@
  * batch is appended and the real ticket put in its place. */
 #define TICKET_IN_BATCH UINT64_MAX
 
+/* How the cluster thread reaches the origins (core->origin). */
+static const struct core_origin connector_origin = {
+  .deliver_receipt = connector_receipt_for_origin,
+  .user_bound = connector_user_bound,
+};
+
 /* ---- what the admin API sees of an instance ---- */
 
 const uint64_t connector_latency_bounds_us[CONNECTOR_LATENCY_BUCKETS - 1] = {
@@ -518,6 +524,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     evloop_on_wake(in->loop, on_wake, in);
   }
   core->connectors[index] = c;
+  core->origin = &connector_origin;
   return c;
 }
 
