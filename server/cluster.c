@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include "clock.h"
 #include "cluster.h"
-#include "connector.h"
 #include "core.h"
 #include "db.h"
 
@@ -122,8 +121,8 @@ static bool resolved(struct cluster *c, struct pending *p, const struct db_messa
       atomic_fetch_add(&core->stats.delivered, 1);
   }
   struct connector *origin = core_connector(core, info.origin_connector);
-  if (row->node_id == core->cfg->node_id || connector_user_bound(origin, info.origin_user)) {
-    if (connector_receipt_for_origin(core, &info, &p->receipt, p->connector) == 0)
+  if (row->node_id == core->cfg->node_id || core->origin->user_bound(origin, info.origin_user)) {
+    if (core->origin->deliver_receipt(core, &info, &p->receipt, p->connector) == 0)
       atomic_fetch_add(&c->resolved, 1);
     return true;
   }
@@ -243,7 +242,7 @@ static int take_handed(void *arg, const struct db_handoff *h)
          h->msg_id, h->from_node, h->origin_connector);
     return 0;
   }
-  if (connector_receipt_for_origin(core, &info, &h->receipt, target) < 0)
+  if (core->origin->deliver_receipt(core, &info, &h->receipt, target) < 0)
     LOGW(c->log, "receipt for message %" PRIu64 " from node %u: account %s is not here: dropped",
          h->msg_id, h->from_node, h->origin_user);
   atomic_fetch_add(&c->claimed, 1);

@@ -72,7 +72,8 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
  * through another node, or its entry is gone), resolved through the
  * database: queued for the origin account as a local one would be (and
  * journaled). via: the connector it came through (its index here), or -1.
- * Returns 0, or -1 when the account is not here. Any thread. */
+ * Returns 0, or -1 when the account is not here. Any thread. The cluster
+ * thread reaches it (and connector_user_bound) through core->origin. */
 int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
                                  int via);
 

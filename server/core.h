@@ -23,8 +23,23 @@
 #include "spool.h"
 
 struct connector;
+struct core;
 
 #define EMGD_VERSION "0.1.0"
+
+/* How a receipt resolved away from the connectors' threads (by the cluster
+ * thread, through the database) reaches the origin of its message, without
+ * that code knowing the connectors: connector_create puts the connectors'
+ * functions here, before any thread starts. */
+struct core_origin {
+  /* Queues (and journals) r for the origin account of info as a local
+   * receipt would be; via: the connector it came through, or -1. 0, or -1
+   * when the account is not here. Any thread. */
+  int (*deliver_receipt)(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
+                         int via);
+  /* Whether a session of account user is bound to connector c now. */
+  bool (*user_bound)(struct connector *c, const char *user);
+};
 
 /* Totals once a second for the last minute, for rates over 1, 10 and 60 s. */
 #define CORE_RATE_SAMPLES 61
@@ -78,6 +93,7 @@ struct core {
   struct spool *spool;                /* persist on: the journal; NULL in memory */
   struct db_log *db_log;              /* the message log in PostgreSQL; NULL without one */
   struct cluster *cluster;            /* with a database: ids, nodes, receipts between nodes */
+  const struct core_origin *origin;   /* the connectors' functions for the cluster thread */
   int64_t started;                    /* Unix seconds */
   int64_t scts_floor;                 /* UCP SCTS are never below this (Unix s): see core_set_scts_floor */
   pthread_mutex_t scts_note_lock;     /* serialises the notes of scts_noted */

@@ -1,0 +1,308 @@
+/* connector_http.c - HTTP connectors: the glue between the connector and
+ * connectors/http (messages from libmicrohttpd's threads, receipt
+ * callbacks, the client that sends to a provider).
+ *
+ * An HTTP server connector has no sessions: libmicrohttpd's threads hand
+ * each message of a request to an instance (round robin), whose thread
+ * takes it through the same accept path as a submit, and completes the
+ * request's message where a session would answer. Receipts for its
+ * accounts go back by callback (the URL the message came with), sent by
+ * one callback sender per connector; instance 0 feeds it and, when a
+ * callback is done, marks the receipt delivered.
+ *
+ * An HTTP client connector's instances each own a client on their loop and
+ * send what the out queue holds, as many at once as its window allows; the
+ * provider's answer is handled as an SMSC's submit response. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "clock.h"
+#include "connector_internal.h"
+#include "http_callback.h"
+#include "http_client.h"
+#include "strutil.h"
+
+struct http_inbox_item {
+  struct http_inbox_item *next;
+  struct msg *msg;                 /* owned; origin.user and the callback set */
+  struct http_server_completion completion;
+};
+
+struct http_done_item {
+  struct http_done_item *next;
+  struct qitem *receipt;
+  enum http_callback_outcome outcome;
+};
+
+static int http_check_user(void *ctx, const char *user, const char *password)
+{
+  const struct connector *c = ctx;
+  for (unsigned i = 0; i < c->cfg->n_users; i++)
+    if (strcmp(c->cfg->users[i].name, user) == 0 && strcmp(c->cfg->users[i].password, password) == 0)
+      return 0;
+  atomic_fetch_add(&c->core->stats.binds_refused, 1);
+  return -1;
+}
+
+/* In a libmicrohttpd thread: the message goes to an instance's inbox. */
+static void http_submit(void *ctx, const struct http_server_message *hm, struct http_server_completion done)
+{
+  struct connector *c = ctx;
+  struct msg m = *hm->msg;
+  m.dlr_mask &= MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED;   /* Kannel's 8 and 16: SMSC level */
+  m.callback = hm->dlr_url;
+  m.callback_method = !hm->dlr_url ? MSG_CALLBACK_NONE
+                      : hm->dlr_method == HTTP_CODEC_DLR_POST ? MSG_CALLBACK_POST : MSG_CALLBACK_GET;
+  if (!m.callback)
+    m.dlr_mask = 0;   /* no URL: nowhere to send a receipt */
+  struct http_inbox_item *item = malloc(sizeof *item);
+  if (!item || !(item->msg = msg_clone(&m))) {
+    free(item);
+    http_server_complete(done, HTTP_CODEC_TEMPORARY, 0);
+    return;
+  }
+  item->completion = done;
+  item->next = NULL;
+  struct instance *in = &c->instances[atomic_fetch_add(&c->next_serial, 1) % c->n_instances];
+  pthread_mutex_lock(&in->handoff_lock);
+  if (in->inbox_tail)
+    in->inbox_tail->next = item;
+  else
+    in->inbox_head = item;
+  in->inbox_tail = item;
+  pthread_mutex_unlock(&in->handoff_lock);
+  evloop_wake(in->loop);
+}
+
+/* In the instance's thread: what libmicrohttpd's threads handed over. */
+void connector_http_take_inbox(struct instance *in)
+{
+  pthread_mutex_lock(&in->handoff_lock);
+  struct http_inbox_item *item = in->inbox_head;
+  in->inbox_head = in->inbox_tail = NULL;
+  pthread_mutex_unlock(&in->handoff_lock);
+  while (item) {
+    struct http_inbox_item *next = item->next;
+    struct reply rp = { .http = true, .completion = item->completion };
+    if (atomic_load(&in->phase) != PHASE_RUN)
+      connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
+    else
+      connector_accept_message(in, item->msg, item->msg->origin.user, &rp);
+    msg_free(item->msg);
+    free(item);
+    item = next;
+  }
+}
+
+/* In the callback sender's thread: a receipt's callback is done. */
+static void http_callback_done(void *arg, void *cookie, enum http_callback_outcome outcome)
+{
+  struct connector *c = arg;
+  struct instance *in = &c->instances[0];
+  struct http_done_item *d = malloc(sizeof *d);
+  if (!d) {
+    qitem_free(cookie);   /* not marked delivered: with persist on it comes back at restart */
+    return;
+  }
+  d->receipt = cookie;
+  d->outcome = outcome;
+  pthread_mutex_lock(&in->handoff_lock);
+  d->next = in->callbacks_done;
+  in->callbacks_done = d;
+  pthread_mutex_unlock(&in->handoff_lock);
+  evloop_wake(in->loop);
+}
+
+void connector_http_take_done(struct instance *in)
+{
+  pthread_mutex_lock(&in->handoff_lock);
+  struct http_done_item *d = in->callbacks_done;
+  in->callbacks_done = NULL;
+  pthread_mutex_unlock(&in->handoff_lock);
+  struct core *core = in->conn->core;
+  while (d) {
+    struct http_done_item *next = d->next;
+    struct qitem *it = d->receipt;
+    if (d->outcome == HTTP_CALLBACK_SENT) {
+      atomic_fetch_add(&core->stats.receipts_out, 1);
+      in->counted.receipts_out++;
+      history_add(core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
+                  it->receipt.state, 0, "callback");
+    } else {
+      connector_instance_error(in, "receipt callback for message %" PRIu64 " failed: %s", it->msg_id,
+                               d->outcome == HTTP_CALLBACK_FAILED ? "refused or out of attempts"
+                                                                  : "dropped at stop");
+      LOGW(in->log, "receipt for message %" PRIu64 " could not be called back to %s", it->msg_id, it->callback);
+    }
+    /* Sent, or given up after its retries: either way it needs nothing more.
+     * Dropped at stop: left in the journal, it is sent again after a restart. */
+    if (d->outcome != HTTP_CALLBACK_DROPPED && it->journal_id)
+      connector_journal_msg_event(core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+    qitem_free(it);
+    free(d);
+    d = next;
+  }
+}
+
+/* Sends one receipt's callback; false when the sender is full (it is
+ * requeued by the caller). */
+static bool http_send_receipt(struct instance *in, struct qitem *it)
+{
+  struct connector *c = in->conn;
+  char url[MSG_CALLBACK_LEN + 2048], body[2048];
+  /* %i: the connector the message went out on; empty when the receipt came
+   * back through another node or from the journal after a restart. */
+  struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id, .time = time(NULL),
+                              .smsc = it->via ? core_connector(c->core, it->via - 1u)->cfg->name : NULL };
+  int n = it->callback_method == MSG_CALLBACK_POST
+            ? (str_copy(url, sizeof url, it->callback), http_codec_dlr_json(body, sizeof body, &d))
+            : http_codec_dlr_url(url, sizeof url, it->callback, &d);
+  if (n < 0) {
+    LOGW(in->log, "receipt for message %" PRIu64 ": callback %s cannot be expanded: dropped", it->msg_id,
+         it->callback);
+    if (it->journal_id)
+      connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+    qitem_free(it);
+    return true;
+  }
+  int rc = http_callback_send(c->callbacks, url, it->callback_method == MSG_CALLBACK_POST ? HTTP_CALLBACK_POST
+                                                                                         : HTTP_CALLBACK_GET,
+                              it->callback_method == MSG_CALLBACK_POST ? body : NULL, it);
+  if (rc == HTTP_CALLBACK_E_FULL)
+    return false;
+  if (rc < 0) {
+    LOGW(in->log, "receipt for message %" PRIu64 " not called back: %s", it->msg_id,
+         rc == HTTP_CALLBACK_E_STOPPED ? "stopping" : "no URL or memory");
+    qitem_free(it);
+    return true;
+  }
+  return true;
+}
+
+/* Instance 0 of an HTTP server connector: the receipts (and anything else)
+ * waiting for its accounts. A message routed to an HTTP account has no way
+ * to it: it fails. */
+void connector_http_pump_receipts(struct instance *in)
+{
+  struct connector *c = in->conn;
+  for (unsigned u = 0; u < c->cfg->n_users; u++) {
+    struct qlist l = { 0 };
+    while (queue_take(&c->user_queues[u], PUMP_BATCH, &l)) {
+      for (struct qitem *it = l.head, *next; it; it = next) {
+        next = it->next;
+        if (it->kind == QITEM_MSG) {
+          LOGW(in->log, "message %" PRIu64 " routed to HTTP account %s: HTTP clients take no messages",
+               it->msg->id, c->cfg->users[u].name);
+          connector_give_up_message(in, it, MSG_STATE_UNDELIVERABLE, 0);
+        } else if (!it->callback) {
+          /* Its origin gave no URL: nobody to tell. */
+          if (it->journal_id)
+            connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+          qitem_free(it);
+        } else if (!http_send_receipt(in, it)) {
+          connector_requeue_rest(&c->user_queues[u], it, l.tail);
+          return;
+        }
+      }
+      memset(&l, 0, sizeof l);
+    }
+  }
+}
+
+/* In the instance's thread: the provider answered (or not). */
+static void http_client_answered(void *arg, void *cookie, const struct http_client_result *r)
+{
+  struct instance *in = arg;
+  struct qitem *it = cookie;
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.op = PROTO_OP_SUBMIT_RESP;
+  resp.status = r->status;
+  resp.raw_status = (uint32_t)r->http_status;
+  str_copy(resp.msgid, sizeof resp.msgid, r->msgid);
+  if (r->status != PROTO_OK)
+    LOGD(in->log, "message %" PRIu64 ": provider answered %ld: %s", it->msg->id, r->http_status, r->detail);
+  connector_response_in(in, it, &resp);
+}
+
+/* An HTTP client instance: what the out queue holds, as far as its window goes. */
+void connector_http_pump_out(struct instance *in)
+{
+  struct connector *c = in->conn;
+  unsigned room;
+  while (in->http_client && (room = http_client_room(in->http_client)) > 0) {
+    struct qlist l = { 0 };
+    if (!queue_take(&c->out, room < PUMP_BATCH ? room : PUMP_BATCH, &l))
+      return;
+    for (struct qitem *it = l.head, *next; it; it = next) {
+      next = it->next;
+      if (!connector_may_send(in, it))
+        continue;
+      it->sent_ns = clock_now_ns();
+      int rc = http_client_submit(in->http_client, it->msg, it);
+      if (rc == HTTP_CLIENT_E_TEMPLATE) {
+        LOGW(in->log, "message %" PRIu64 " does not fit the URL template: failed", it->msg->id);
+        connector_give_up_message(in, it, MSG_STATE_REJECTED, 0);
+      } else if (rc < 0) {
+        connector_requeue_rest(&c->out, it, l.tail);
+        return;
+      }
+    }
+  }
+}
+
+int connector_http_start(struct connector *c, char *err)
+{
+  if (!is_server(c))
+    return 0;
+  struct http_callback_limits limits = { 0 };
+  c->callbacks = http_callback_start(&limits, http_callback_done, c);
+  struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1 };
+  struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
+  if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))
+    return -1;
+  atomic_store(&c->accepting, true);
+  for (unsigned i = 0; i < c->n_instances; i++)
+    atomic_store(&c->instances[i].bound, true);
+  return 0;
+}
+
+/* An HTTP instance's thread: its client (client connectors) or the
+ * receipt queues it feeds to callbacks (instance 0 of a server connector). */
+void connector_http_run(struct instance *in)
+{
+  struct connector *c = in->conn;
+  if (!is_server(c)) {
+    struct http_client_config hc = {
+      .url = c->cfg->url, .method = (enum http_client_method)c->cfg->http_method,
+      .body = c->cfg->body[0] ? c->cfg->body : NULL, .id_field = c->cfg->id_field[0] ? c->cfg->id_field : NULL,
+      .smsc = c->cfg->name, .user = c->cfg->system_id[0] ? c->cfg->system_id : NULL,
+      .password = c->cfg->password, .connections = c->cfg->connections, .window = c->cfg->window,
+      .timeout_ms = c->cfg->response_timeout_ms,
+    };
+    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in);
+    if (!in->http_client)
+      LOGE(in->log, "instance %u: cannot create its HTTP client", in->index);
+    atomic_store(&in->bound, in->http_client != NULL);
+    queue_add_waiter(&c->out, in->loop, &in->ready);
+  } else if (in->index == 0) {
+    for (unsigned u = 0; u < c->cfg->n_users; u++)
+      queue_add_waiter(&c->user_queues[u], in->loop, NULL);
+  }
+  connector_instance_publish(in, true);
+  evloop_run(in->loop);
+  if (!is_server(c)) {
+    queue_remove_waiter(&c->out, in->loop);
+    http_client_destroy(in->http_client);   /* what is outstanding comes back as temporary: requeued */
+    in->http_client = NULL;
+  } else if (in->index == 0) {
+    for (unsigned u = 0; u < c->cfg->n_users; u++)
+      queue_remove_waiter(&c->user_queues[u], in->loop);
+  }
+  atomic_store(&in->bound, false);
+  connector_http_take_inbox(in);
+  connector_flush_stages(in->loop, in);
+  connector_release_held_acks(in, true);
+}

@@ -1,0 +1,280 @@
+/* connector_internal.h - the connector and its instances as the files of
+ * server/connector*.c share them, and the functions that cross between
+ * those files. Only they include it; everyone else uses connector.h.
+ *
+ * connector.c: a connector's life, its instances' threads and session
+ * callbacks, staging and the journal batch, the rest of connector.h.
+ * connector_submit.c: messages in (admission, routing, splitting, held
+ * acks). connector_send.c: messages and receipts out, and their answers.
+ * connector_receipt.c: receipts from SMSCs and receipts to origins.
+ * connector_http.c: HTTP connectors. connector_accept.c: the listener. */
+#ifndef EMG_CONNECTOR_INTERNAL_H
+#define EMG_CONNECTOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "connector.h"
+#include "http_server.h"
+#include "session.h"
+
+/* Items taken from a queue at once: bounded so one instance cannot hog a
+ * queue that others share. */
+#define PUMP_BATCH 256
+/* Distinct target queues one instance stages to in one loop iteration. */
+#define MAX_STAGES 16
+
+enum instance_phase {
+  PHASE_RUN,
+  PHASE_STOP_SESSION,              /* finish in-flight work, unbind, close */
+  PHASE_EXIT                       /* leave the loop */
+};
+
+/* Where the answer to a request goes: a response on the instance's session,
+ * or the completion of a message of an HTTP request. */
+struct reply {
+  uint32_t ref;
+  uint32_t raw_status;
+  enum proto_op op;
+  bool http;
+  struct http_server_completion completion;
+};
+
+/* An ack held back by the soft limit or until the journal has its records. */
+struct held_ack {
+  uint64_t due_ms;
+  uint64_t received_ns;            /* monotonic: when the request came (its ack latency) */
+  struct reply reply;
+  uint64_t ticket;                 /* persist on: the journal ticket that must be durable first */
+  bool refused;                    /* the journal refused those records: answered with an error */
+  char msgid[MSG_ID_LEN];
+};
+
+/* Held acks in arrival order: a ring that grows, so that holding an ack
+ * (every submit with persist on) costs no allocation. */
+struct held_acks {
+  struct held_ack *slots;
+  size_t cap, head, count;         /* cap a power of two */
+};
+
+struct stage {
+  struct queue *queue;
+  struct qlist list;
+};
+
+struct early_receipt;
+struct http_inbox_item;
+struct http_done_item;
+struct http_client;
+struct http_callback;
+struct ucp_scts_alloc;
+
+struct instance {
+  struct connector *conn;
+  unsigned index;
+  pthread_t thread;
+  bool started;
+  struct evloop *loop;
+  struct session *session;
+  struct log_category *log;
+  struct id_block ids;
+  _Atomic int phase;
+  /* server: a connection handed over by the listener */
+  pthread_mutex_t handoff_lock;
+  int handoff_fd;
+  char handoff_peer[64];
+  _Atomic bool busy;               /* has (or is being handed) a connection */
+  int user;                        /* index of the bound account, -1 */
+  struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
+  _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
+  _Atomic bool bound;
+  /* pushes gathered in this iteration, flushed once at its end */
+  struct stage stages[MAX_STAGES];
+  unsigned n_stages;
+  bool flush_pending;
+  struct held_acks held;
+  _Atomic uint64_t held_ticket;    /* ticket the oldest held ack waits for; 0 = none waits */
+  /* persist on: the records of this iteration, appended to the journal at
+   * its end (or before anything they concern is handed to another thread) */
+  struct spool_batch journal;
+  size_t held_new;                 /* acks held since the batch was last appended */
+  uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
+  uint8_t concat_ref;              /* reference of the next message this instance splits */
+  struct early_receipt *early_head, *early_tail;
+  unsigned early_count;
+  uint64_t backoff_ms;
+  /* HTTP: messages from libmicrohttpd's threads, receipt callbacks done (both
+   * under handoff_lock), and a client connector's client */
+  struct http_inbox_item *inbox_head, *inbox_tail;
+  struct http_done_item *callbacks_done;
+  struct http_client *http_client;
+  /* what connector_instance_info shows: counted in the thread, published under the lock */
+  struct connector_instance_info counted;
+  uint64_t published_ms;
+  pthread_mutex_t info_lock;
+  struct connector_instance_info published;
+};
+
+struct connector {
+  struct core *core;
+  const struct config_connector *cfg;
+  unsigned index;
+  struct log_category *log;
+  struct session_config session_cfg;
+  struct queue out;
+  struct queue *user_queues;       /* server: one per configured account */
+  struct instance *instances;
+  unsigned n_instances;
+  /* server */
+  int listen_fd;
+  struct evloop *accept_loop;
+  pthread_t accept_thread;
+  bool accept_started;
+  _Atomic bool accepting;
+  /* sessions answering a refusal, in the listener's loop */
+  struct session *refusing[16];
+  /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
+  pthread_mutex_t scts_lock;
+  struct ucp_scts_alloc *scts;
+  _Atomic uint32_t next_serial;
+  _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
+  /* HTTP server connectors */
+  struct http_server *http_server;
+  struct http_callback *callbacks;
+};
+
+static inline bool is_server(const struct connector *c)
+{
+  return c->cfg->mode == CONFIG_CONN_SERVER;
+}
+
+/* ---- connector.c ---- */
+
+/* Counts one latency of us microseconds into l. */
+void connector_latency_record(struct connector_latency *l, uint64_t us);
+
+/* Notes an error of the instance: counted, and shown as its last error. */
+void connector_instance_error(struct instance *in, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+/* Publishes what the instance counted for connector_instance_info: at
+ * most every INFO_PUBLISH_MS, or at once when force is set. */
+void connector_instance_publish(struct instance *in, bool force);
+
+/* Appends the instance's journal batch; the acks held for it get its ticket. */
+void connector_journal_flush(struct instance *in);
+
+/* The end of a loop iteration (an evloop_defer callback, arg the
+ * instance): the journal batch, then the staged pushes, then the acks. */
+void connector_flush_stages(struct evloop *loop, void *arg);
+
+/* Stages it for q: pushed at the end of the loop iteration. */
+void connector_stage(struct instance *in, struct queue *q, struct qitem *it);
+
+/* Puts it and the items after it (up to tail) back at the front of q. */
+void connector_requeue_rest(struct queue *q, struct qitem *it, struct qitem *tail);
+
+/* Puts it back at the front of q. */
+void connector_requeue_front(struct queue *q, struct qitem *it);
+
+/* Journals rec: in an instance's thread into its batch, elsewhere at once.
+ * The ticket to wait for (1 with persist off), or 0 when the journal
+ * refuses. */
+uint64_t connector_journal(struct core *core, const struct spool_record *rec);
+
+/* connector_journal of a record that names a message (or receipt) id only. */
+uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type type, uint64_t id,
+                                     uint16_t target, const char *smsc_id);
+
+/* ---- connector_submit.c ---- */
+
+/* Answers a request on the instance's session (if it has one). */
+void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
+                       enum proto_status status, const char *msgid);
+
+/* Answers a request: on the session, or by completing the HTTP message. */
+void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_status status,
+                        const char *msgid);
+
+/* Holds an ack for due_in_ms and, with persist on, until ticket is durable. */
+void connector_hold_ack(struct instance *in, const struct reply *rp, const char *msgid,
+                        unsigned due_in_ms, uint64_t ticket, uint64_t received_ns);
+
+/* Sends the held acks that are due and durable (all of them when all is set). */
+void connector_release_held_acks(struct instance *in, bool all);
+
+/* The queue a message routed to out waits in (for a server connector,
+ * account user's), or NULL when the account is not there. */
+struct queue *connector_target_queue(struct connector *out, const char *user);
+
+/* Takes a submit (or an MO) into the core and answers rp. */
+void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user,
+                              const struct reply *rp);
+
+/* ---- connector_send.c ---- */
+
+/* Sends what the instance's queue holds, as far as it can. */
+void connector_pump(struct instance *in);
+
+/* Whether a message taken from a queue may go out now; if not, it has
+ * failed and is gone. */
+bool connector_may_send(struct instance *in, struct qitem *it);
+
+/* Fails a message for good: its origin gets a receipt in state. Frees it. */
+void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t state, uint32_t code);
+
+/* The answer to request it of ours: a session's response or an HTTP
+ * provider's. */
+void connector_response_in(struct instance *in, struct qitem *it, const struct proto_pdu *resp);
+
+/* ---- connector_receipt.c ---- */
+
+/* The receipt item for the origin of a message and the queue it goes to
+ * (with persist on journaled, its ticket in *ticket), or NULL when the
+ * origin does not want this state or cannot be found. */
+struct qitem *connector_origin_receipt(struct core *core, struct log_category *log,
+                                       const struct dlr_info *info, const struct msg_receipt *r,
+                                       int via, struct queue **q, uint64_t *ticket);
+
+/* Stages a receipt for the origin of a message, if it wants it. The
+ * journal ticket of its record (1 when nothing was journaled). */
+uint64_t connector_receipt_to_origin(struct instance *in, const struct dlr_info *info,
+                                     const struct msg_receipt *r);
+
+/* A receipt from the SMSC (a deliver of the instance's session). */
+void connector_receipt_in(struct instance *in, const struct proto_pdu *req);
+
+/* Tries again the receipts that came before their DLR entry (all of them
+ * once more when give_up is set: the instance stops). */
+void connector_retry_early_receipts(struct instance *in, bool give_up);
+
+/* ---- connector_http.c ---- */
+
+/* Starts an HTTP server connector's server and callback sender (nothing to
+ * start for a client connector). 0, or -1. */
+int connector_http_start(struct connector *c, char *err);
+
+/* An HTTP instance's thread, from its loop's start to its end. */
+void connector_http_run(struct instance *in);
+
+/* In the instance's thread: the messages libmicrohttpd's threads handed
+ * over, and the receipt callbacks done. */
+void connector_http_take_inbox(struct instance *in);
+void connector_http_take_done(struct instance *in);
+
+/* What an HTTP client instance sends, and what instance 0 of an HTTP server
+ * connector calls back. */
+void connector_http_pump_out(struct instance *in);
+void connector_http_pump_receipts(struct instance *in);
+
+/* ---- connector_accept.c ---- */
+
+/* A server connector's listening socket, watched by its own loop. 0, or -1
+ * with err filled. */
+int connector_listen(struct connector *c, char *err);
+
+/* Starts the listener's thread. 0, or -1 with err filled. */
+int connector_accept_start(struct connector *c, char *err);
+
+#endif

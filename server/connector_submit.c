@@ -1,0 +1,354 @@
+/* connector_submit.c - messages into the core: a client's submit, an MO
+ * from an SMSC or a message of an HTTP request is admitted, passed through
+ * the plugins, routed, split, given ids and journaled, and its ack goes out
+ * at once or is held (the soft limit, the journal). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "clock.h"
+#include "connector_internal.h"
+#include "sms_text.h"
+#include "strutil.h"
+#include "ucp_proto.h"
+
+/* How long an ack is held above max_total_queue_soft. */
+#define SLOW_ACK_MS 100
+
+/* ---- server side: submits in ---- */
+
+void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
+                       enum proto_status status, const char *msgid)
+{
+  struct proto_pdu resp;
+  memset(&resp, 0, sizeof resp);
+  resp.op = op;
+  resp.ref = ref;
+  resp.raw_status = raw_status;
+  resp.status = status;
+  if (msgid)
+    str_copy(resp.msgid, sizeof resp.msgid, msgid);   /* 64 characters at most */
+  if (status != PROTO_OK)
+    in->counted.refused++;
+  /* An instance ending (or between sessions) has nobody to answer. */
+  if (in->session)
+    session_respond(in->session, &resp);
+}
+
+/* The id the client will know the message by: UCP "AdC:SCTS" (unique per
+ * recipient), SMPP our message id in decimal. -1 when no SCTS can be
+ * handed out now (past 2069, or its ceiling cannot be noted). */
+static int origin_ref(struct instance *in, struct msg *m)
+{
+  struct connector *c = in->conn;
+  struct str_out ref = str_out(m->origin.ref, sizeof m->origin.ref);
+  if (!c->scts) {
+    str_put_dec(&ref, m->id, 1);
+    return 0;
+  }
+  char scts[13];
+  /* (AdC, SCTS) must stay unique across a restart too (core_set_scts_floor,
+   * core_scts_handing). */
+  int64_t now = m->received_ms / 1000;
+  if (now < c->core->scts_floor)
+    now = c->core->scts_floor;
+  pthread_mutex_lock(&c->scts_lock);
+  int rc = ucp_scts_next(c->scts, m->dst.addr, now, scts);
+  if (rc == 0)
+    rc = core_scts_handing(c->core, ucp_scts_last(c->scts));
+  pthread_mutex_unlock(&c->scts_lock);
+  if (rc != 0)
+    return -1;
+  /* The AdC as the client wrote it: a UCP recipient is international only
+   * when it came with a '+'. */
+  if (m->dst.ton == MSG_TON_INTERNATIONAL)
+    str_put(&ref, "+", 1);
+  str_put(&ref, m->dst.addr, strnlen(m->dst.addr, 32));
+  str_put(&ref, ":", 1);
+  str_puts(&ref, scts);
+  return 0;
+}
+
+/* The gateway's verdict as an HTTP client is told it. */
+static enum http_codec_outcome http_outcome(enum proto_status status)
+{
+  switch (status) {
+  case PROTO_OK: return HTTP_CODEC_ACCEPTED;
+  case PROTO_E_THROTTLED: return HTTP_CODEC_THROTTLED;
+  case PROTO_E_QUEUE_FULL:
+  case PROTO_E_TEMPORARY: return HTTP_CODEC_TEMPORARY;
+  case PROTO_E_ADDRESS: return HTTP_CODEC_NO_ROUTE;
+  default: return HTTP_CODEC_REJECTED;
+  }
+}
+
+/* Answers a request: on the session, or by completing the HTTP message
+ * (its id is msgid, the decimal gateway id the origin knows it by). */
+void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_status status, const char *msgid)
+{
+  if (!rp->http) {
+    connector_respond(in, rp->ref, rp->raw_status, rp->op, status, msgid);
+    return;
+  }
+  if (status != PROTO_OK)
+    in->counted.refused++;
+  http_server_complete(rp->completion, http_outcome(status), msgid ? strtoull(msgid, NULL, 10) : 0);
+}
+
+/* Holds an ack until due_in_ms have passed (the soft limit) and, with
+ * persist on, until the journal says ticket is durable. */
+void connector_hold_ack(struct instance *in, const struct reply *rp, const char *msgid, unsigned due_in_ms,
+                        uint64_t ticket, uint64_t received_ns)
+{
+  struct held_acks *q = &in->held;
+  if (q->count == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 256;
+    struct held_ack *grown = malloc(cap * sizeof *grown);
+    if (!grown) {
+      connector_reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
+      return;
+    }
+    for (size_t i = 0; i < q->count; i++)
+      grown[i] = q->slots[(q->head + i) & (q->cap - 1)];
+    free(q->slots);
+    q->slots = grown;
+    q->cap = cap;
+    q->head = 0;
+  }
+  struct held_ack *h = &q->slots[(q->head + q->count++) & (q->cap - 1)];
+  h->reply = *rp;
+  h->due_ms = evloop_now_ms(in->loop) + due_in_ms;
+  h->ticket = ticket;
+  h->refused = false;
+  h->received_ns = received_ns;
+  str_copy(h->msgid, sizeof h->msgid, msgid);
+  in->held_new++;
+  if (q->count == 1)
+    atomic_store(&in->held_ticket, ticket);
+}
+
+void connector_release_held_acks(struct instance *in, bool all)
+{
+  struct held_acks *q = &in->held;
+  connector_journal_flush(in);
+  uint64_t now = evloop_now_ms(in->loop);
+  struct spool *spool = in->conn->core->spool;
+  uint64_t durable = spool ? spool_durable(spool) : UINT64_MAX;
+  /* Tickets grow along the ring, so the first one not ready stops it. */
+  while (q->count) {
+    struct held_ack *h = &q->slots[q->head];
+    if (!all && (h->due_ms > now || h->ticket > durable))
+      break;
+    if (h->refused)
+      connector_reply_to(in, &h->reply, PROTO_E_TEMPORARY, NULL);
+    else
+      connector_reply_to(in, &h->reply, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
+    if (h->received_ns)
+      connector_latency_record(&in->counted.ack, (clock_now_ns() - h->received_ns) / 1000);
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
+  }
+  /* Sequentially consistent, as spool_durable(): published, then the
+   * durable ticket read again by the next call, so a commit in between
+   * either sees what we wait for or is seen by us. */
+  atomic_store(&in->held_ticket, q->count ? q->slots[q->head].ticket : 0);
+}
+
+/* Where a routed message waits: a client connector's queue, or for a
+ * server connector the queue of the account the route names (or of its
+ * only account). NULL when the account is not there. */
+struct queue *connector_target_queue(struct connector *out, const char *user)
+{
+  if (!is_server(out))
+    return &out->out;
+  if (user[0])
+    return connector_user_queue(out, user);
+  return out->cfg->n_users == 1 ? &out->user_queues[0] : NULL;
+}
+
+/* For the router's groups: a connector that can take a message now has a
+ * bound session and room in its queue. */
+static bool connector_usable(void *ctx, int index)
+{
+  struct connector *c = core_connector(ctx, (unsigned)index);
+  return connector_bound(c) > 0 &&
+         (is_server(c) || !c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
+}
+
+/* A message longer than one SMS (and not already a part of one) is split
+ * into concatenated parts here, after routing, so that every part takes the
+ * route the whole message took and no out protocol has to carry more than
+ * one SMS. Only the last part asks for a receipt: the origin submitted one
+ * message and hears about it once, when its last part is delivered. Parts
+ * get ids of their own; all carry the origin's reference. Returns the list
+ * of parts (the message itself when it fits), empty when out of memory. */
+static struct qlist split_message(struct instance *in, struct msg *m)
+{
+  struct qlist parts = { 0 };
+  struct sms_text_payload p = { .coding = (enum sms_text_coding)m->coding, .data = m->data,
+                                .len = m->data_len, .udh = m->udh, .udh_len = m->udh_len };
+  struct sms_text_concat concat = { 0 };
+  int n = 1;
+  if (m->coding == SMS_TEXT_GSM7 || m->coding == SMS_TEXT_8BIT || m->coding == SMS_TEXT_UCS2) {
+    bool has_concat = m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 &&
+                      concat.total > 0;
+    if (!has_concat)
+      n = sms_text_segment_count(&p, SMS_TEXT_REF8);
+  }
+  struct qitem *it;
+  if (n <= 1) {
+    /* Fits, or cannot be split (unknown coding, bad UDH): it goes as it is. */
+    if ((it = qitem_new(QITEM_MSG)) && (it->msg = msg_clone(m)))
+      qlist_append(&parts, it);
+    else
+      free(it);
+    return parts;
+  }
+  static _Thread_local struct sms_text_segment segs[SMS_TEXT_SEGMENTS_MAX];
+  n = sms_text_split(segs, SMS_TEXT_SEGMENTS_MAX, &p, SMS_TEXT_REF8, in->concat_ref++);
+  for (int i = 0; i < n; i++) {
+    struct msg part = *m;
+    part.udh = segs[i].udh;
+    part.udh_len = (uint16_t)segs[i].udh_len;
+    part.data = segs[i].data;
+    part.data_len = (uint32_t)segs[i].len;
+    if (i > 0)
+      part.id = ids_next(&in->conn->core->ids, &in->ids);
+    if (i < n - 1)
+      part.dlr_mask = 0;
+    if (!(it = qitem_new(QITEM_MSG)) || !(it->msg = msg_clone(&part))) {
+      free(it);
+      while (parts.head) {
+        struct qitem *next = parts.head->next;
+        qitem_free(parts.head);
+        parts.head = next;
+      }
+      return (struct qlist){ 0 };
+    }
+    qlist_append(&parts, it);
+  }
+  return parts;
+}
+
+/* Takes a message into the core: a client's submit (server connectors) or
+ * an MO from an SMSC (client connectors, answered with resp_op
+ * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
+void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user,
+                              const struct reply *rp)
+{
+  struct connector *c = in->conn;
+  struct core *core = c->core;
+  in->counted.submits_in++;
+  uint64_t received_ns = clock_now_ns();
+  enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
+  if (admit == CORE_ADMIT_FULL) {
+    atomic_fetch_add(&core->stats.refused_full, 1);
+    LOGD(in->log, "submit to %s refused: queue full", msg->dst.addr);
+    connector_reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
+    return;
+  }
+  /* From here the message holds its place in in_flight (core_admit took
+   * it); every refusal below gives it back. */
+  struct msg head = *msg;
+  struct msg *m = &head;
+  const char *user = "";
+  int target = -1;
+  struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
+  char reason[PLUGIN_HOST_REASON_LEN];
+  enum plugin_host_verdict verdict =
+    plugin_host_before_receive(plugins, m, c->cfg->name, origin_user, reason, sizeof reason);
+  if (verdict == PLUGIN_HOST_ACCEPT)
+    verdict = plugin_host_route(plugins, m, c->cfg->name, origin_user, &target, reason,
+                                sizeof reason);
+  if (verdict != PLUGIN_HOST_ACCEPT) {
+    atomic_fetch_add(&core->stats.refused_plugin, 1);
+    LOGI(in->log, "message from %s to %s refused by %s", origin_user, m->dst.addr, reason);
+    atomic_fetch_sub(&core->in_flight, 1);
+    connector_reply_to(in, rp, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
+    return;
+  }
+  if (target < 0)
+    target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
+                               (int)c->index, m, connector_usable, core, &user);
+  struct connector *out = target >= 0 ? core_connector(core, (unsigned)target) : NULL;
+  struct queue *q = out ? connector_target_queue(out, user) : NULL;
+  if (!q) {
+    atomic_fetch_add(&core->stats.refused_route, 1);
+    LOGI(in->log, "message from %s to %s refused: no route", origin_user,
+         m->dst.addr);
+    atomic_fetch_sub(&core->in_flight, 1);
+    connector_reply_to(in, rp, PROTO_E_ADDRESS, NULL);
+    return;
+  }
+  if (out->cfg->max_queue && queue_count(q) >= out->cfg->max_queue) {
+    atomic_fetch_add(&core->stats.refused_connector_full, 1);
+    LOGD(in->log, "submit to %s refused: queue of %s full (%u)", msg->dst.addr,
+         out->cfg->name, out->cfg->max_queue);
+    atomic_fetch_sub(&core->in_flight, 1);
+    connector_reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
+    return;
+  }
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  m->id = ids_next(&core->ids, &in->ids);
+  m->received_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  msg_resolve_times(m, now.tv_sec);
+  m->origin.connector = (uint16_t)c->index;
+  m->origin.instance = (uint16_t)in->index;
+  str_copy(m->origin.user, sizeof m->origin.user, origin_user);
+  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m) : (struct qlist){ 0 };
+  if (!parts.count) {
+    atomic_fetch_sub(&core->in_flight, 1);
+    connector_reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
+    return;
+  }
+  /* With persist on, each part is journaled and the ack waits until the
+   * records are durable: an acked message survives any crash. */
+  uint64_t ticket = 1;
+  for (struct qitem *it = parts.head; it && core->spool; it = it->next) {
+    struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id,
+                                .target = (uint16_t)target, .msg = it->msg };
+    uint64_t t = connector_journal(core, &rec);
+    if (!t) {
+      /* The journal refuses (disk full, I/O error): never ack what is not
+       * stored. Parts already journaled are marked finished. */
+      for (struct qitem *done = parts.head; done != it; done = done->next)
+        connector_journal_msg_event(core, SPOOL_REC_FINISHED, done->msg->id, 0, NULL);
+      while (parts.head) {
+        struct qitem *next = parts.head->next;
+        qitem_free(parts.head);
+        parts.head = next;
+      }
+      atomic_fetch_sub(&core->in_flight, 1);
+      atomic_fetch_add(&core->stats.refused_journal, 1);
+      LOGD(in->log, "message to %s refused: the journal cannot write", msg->dst.addr);
+      connector_reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
+      return;
+    }
+    ticket = t;
+  }
+  if (parts.count > 1)
+    atomic_fetch_add(&core->in_flight, parts.count - 1);
+  atomic_fetch_add(&core->stats.received, 1);
+  for (struct qitem *it = parts.head; it; it = it->next) {
+    history_add(core->history, it->msg->id, HISTORY_RECEIVED, (uint16_t)c->index, 0, 0, m->origin.user);
+    history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, user);
+    core_log_event(core, DB_LOG_ACCEPTED, it->msg, target, NULL, 0, 0);
+  }
+  LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
+        m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
+        parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
+  for (struct qitem *it = parts.head, *next; it; it = next) {
+    next = it->next;
+    connector_stage(in, q, it);
+  }
+  if (admit == CORE_ADMIT_SLOW)
+    atomic_fetch_add(&core->stats.slowed, 1);
+  if (admit == CORE_ADMIT_SLOW || core->spool)
+    connector_hold_ack(in, rp, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket,
+                       received_ns);
+  else {
+    connector_reply_to(in, rp, PROTO_OK, m->origin.ref);
+    connector_latency_record(&in->counted.ack, (clock_now_ns() - received_ns) / 1000);
+  }
+}
