@@ -1,14 +1,5 @@
 /* spool.c - the journal that makes an acked message survive any crash.
  *
- * On disk: segment files DIR/NNNNNNNNNNNN.seg, each a run of records
- *   magic u32 | crc32c u32 | payload length u32 | type u8 | flags u8 | 0 u16 | payload
- * little-endian, the CRC over bytes 8..15 of the header and the payload,
- * seeded with the segment's number (0 in segments written before seeds).
- * The magic lets replay find the next record after a damaged one. Every
- * payload starts with the record's id (u64). Each segment starts with an
- * IDS record holding the id high-water mark, so the newest segment always
- * has it.
- *
  * Group commit: appenders encode outside the lock, then copy into `pending`
  * and take a ticket (the count of records appended so far). The writer swaps
  * `pending` for its own `batch`, seals its records (their CRCs, now that it
@@ -38,7 +29,10 @@
  *
  * Replay reads the segments twice: the first pass validates and computes the
  * final state (a FINISHED anywhere kills its id; the last copy of a record is
- * the one replayed), the second calls replay() in file order. */
+ * the one replayed), the second calls replay() in file order.
+ *
+ * The rest of the journal: spool_record.h (the record format and its
+ * encoding), spool_internal.h (what the journal's files share). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,20 +47,15 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "bigmem.h"
 #include "clock.h"
 #include "crc32c.h"
 #include "spool.h"
+#include "spool_internal.h"
+#include "spool_record.h"
 
-#define SPOOL_MAGIC 0x4c505345u          /* "ESPL" */
-#define HDR_LEN 16
-#define RECORD_MAX (1u << 20)            /* largest payload accepted on replay */
-#define COPY_FLAG 0x01                   /* re-appended by compaction */
-#define VIA_FLAG 0x02                    /* RECEIPT: carries `via` (written before it did not) */
 #define PENDING_MAX (64u << 20)          /* appenders wait above this: the writer is behind */
 #define RETRY_MS 500
 #define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
-#define MAX_LISTENERS 64
 #define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
 /* Records arriving at this rate or faster (bytes per ms: about 140,000
  * messages a second of the reference test) double the pacing interval,
@@ -75,197 +64,14 @@
 #define COMMIT_BUSY_MIN_US 2000
 #define PREFETCH_RECORDS 8
 #define COMPACT_CHUNK (1u << 20)          /* bytes of a segment compaction reads at a time */
-#define SPARES_MAX 2                      /* deleted segment files kept for reuse */
-#define PAGE 4096u
 #define ZERO_CHUNK (1u << 20)            /* zeros written ahead of the records at a time */
 #define ZERO_AHEAD (2u << 20)            /* ... whenever fewer than this are ready */
 
 static const uint8_t zero_page[PAGE];
-#define SEG_NONE 0x7fffffffu             /* no SENT yet */
-#define SEG_DEAD 0x7ffffffeu             /* replay: the id has finished */
-#define SEQ_MAX 0x7ffffff0u              /* segment numbers stay below the markers */
 /* Replay's second pass flags entries in the top bit of a segment number:
  * on a MSG's segment, that it was replayed; on a SENT's, that it waits for
  * its MSG (a compaction copy of the MSG came after it). */
 #define SEG_FLAG 0x80000000u
-
-/* ---- encoding ---- */
-
-static uint32_t get_u32(const uint8_t *p)
-{
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint8_t *put_u8(uint8_t *p, uint8_t v)
-{
-  *p = v;
-  return p + 1;
-}
-
-static uint8_t *put_u16(uint8_t *p, uint16_t v)
-{
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  return p + 2;
-}
-
-static uint8_t *put_u32(uint8_t *p, uint32_t v)
-{
-  put_u16(p, (uint16_t)v);
-  return put_u16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint8_t *put_u64(uint8_t *p, uint64_t v)
-{
-  put_u32(p, (uint32_t)v);
-  return put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint8_t *put_bytes(uint8_t *p, const void *src, size_t n)
-{
-  if (n)
-    memcpy(p, src, n);
-  return p + n;
-}
-
-/* A string of at most cap - 1 bytes (the fixed arrays' limit) and 255 (the
- * length prefix's): longer ones are cut, which no protocol value reaches. */
-static uint8_t *put_str(uint8_t *p, const char *s, size_t cap)
-{
-  size_t n = s ? strnlen(s, cap - 1) : 0;
-  if (n > 255)
-    n = 255;
-  p = put_u8(p, (uint8_t)n);
-  return put_bytes(p, s, n);
-}
-
-static uint8_t *put_addr(uint8_t *p, const struct msg_addr *a)
-{
-  p = put_str(p, a->addr, MSG_ADDR_LEN);
-  p = put_u8(p, a->ton);
-  return put_u8(p, a->npi);
-}
-
-/* An HTTP origin's receipt callback, at the end of MSG and RECEIPT
- * records, and only there when there is one: records without it (all from
- * UCP and SMPP origins) stay as they were. */
-static uint8_t *put_callback(uint8_t *p, uint8_t method, const char *url)
-{
-  if (!url || !*url)
-    return p;
-  size_t n = strnlen(url, MSG_CALLBACK_LEN - 1);
-  p = put_u8(p, method);
-  p = put_u16(p, (uint16_t)n);
-  return put_bytes(p, url, n);
-}
-
-#define ADDR_MAX (1 + MSG_ADDR_LEN + 2)
-#define CALLBACK_MAX (1 + 2 + MSG_CALLBACK_LEN)
-#define STR_MAX 256
-
-/* The most bytes record_encode can write for rec. */
-static size_t record_bound(const struct spool_record *rec)
-{
-  size_t n = HDR_LEN + 8 + 2;
-  switch (rec->type) {
-  case SPOOL_REC_MSG:
-    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len +
-           CALLBACK_MAX;
-  case SPOOL_REC_SENT:
-    return n + STR_MAX;
-  case SPOOL_REC_RECEIPT:
-  case SPOOL_REC_UNRESOLVED:
-    return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + 2 + CALLBACK_MAX;
-  default:
-    return n;
-  }
-}
-
-/* The header but its CRC: the writer seals records when it knows the
- * segment they go to (record_seal). */
-static void header_fill(uint8_t *rec, uint32_t payload_len, uint8_t type, uint8_t flags)
-{
-  put_u32(rec, SPOOL_MAGIC);
-  put_u32(rec + 8, payload_len);
-  rec[12] = type;
-  rec[13] = flags;
-  put_u16(rec + 14, 0);
-}
-
-/* The CRC of a record starts from its segment's seed (its number), so that
- * the old records of a reused segment file never validate in its new life.
- * Segments written before that have seed 0. */
-static void record_seal(uint8_t *rec, uint32_t seed)
-{
-  put_u32(rec + 4, crc32c(seed, rec + 8, HDR_LEN - 8 + get_u32(rec + 8)));
-}
-
-static uint8_t *put_receipt(uint8_t *p, const struct msg_receipt *r)
-{
-  p = put_str(p, r->id, MSG_ID_LEN);
-  p = put_u8(p, r->state);
-  p = put_u16(p, r->err);
-  p = put_u64(p, (uint64_t)r->submit_time);
-  p = put_u64(p, (uint64_t)r->done_time);
-  p = put_addr(p, &r->src);
-  return put_addr(p, &r->dst);
-}
-
-/* Encodes rec into out (record_bound bytes); returns the record's length. */
-static size_t record_encode(uint8_t *out, const struct spool_record *rec)
-{
-  uint8_t flags = 0;
-  uint8_t *p = put_u64(out + HDR_LEN, rec->id);
-  switch (rec->type) {
-  case SPOOL_REC_MSG: {
-    const struct msg *m = rec->msg;
-    p = put_u16(p, rec->target);
-    p = put_u64(p, m->id);
-    p = put_addr(p, &m->src);
-    p = put_addr(p, &m->dst);
-    const uint8_t small[6] = { m->coding, m->dcs, m->pid, m->priority, m->dlr_mask, m->mms };
-    p = put_bytes(p, small, sizeof small);
-    p = put_u64(p, (uint64_t)m->validity);
-    p = put_u64(p, (uint64_t)m->deferred);
-    p = put_u64(p, (uint64_t)m->received_ms);
-    p = put_u16(p, m->origin.connector);
-    p = put_u16(p, m->origin.instance);
-    p = put_u32(p, m->origin.session);
-    p = put_str(p, m->origin.user, MSG_USER_LEN);
-    p = put_str(p, m->origin.ref, MSG_ID_LEN);
-    p = put_u16(p, m->udh_len);
-    p = put_u32(p, m->data_len);
-    p = put_bytes(p, m->udh, m->udh_len);
-    p = put_bytes(p, m->data, m->data_len);
-    p = put_callback(p, m->callback_method, m->callback);
-    break;
-  }
-  case SPOOL_REC_SENT:
-    p = put_u16(p, rec->target);
-    p = put_str(p, rec->smsc_id, STR_MAX);
-    break;
-  case SPOOL_REC_RECEIPT:
-    p = put_u16(p, rec->target);
-    p = put_str(p, rec->user, STR_MAX);
-    p = put_receipt(p, rec->receipt);
-    if (rec->via) {
-      flags |= VIA_FLAG;
-      p = put_u16(p, rec->via);
-    }
-    p = put_callback(p, rec->callback_method, rec->callback);
-    break;
-  case SPOOL_REC_UNRESOLVED:
-    p = put_u16(p, rec->target);
-    p = put_str(p, rec->smsc_id, STR_MAX);
-    p = put_receipt(p, rec->receipt);
-    break;
-  default:
-    break;
-  }
-  size_t len = (size_t)(p - out);
-  header_fill(out, (uint32_t)(len - HDR_LEN), (uint8_t)rec->type, flags);
-  return len;
-}
 
 /* ---- decoding (replay): bounds-checked, a short payload sets `bad` ---- */
 
@@ -419,22 +225,6 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
   return r.bad ? -1 : 0;
 }
 
-static uint64_t record_id(const uint8_t *rec)
-{
-  return (uint64_t)get_u32(rec + HDR_LEN) | (uint64_t)get_u32(rec + HDR_LEN + 4) << 32;
-}
-
-static size_t record_len(const uint8_t *rec)
-{
-  return HDR_LEN + get_u32(rec + 8);
-}
-
-/* Records kept in the receipts' id map: those that open a receipt's life
- * (RECEIPT, UNRESOLVED) and the one that ends it. */
-static bool in_receipts_map(uint8_t type)
-{
-  return type == SPOOL_REC_RECEIPT || type == SPOOL_REC_UNRESOLVED || type == SPOOL_REC_RECEIPT_DONE;
-}
 
 /* Whether a valid record of a segment with this seed starts at p (size
  * bytes left in the file). */
@@ -502,203 +292,9 @@ static size_t segment_scan(const uint8_t *base, size_t size, uint32_t seed, bool
   return off;
 }
 
-/* ---- id maps: open addressing, linear probing, backward-shift deletion ---- */
-
-struct idmap_entry {
-  uint64_t id;                    /* 0: free */
-  uint32_t a, b;                  /* messages: segment of MSG, of SENT; receipts: segment */
-};
-
-struct idmap {
-  struct idmap_entry *slots;
-  size_t mask, count;
-  unsigned shift;
-};
-
-/* Ids are handed out in runs, and the records of a commit mostly name
- * neighbours (the messages of one burst, their SENT records): blocks of 16
- * consecutive ids keep their order in the map, so those records share cache
- * lines, while the blocks themselves are scattered by a multiplicative hash.
- * Maps start at 1024 slots, so a block always fits. */
-#define IDMAP_RUN_BITS 4
-
-static size_t idmap_home(const struct idmap *m, uint64_t id)
-{
-  size_t block = (size_t)(((id >> IDMAP_RUN_BITS) * 0x9e3779b97f4a7c15u) >> (m->shift + IDMAP_RUN_BITS));
-  return (block << IDMAP_RUN_BITS) | (size_t)(id & ((1u << IDMAP_RUN_BITS) - 1));
-}
-
-static int idmap_init(struct idmap *m, size_t cap_pow2)
-{
-  m->slots = bigmem_alloc(cap_pow2 * sizeof *m->slots);
-  m->mask = cap_pow2 - 1;
-  m->count = 0;
-  m->shift = 64;
-  for (size_t c = cap_pow2; c > 1; c >>= 1)
-    m->shift--;
-  return m->slots ? 0 : -1;
-}
-
-static void idmap_free(struct idmap *m)
-{
-  bigmem_free(m->slots, (m->mask + 1) * sizeof *m->slots);
-  m->slots = NULL;
-}
-
-static struct idmap_entry *idmap_find(const struct idmap *m, uint64_t id)
-{
-  for (size_t i = idmap_home(m, id);; i = (i + 1) & m->mask) {
-    if (m->slots[i].id == id)
-      return &m->slots[i];
-    if (!m->slots[i].id)
-      return NULL;
-  }
-}
-
-static int idmap_grow(struct idmap *m);
-
-/* The entry for id, added (a = b = SEG_NONE) when absent; NULL when out of
- * memory. Pointers into the map are invalid after the next insert. */
-static struct idmap_entry *idmap_insert(struct idmap *m, uint64_t id)
-{
-  if ((m->count + 1) * 4 > (m->mask + 1) * 3 && idmap_grow(m) < 0)
-    return NULL;
-  size_t i = idmap_home(m, id);
-  for (; m->slots[i].id; i = (i + 1) & m->mask)
-    if (m->slots[i].id == id)
-      return &m->slots[i];
-  m->slots[i] = (struct idmap_entry){ id, SEG_NONE, SEG_NONE };
-  m->count++;
-  return &m->slots[i];
-}
-
-static int idmap_grow(struct idmap *m)
-{
-  struct idmap old = *m;
-  if (idmap_init(m, (old.mask + 1) * 2) < 0) {
-    *m = old;
-    return -1;
-  }
-  for (size_t i = 0; i <= old.mask; i++)
-    if (old.slots[i].id)
-      *idmap_insert(m, old.slots[i].id) = old.slots[i];
-  idmap_free(&old);
-  return 0;
-}
-
-static void idmap_remove(struct idmap *m, struct idmap_entry *e)
-{
-  size_t hole = (size_t)(e - m->slots);
-  for (size_t i = (hole + 1) & m->mask; m->slots[i].id; i = (i + 1) & m->mask) {
-    size_t home = idmap_home(m, m->slots[i].id);
-    /* Move the entry into the hole unless its home lies after the hole (cyclically). */
-    if (((i - home) & m->mask) >= ((i - hole) & m->mask)) {
-      m->slots[hole] = m->slots[i];
-      hole = i;
-    }
-  }
-  m->slots[hole].id = 0;
-  m->count--;
-}
-
-/* ---- the spool ---- */
-
-struct segment {
-  uint32_t seq;
-  uint32_t live;                  /* records the live state still needs */
-  uint64_t records, bytes;
-  int64_t started_ms;             /* monotonic: when it was opened (or found, at start-up) */
-  uint32_t seed;                  /* its records' CRC seed: seq, or 0 when written before seeds */
-};
-
-/* A deleted segment's file, renamed NNNNNNNNNNNN.free (its old number),
- * kept to be the next segment: overwriting blocks that are already written
- * needs no block allocation and no change of the file's size, so each
- * commit's fdatasync writes the data alone (about half the CPU and time of
- * an append on ext4). Its old records carry its old seed and never
- * validate in the new segment. */
-struct spare {
-  uint32_t seq;
-  uint64_t bytes;
-};
-
-
-struct listener {
-  void (*fn)(void *);
-  void *arg;
-};
-
-struct spool {
-  char *dir;
-  int dirfd;
-  struct spool_options opt;
-
-  pthread_mutex_t lock;           /* guards pending, next_ticket, failing, why, stats, stopping */
-  pthread_cond_t wake;            /* the writer: something to write, or stop */
-  pthread_cond_t space;           /* appenders waiting for pending to drain */
-  struct bytebuf pending;
-  uint64_t next_ticket;           /* the last ticket handed out */
-  bool writer_idle, stopping;
-  _Atomic bool failing;           /* written under lock; spool_batch_add reads it without */
-  bool writer_pacing;             /* waiting for more records before the next commit */
-  int64_t commit_started_us;      /* monotonic */
-  bool busy;                      /* the last commit found records coming at COMMIT_BUSY_BYTES_PER_MS */
-  char why[256];
-  struct spool_stats stats;       /* the writer's figures, published once per batch */
-  _Atomic uint64_t durable;
-
-  struct listener listeners[MAX_LISTENERS];
-  _Atomic unsigned nlisteners;
-
-  pthread_t writer;
-  bool writer_started;
-
-  /* The writer's own state. */
-  struct bytebuf batch;
-  uint64_t batch_last;            /* ticket of batch's last record */
-  int fd;                         /* current segment, -1 before it is opened */
-  uint32_t cur_seq;
-  uint64_t cur_size;              /* the current file's size: records, then zeros or a reused file's old bytes */
-  int direct_fd;                  /* the current file again, O_DIRECT, for its zeros; -1 without */
-  struct spare spares[SPARES_MAX];
-  size_t nspares;
-  int64_t previous_write_s;       /* Unix s: the newest mtime of the segments found; 0 = none */
-  int64_t previous_floor_s;       /* Unix s: the floor a process of an earlier version noted; 0 = none */
-  int64_t previous_ceiling_s;     /* Unix s: the SCTS ceiling the previous process noted; 0 = none */
-  uint64_t file_off;              /* end of the last good write */
-  bool tail_dirty;                /* a failed write may have left bytes past file_off */
-  uint64_t ids_mark;              /* highest id seen: written at the head of each segment */
-  struct segment *segs;           /* oldest first; the last is the current one once opened */
-  size_t nsegs, segs_cap;
-  struct idmap msgs, receipts;
-  uint64_t hold_ticket;           /* no deletion before this is durable (fresh FINISHED kills) */
-  uint64_t compact_ticket;        /* no new compaction before the last one's copies are durable */
-  uint64_t fsyncs, compacted, segments_deleted, segments_reused, bytes_written, records_written;
-};
-
 static void seg_path(const struct spool *s, uint32_t seq, char *out, size_t cap)
 {
   snprintf(out, cap, "%s/%012" PRIu32 ".seg", s->dir, seq);
-}
-
-static struct segment *seg_find(struct spool *s, uint32_t seq)
-{
-  size_t lo = 0, hi = s->nsegs;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (s->segs[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < s->nsegs && s->segs[lo].seq == seq ? &s->segs[lo] : NULL;
-}
-
-static void seg_live_add(struct spool *s, uint32_t seq, int delta)
-{
-  struct segment *g = seg_find(s, seq);
-  if (g)
-    g->live += (uint32_t)delta;
 }
 
 static struct segment *seg_push(struct spool *s, uint32_t seq)
@@ -714,13 +310,6 @@ static struct segment *seg_push(struct spool *s, uint32_t seq)
   struct segment *g = &s->segs[s->nsegs++];
   *g = (struct segment){ seq, 0, 0, 0, (int64_t)clock_now_ms(), seq };
   return g;
-}
-
-#define BUF_FIRST (1u << 16)            /* the first allocation of the spool's buffers */
-
-static int buf_reserve(struct bytebuf *b, size_t more)
-{
-  return bytebuf_reserve(b, more, BUF_FIRST);
 }
 
 /* Copies n bytes of records (nrec of them) into pending; returns the last
