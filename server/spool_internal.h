@@ -1,5 +1,5 @@
 /* spool_internal.h - what the journal's files share: struct spool, its
- * segments and id maps.
+ * segments and id maps, and the functions one of them calls in another.
  * Only server/spool*.c include it; everything else uses spool.h. */
 #ifndef EMG_SPOOL_INTERNAL_H
 #define EMG_SPOOL_INTERNAL_H
@@ -226,5 +226,29 @@ static inline int buf_reserve(struct bytebuf *b, size_t more)
 {
   return bytebuf_reserve(b, more, BUF_FIRST);
 }
+
+/* ---- across the files ---- */
+
+/* spool.c: a page of zeros (the padding of a commit's last page). */
+extern const uint8_t spool_zero_page[PAGE];
+/* spool.c: the path of segment seq (.seg) and of a spare file (.free). */
+void spool_seg_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
+void spool_spare_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
+/* spool.c: adds segment seq after the others; NULL when out of memory. */
+struct segment *spool_seg_push(struct spool *s, uint32_t seq);
+
+typedef void (*record_fn)(void *ctx, const uint8_t *rec);
+
+/* spool_replay.c: calls fn for each valid record of a segment image,
+ * resynchronising on the magic after a bad one (reported through warn when
+ * it is given). Returns the offset where the valid records end: below size
+ * when the file ends in garbage (a torn tail when it is the last segment).
+ * Compaction reads segments with it too. */
+size_t spool_segment_scan(const uint8_t *base, size_t size, uint32_t seed, bool more, const char *path,
+                          void (*warn)(void *, const char *), void *warn_ctx, record_fn fn, void *ctx);
+/* spool_replay.c: reads the spool's segments and replays what is live; 0,
+ * or -1 with a reason in err (256 bytes). */
+int spool_replay_all(struct spool *s, void (*replay)(void *, const struct spool_record *),
+                     void (*warn)(void *, const char *), void *ctx, char *err);
 
 #endif

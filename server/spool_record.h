@@ -11,7 +11,7 @@
  *
  * The encoding is here, static inline, because appenders run it on the
  * message path, which must not pay a call into another file for it. Decoding
- * is replay's alone. */
+ * is replay's alone (spool_replay.c). */
 #ifndef EMG_SPOOL_RECORD_H
 #define EMG_SPOOL_RECORD_H
 
