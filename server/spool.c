@@ -19,17 +19,14 @@
  *
  * Liveness: a map id -> (segment of its MSG, segment of its SENT) and one
  * id -> segment of its RECEIPT; each segment counts the live records it holds.
- * Segments are deleted oldest first, only once empty: a FINISHED record must
- * outlive every older segment, since it is what kills the MSG there. The
- * oldest segment is compacted (its live records re-appended with the COPY
- * flag) when little of it, or of the whole spool, is live; when the copies
- * are durable the old segment holds nothing live and goes. A copy of a
- * message that finished meanwhile is killed again by a fresh FINISHED, so
- * that deleting the first FINISHED cannot bring it back.
+ * A copy of a message that finished meanwhile (see spool_compact.c) is
+ * killed again by a fresh FINISHED, so that deleting the first FINISHED
+ * cannot bring it back.
  *
  * The rest of the journal: spool_record.h (the record format and its
- * encoding), spool_replay.c (reading the segments back at start),
- * spool_internal.h (what they share). */
+ * encoding), spool_compact.c (deleting and compacting segments),
+ * spool_replay.c (reading them back at start), spool_internal.h (what they
+ * share). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -49,7 +46,6 @@
 
 #define PENDING_MAX (64u << 20)          /* appenders wait above this: the writer is behind */
 #define RETRY_MS 500
-#define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
 #define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
 /* Records arriving at this rate or faster (bytes per ms: about 140,000
  * messages a second of the reference test) double the pacing interval,
@@ -57,7 +53,6 @@
 #define COMMIT_BUSY_BYTES_PER_MS (64u << 10)
 #define COMMIT_BUSY_MIN_US 2000
 #define PREFETCH_RECORDS 8
-#define COMPACT_CHUNK (1u << 20)          /* bytes of a segment compaction reads at a time */
 #define ZERO_CHUNK (1u << 20)            /* zeros written ahead of the records at a time */
 #define ZERO_AHEAD (2u << 20)            /* ... whenever fewer than this are ready */
 
@@ -86,7 +81,7 @@ struct segment *spool_seg_push(struct spool *s, uint32_t seq)
 /* Copies n bytes of records (nrec of them) into pending; returns the last
  * one's ticket, 0 when refused. The writer's own records (compaction copies,
  * fresh kills) pass while the spool is failing or waits for space. */
-static uint64_t pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app)
+uint64_t spool_pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app)
 {
   uint64_t ticket = 0;
   pthread_mutex_lock(&s->lock);
@@ -115,7 +110,7 @@ uint64_t spool_append(struct spool *s, const struct spool_record *rec)
   if (!buf)
     return 0;
   size_t n = record_encode(buf, rec);
-  uint64_t ticket = pending_add(s, buf, n, 1, true);
+  uint64_t ticket = spool_pending_add(s, buf, n, 1, true);
   if (buf != stack)
     free(buf);
   return ticket;
@@ -134,7 +129,7 @@ int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_r
 
 uint64_t spool_batch_append(struct spool *s, struct spool_batch *b)
 {
-  uint64_t ticket = b->count ? pending_add(s, b->records.p, b->records.len, b->count, true) : 0;
+  uint64_t ticket = b->count ? spool_pending_add(s, b->records.p, b->records.len, b->count, true) : 0;
   b->records.len = 0;
   b->count = 0;
   return ticket;
@@ -292,7 +287,7 @@ static void segment_prepare(struct spool *s)
 /* Ends the current segment's file: the old bytes of a reused file, or the
  * zeros written ahead, past its records are cut, so that replay never
  * meets them in a segment but the last. */
-static void segment_close(struct spool *s)
+void spool_segment_close(struct spool *s)
 {
   if (s->direct_fd >= 0)
     close(s->direct_fd);
@@ -311,7 +306,7 @@ static void segment_close(struct spool *s)
 static int segment_write(struct spool *s, uint8_t *data, size_t len, char *why, size_t why_len)
 {
   if (s->fd >= 0 && s->file_off >= s->opt.segment_size) {
-    segment_close(s);
+    spool_segment_close(s);
     s->cur_seq++;
   }
   if (segment_open(s, why, why_len) < 0)
@@ -455,142 +450,6 @@ static size_t live_prefetch(const struct spool *s, const uint8_t *batch, size_t 
   return off + record_len(rec);
 }
 
-/* Deletes the oldest segments while they hold nothing live. */
-static void segments_delete(struct spool *s)
-{
-  size_t n = 0;
-  if (spool_durable(s) < s->hold_ticket)
-    return;
-  while (n + 1 < s->nsegs && s->segs[n].live == 0) {
-    const struct segment *g = &s->segs[n];
-    char path[4096], spare[4096];
-    spool_seg_path(s, g->seq, path, sizeof path);
-    spool_spare_path(s, g->seq, spare, sizeof spare);
-    /* Seedless segments (written before seeds) are not reused: their old
-     * records would validate in a new life. */
-    if (g->seed && s->nspares < SPARES_MAX && !s->failing && rename(path, spare) == 0) {
-      s->spares[s->nspares++] = (struct spare){ g->seq, g->bytes };
-    } else if (unlink(path) < 0 && errno != ENOENT) {
-      break;
-    }
-    n++;
-  }
-  if (!n)
-    return;
-  fsync(s->dirfd);   /* best effort: a deleted segment that comes back (as .seg) holds only dead records */
-  memmove(s->segs, s->segs + n, (s->nsegs - n) * sizeof *s->segs);
-  s->nsegs -= n;
-  s->segments_deleted += n;
-}
-
-struct compaction {
-  struct spool *s;
-  uint32_t seq;
-  struct bytebuf copies;
-  unsigned count;
-};
-
-static void compact_record(void *ctx, const uint8_t *rec)
-{
-  struct compaction *c = ctx;
-  uint64_t id = record_id(rec);
-  const struct idmap_entry *e = NULL;
-  bool live = false;
-  switch (rec[12]) {
-  case SPOOL_REC_MSG:
-    live = (e = idmap_find(&c->s->msgs, id)) && e->a == c->seq;
-    break;
-  case SPOOL_REC_SENT:
-    live = (e = idmap_find(&c->s->msgs, id)) && e->b == c->seq;
-    break;
-  case SPOOL_REC_RECEIPT:
-  case SPOOL_REC_UNRESOLVED:
-    live = (e = idmap_find(&c->s->receipts, id)) && e->a == c->seq;
-    break;
-  }
-  size_t len = record_len(rec);
-  if (!live || buf_reserve(&c->copies, len) < 0)
-    return;
-  uint8_t *copy = c->copies.p + c->copies.len;
-  memcpy(copy, rec, len);
-  copy[13] |= COPY_FLAG;   /* sealed again, with its new segment's seed, when written */
-  c->copies.len += len;
-  c->count++;
-}
-
-/* Re-appends the live records of the oldest segment when little of it, or
- * of the whole spool, is live, and the spool has a moment. Under load only
- * once the segment has been full for compact_after_ms: until then most of
- * its live records finish by themselves (receipts come within seconds), and
- * reading a whole segment to copy them would cost more than waiting. */
-static void compact_maybe(struct spool *s, bool idle)
-{
-  if (spool_durable(s) < s->compact_ticket)
-    return;
-  /* Idle, a current segment past half its size that holds little live is
-   * closed, to be compacted like the older ones: else what a burst left
-   * there would stay on disk until the next burst. */
-  const struct segment *last = s->nsegs ? &s->segs[s->nsegs - 1] : NULL;
-  if (idle && s->fd >= 0 && last && s->file_off >= s->opt.segment_size / 2 &&
-      last->live * 10ull < last->records) {
-    segment_close(s);
-    s->cur_seq++;
-  }
-  /* Only closed segments are compacted: the current one is being written. */
-  if (s->nsegs < (s->fd >= 0 ? 2u : 1u))
-    return;
-  if (!idle && (s->nsegs < 2 || (int64_t)clock_now_ms() - s->segs[1].started_ms < (int64_t)s->opt.compact_after_ms))
-    return;
-  const struct segment *old = &s->segs[0];
-  uint64_t live = 0, records = 0;
-  for (size_t i = 0; i < s->nsegs; i++) {
-    live += s->segs[i].live;
-    records += s->segs[i].records;
-  }
-  if (old->live == 0 || !(old->live * 10ull < old->records || live * 4 < records))
-    return;
-  pthread_mutex_lock(&s->lock);
-  bool busy = s->pending.len >= COMPACT_IDLE_BYTES || s->stopping;
-  pthread_mutex_unlock(&s->lock);
-  if (busy)
-    return;
-  char path[4096];
-  spool_seg_path(s, old->seq, path, sizeof path);
-  struct compaction c = { s, old->seq, { NULL, 0, 0 }, 0 };
-  /* Read a part at a time: a whole segment in memory would add its size
-   * (64 MiB) to the process at every compaction. */
-  size_t cap = COMPACT_CHUNK + HDR_LEN + RECORD_MAX;
-  uint8_t *chunk = malloc(cap);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  bool whole = chunk && fd >= 0;
-  for (size_t have = 0, at = 0; whole && (at < old->bytes || have);) {
-    size_t want = old->bytes - at < cap - have ? old->bytes - at : cap - have;
-    if (want && pread(fd, chunk + have, want, (off_t)at) != (ssize_t)want) {
-      whole = false;
-      break;
-    }
-    have += want;
-    at += want;
-    size_t used = spool_segment_scan(chunk, have, old->seed, at < old->bytes, path, NULL, NULL, compact_record, &c);
-    if (at >= old->bytes)
-      break;
-    /* Nothing valid in a full buffer (damage): no record can start in its
-     * first COMPACT_CHUNK bytes, since one would end inside it. */
-    if (!used && have == cap)
-      used = COMPACT_CHUNK;
-    memmove(chunk, chunk + used, have - used);
-    have -= used;
-  }
-  if (whole && c.count) {
-    s->compact_ticket = pending_add(s, c.copies.p, c.copies.len, c.count, false);
-    s->compacted += s->compact_ticket ? c.count : 0;
-  }
-  if (fd >= 0)
-    close(fd);
-  free(chunk);
-  free(c.copies.p);
-}
-
 static void stats_publish(struct spool *s)
 {
   uint64_t disk = 0, spare = 0;
@@ -616,8 +475,8 @@ static void stats_publish(struct spool *s)
 /* Deletes what is dead, compacts when due, and shows the result. */
 static void segments_maintain(struct spool *s, bool idle)
 {
-  segments_delete(s);
-  compact_maybe(s, idle);
+  spool_segments_delete(s);
+  spool_compact_maybe(s, idle);
   stats_publish(s);
 }
 
@@ -658,7 +517,7 @@ static void batch_commit(struct spool *s)
   s->records_written += records;
   s->batch.len = 0;
   if (kills.len)
-    s->hold_ticket = pending_add(s, kills.p, kills.len, (unsigned)(kills.len / (HDR_LEN + 8)), false);
+    s->hold_ticket = spool_pending_add(s, kills.p, kills.len, (unsigned)(kills.len / (HDR_LEN + 8)), false);
   free(kills.p);
   segment_prepare(s);
   segments_maintain(s, false);
@@ -835,7 +694,7 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
     snprintf(err, 256, "%s", why);
     goto fail;
   }
-  segments_delete(s);
+  spool_segments_delete(s);
   stats_publish(s);
   if (pthread_create(&s->writer, NULL, writer_main, s) == 0) {
     pthread_setname_np(s->writer, "emg-journal");
@@ -859,7 +718,7 @@ void spool_close(struct spool *s)
   pthread_cond_broadcast(&s->space);
   pthread_mutex_unlock(&s->lock);
   pthread_join(s->writer, NULL);
-  segment_close(s);
+  spool_segment_close(s);
   spool_free(s);
 }
 

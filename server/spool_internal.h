@@ -229,6 +229,10 @@ static inline int buf_reserve(struct bytebuf *b, size_t more)
 
 /* ---- across the files ---- */
 
+/* spool.c: copies n bytes of records (nrec of them) into pending; returns
+ * the last one's ticket, 0 when refused. from_app false: the writer's own. */
+uint64_t spool_pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app);
+
 /* spool.c: a page of zeros (the padding of a commit's last page). */
 extern const uint8_t spool_zero_page[PAGE];
 /* spool.c: the path of segment seq (.seg) and of a spare file (.free). */
@@ -236,6 +240,13 @@ void spool_seg_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
 void spool_spare_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
 /* spool.c: adds segment seq after the others; NULL when out of memory. */
 struct segment *spool_seg_push(struct spool *s, uint32_t seq);
+/* spool.c: ends the current segment's file, cut to its records. */
+void spool_segment_close(struct spool *s);
+
+/* spool_compact.c: deletes the oldest segments while they hold nothing live. */
+void spool_segments_delete(struct spool *s);
+/* spool_compact.c: compacts the oldest segment when it is due. */
+void spool_compact_maybe(struct spool *s, bool idle);
 
 typedef void (*record_fn)(void *ctx, const uint8_t *rec);
 
