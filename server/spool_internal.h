@@ -233,15 +233,23 @@ static inline int buf_reserve(struct bytebuf *b, size_t more)
  * the last one's ticket, 0 when refused. from_app false: the writer's own. */
 uint64_t spool_pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app);
 
-/* spool.c: a page of zeros (the padding of a commit's last page). */
+/* spool_segment.c: a page of zeros (the padding of a commit's last page). */
 extern const uint8_t spool_zero_page[PAGE];
-/* spool.c: the path of segment seq (.seg) and of a spare file (.free). */
+/* spool_segment.c: the path of segment seq (.seg) and of a spare file (.free). */
 void spool_seg_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
 void spool_spare_path(const struct spool *s, uint32_t seq, char *out, size_t cap);
-/* spool.c: adds segment seq after the others; NULL when out of memory. */
+/* spool_segment.c: adds segment seq after the others; NULL when out of memory. */
 struct segment *spool_seg_push(struct spool *s, uint32_t seq);
-/* spool.c: ends the current segment's file, cut to its records. */
+/* spool_segment.c: writes zeros ahead of the records, between commits. */
+void spool_segment_prepare(struct spool *s);
+/* spool_segment.c: ends the current segment's file, cut to its records. */
 void spool_segment_close(struct spool *s);
+/* spool_segment.c: writes data (records to seal) at the end of the current
+ * segment, a new one first when it is full, and makes it durable; 0, or -1
+ * with why. */
+int spool_segment_write(struct spool *s, uint8_t *data, size_t len, char *why, size_t why_len);
+/* spool_segment.c: gives up the spare files (a write failed). */
+void spool_spares_drop(struct spool *s);
 
 /* spool_compact.c: deletes the oldest segments while they hold nothing live. */
 void spool_segments_delete(struct spool *s);
