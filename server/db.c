@@ -1,5 +1,8 @@
-/* db.c - emgd's PostgreSQL side: migrations, the message log writer, ids,
- * nodes and cross-node receipts (see db.h).
+/* db.c - emgd's PostgreSQL connections and what the other db_*.c files
+ * share (connecting, statements, COPY, the back-off while the database is
+ * away, the synchronous handle, the error texts), and the message log
+ * writer. The rest of db.h: db_schema.c (migrations), db_nodes.c (ids,
+ * nodes), db_receipts.c (message rows, receipts between nodes).
  *
  * Connections are non-blocking libpq driven by poll() with a deadline, so no
  * call waits longer than its time-out whatever the server or the network
@@ -33,7 +36,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -49,30 +51,8 @@
 #include "bytebuf.h"
 #include "clock.h"
 #include "crc32c.h"
-#include "db.h"
-#include "ids.h"
+#include "db_internal.h"
 #include "strutil.h"
-
-/* ---- migrations: sql/NNN_*.sql, compiled in by CMakeLists.txt ---- */
-
-extern const unsigned char db_sql_001_init[];
-extern const unsigned char db_sql_002_handoff_dlr_mask[];
-
-static const struct migration {
-  int version;
-  const char *name;
-  const unsigned char *sql;
-} migrations[] = {
-  { 1, "001_init", db_sql_001_init },
-  { 2, "002_handoff_dlr_mask", db_sql_002_handoff_dlr_mask },
-};
-
-_Static_assert(sizeof migrations / sizeof migrations[0] == DB_SCHEMA_VERSION,
-               "one migration per schema version, numbered from 1");
-
-/* pg_advisory_xact_lock(LOCK_CLASS, n): 1 = migrations (2 = ids, in SQL). */
-#define LOCK_CLASS "6647143"
-#define LOCK_MIGRATIONS "1"
 
 const char *db_strerror(int code)
 {
@@ -91,11 +71,9 @@ const char *db_strerror(int code)
 
 /* ---- small utilities ---- */
 
-static void err_set(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Formats a message into err (DB_ERR_LEN), on one line: libpq's messages
  * end in, and may contain, line breaks. */
-static void err_set(char *err, const char *fmt, ...)
+void db_err_set(char *err, const char *fmt, ...)
 {
   if (!err)
     return;
@@ -133,43 +111,29 @@ static struct timespec monotonic_in(uint64_t ms)
 }
 
 /* Room for more bytes in one of the message log's buffers (4 KiB at first). */
-static int buf_reserve(struct bytebuf *b, size_t more)
+int db_buf_reserve(struct bytebuf *b, size_t more)
 {
   return bytebuf_reserve(b, more, 4096);
 }
 
 /* ---- connections ---- */
 
-struct conn {
-  char *conninfo;
-  unsigned timeout_ms;             /* connect */
-  unsigned statement_ms;           /* each statement; 0 = no limit */
-  _Atomic uint64_t cap_ms;         /* monotonic: nothing waits past it (0 = no cap); set by a closer */
-  bool check_schema;               /* refuse a database without the schema this code needs */
-  PGconn *pg;
-  uint64_t generation;             /* counts connections made: a new one needs its session set up */
-  uint64_t retry_at_ms;            /* monotonic: no connect attempt before */
-  unsigned backoff_ms, backoff_min_ms, backoff_max_ms;
-  char sqlstate[6];                /* of the last refused statement */
-  char last_error[DB_ERR_LEN];
-};
-
-static int conn_init(struct conn *c, const char *conninfo, unsigned timeout_ms, unsigned statement_ms,
-                     bool check_schema, unsigned backoff_min_ms, unsigned backoff_max_ms, char *err)
+int db_conn_init(struct conn *c, const char *conninfo, unsigned timeout_ms, unsigned statement_ms,
+                 bool check_schema, unsigned backoff_min_ms, unsigned backoff_max_ms, char *err)
 {
   memset(c, 0, sizeof *c);
   atomic_init(&c->cap_ms, 0);
   char *why = NULL;
   PQconninfoOption *opts = PQconninfoParse(conninfo ? conninfo : "", &why);
   if (!opts) {
-    err_set(err, "bad conninfo: %s", why ? why : "out of memory");
+    db_err_set(err, "bad conninfo: %s", why ? why : "out of memory");
     PQfreemem(why);
     return why ? DB_E_ARG : DB_E_NOMEM;
   }
   PQconninfoFree(opts);
   c->conninfo = strdup(conninfo);
   if (!c->conninfo) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     return DB_E_NOMEM;
   }
   c->timeout_ms = timeout_ms;
@@ -181,16 +145,16 @@ static int conn_init(struct conn *c, const char *conninfo, unsigned timeout_ms, 
   return 0;
 }
 
-static void conn_drop(struct conn *c)
+void db_conn_drop(struct conn *c)
 {
   if (c->pg)
     PQfinish(c->pg);
   c->pg = NULL;
 }
 
-static void conn_free(struct conn *c)
+void db_conn_free(struct conn *c)
 {
-  conn_drop(c);
+  db_conn_drop(c);
   free(c->conninfo);
   c->conninfo = NULL;
 }
@@ -211,8 +175,8 @@ static int conn_wait(struct conn *c, bool want_write, uint64_t deadline, char *e
     if (cap && cap < deadline)
       deadline = cap;
     if (now >= deadline) {
-      err_set(err, "no answer from the database in time");
-      conn_drop(c);
+      db_err_set(err, "no answer from the database in time");
+      db_conn_drop(c);
       return DB_E_TIMEOUT;
     }
     struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN | (want_write ? POLLOUT : 0) };
@@ -221,8 +185,8 @@ static int conn_wait(struct conn *c, bool want_write, uint64_t deadline, char *e
     if (r > 0)
       return 0;
     if (r < 0 && errno != EINTR) {
-      err_set(err, "poll: %s", strerror(errno));
-      conn_drop(c);
+      db_err_set(err, "poll: %s", strerror(errno));
+      db_conn_drop(c);
       return DB_E_DOWN;
     }
   }
@@ -230,8 +194,8 @@ static int conn_wait(struct conn *c, bool want_write, uint64_t deadline, char *e
 
 static int conn_broken(struct conn *c, char *err)
 {
-  err_set(err, "database connection lost: %s", c->pg ? PQerrorMessage(c->pg) : "closed");
-  conn_drop(c);
+  db_err_set(err, "database connection lost: %s", c->pg ? PQerrorMessage(c->pg) : "closed");
+  db_conn_drop(c);
   return DB_E_DOWN;
 }
 
@@ -244,9 +208,9 @@ static int conn_failed(struct conn *c, const PGresult *r, char *err)
   if (!state)
     state = "";
   str_copy(c->sqlstate, sizeof c->sqlstate, state);
-  err_set(err, "%s%s%s", primary ? primary : PQresultErrorMessage(r), *state ? " SQLSTATE " : "", state);
+  db_err_set(err, "%s%s%s", primary ? primary : PQresultErrorMessage(r), *state ? " SQLSTATE " : "", state);
   if (PQstatus(c->pg) != CONNECTION_OK || strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0) {
-    conn_drop(c);
+    db_conn_drop(c);
     return DB_E_DOWN;
   }
   if (strcmp(state, "57014") == 0)
@@ -322,8 +286,8 @@ out:
 }
 
 /* Runs sql with n text parameters; *out (may be NULL) gets the result. */
-static int conn_exec(struct conn *c, const char *sql, int n, const char *const *values, PGresult **out,
-                     char *err)
+int db_conn_exec(struct conn *c, const char *sql, int n, const char *const *values, PGresult **out,
+                 char *err)
 {
   if (out)
     *out = NULL;
@@ -333,21 +297,21 @@ static int conn_exec(struct conn *c, const char *sql, int n, const char *const *
 }
 
 /* Runs a script of several statements without parameters (migrations). */
-static int conn_script(struct conn *c, const char *sql, char *err)
+int db_conn_script(struct conn *c, const char *sql, char *err)
 {
   if (!PQsendQuery(c->pg, sql))
     return conn_broken(c, err);
   return conn_collect(c, conn_deadline(c), NULL, err);
 }
 
-static void conn_rollback(struct conn *c)
+void db_conn_rollback(struct conn *c)
 {
-  if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE && conn_exec(c, "ROLLBACK", 0, NULL, NULL, NULL) < 0)
-    conn_drop(c);
+  if (c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE && db_conn_exec(c, "ROLLBACK", 0, NULL, NULL, NULL) < 0)
+    db_conn_drop(c);
 }
 
 /* COPY sql FROM STDIN with data (text format). */
-static int conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_t len, char *err)
+int db_conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_t len, char *err)
 {
   uint64_t deadline = conn_deadline(c);
   PGresult *r = NULL;
@@ -359,8 +323,8 @@ static int conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_
   bool copy_in = r && PQresultStatus(r) == PGRES_COPY_IN;
   PQclear(r);
   if (!copy_in) {
-    err_set(err, "COPY did not start");
-    conn_drop(c);
+    db_err_set(err, "COPY did not start");
+    db_conn_drop(c);
     return DB_E_DOWN;
   }
   while (len) {
@@ -388,7 +352,7 @@ static int conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_
 }
 
 /* Connects within the time-out, sets the session up and checks the schema. */
-static int conn_connect(struct conn *c, char *err)
+int db_conn_connect(struct conn *c, char *err)
 {
   char timeout_s[16], statement_ms[16];
   snprintf(timeout_s, sizeof timeout_s, "%u", (c->timeout_ms + 999) / 1000);
@@ -404,10 +368,10 @@ static int conn_connect(struct conn *c, char *err)
   PGresult *r = NULL;
   int rc = 0;
 
-  conn_drop(c);
+  db_conn_drop(c);
   c->pg = PQconnectStartParams(keys, values, 1);
   if (!c->pg) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     return DB_E_NOMEM;
   }
   if (PQstatus(c->pg) == CONNECTION_BAD) {
@@ -417,8 +381,8 @@ static int conn_connect(struct conn *c, char *err)
   PostgresPollingStatusType st = PGRES_POLLING_WRITING;
   while (st != PGRES_POLLING_OK) {
     if (st == PGRES_POLLING_FAILED) {
-      err_set(err, "cannot connect to the database: %s", PQerrorMessage(c->pg));
-      conn_drop(c);
+      db_err_set(err, "cannot connect to the database: %s", PQerrorMessage(c->pg));
+      db_conn_drop(c);
       rc = DB_E_DOWN;
       goto out;
     }
@@ -431,14 +395,14 @@ static int conn_connect(struct conn *c, char *err)
     goto out;
   }
   const char *const timeout_param[] = { statement_ms };
-  if ((rc = conn_exec(c, "SELECT set_config('statement_timeout', $1, false)", 1, timeout_param, NULL, err)) < 0)
+  if ((rc = db_conn_exec(c, "SELECT set_config('statement_timeout', $1, false)", 1, timeout_param, NULL, err)) < 0)
     goto out;
   if (c->check_schema) {
-    rc = conn_exec(c, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL, &r, err);
+    rc = db_conn_exec(c, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL, &r, err);
     if (rc == DB_E_SCHEMA || (rc == 0 && atoi(PQgetvalue(r, 0, 0)) < DB_SCHEMA_VERSION)) {
-      err_set(err, "the database has %s schema version %d: run emgd --init-db",
-              rc == 0 ? "only" : "no", rc == 0 ? atoi(PQgetvalue(r, 0, 0)) : 0);
-      conn_drop(c);
+      db_err_set(err, "the database has %s schema version %d: run emgd --init-db",
+                 rc == 0 ? "only" : "no", rc == 0 ? atoi(PQgetvalue(r, 0, 0)) : 0);
+      db_conn_drop(c);
       rc = DB_E_SCHEMA;
       goto out;
     }
@@ -453,21 +417,21 @@ out:
 
 /* A usable connection, connecting when there is none and the back-off has
  * passed; DB_E_DOWN at once while it has not. */
-static int conn_ensure(struct conn *c, char *err)
+int db_conn_ensure(struct conn *c, char *err)
 {
   if (c->pg && PQstatus(c->pg) == CONNECTION_OK)
     return 0;
-  conn_drop(c);
+  db_conn_drop(c);
   uint64_t now = clock_now_ms();
   if (now < c->retry_at_ms) {
-    err_set(err, "database down, next attempt in %" PRIu64 " ms (%s)", c->retry_at_ms - now, c->last_error);
+    db_err_set(err, "database down, next attempt in %" PRIu64 " ms (%s)", c->retry_at_ms - now, c->last_error);
     return DB_E_DOWN;
   }
   char why[DB_ERR_LEN] = "";
-  int rc = conn_connect(c, why);
+  int rc = db_conn_connect(c, why);
   if (rc < 0) {
     str_copy(c->last_error, sizeof c->last_error, why);
-    err_set(err, "%s", why);
+    db_err_set(err, "%s", why);
     c->retry_at_ms = clock_now_ms() + c->backoff_ms;
     c->backoff_ms = c->backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms : c->backoff_ms * 2;
     return rc;
@@ -479,73 +443,12 @@ static int conn_ensure(struct conn *c, char *err)
 
 /* After a statement failed on a live connection: next time, start afresh
  * after the back-off (the error may be the server being overloaded). */
-static void conn_backoff(struct conn *c, const char *why)
+void db_conn_backoff(struct conn *c, const char *why)
 {
   str_copy(c->last_error, sizeof c->last_error, why);
-  conn_drop(c);
+  db_conn_drop(c);
   c->retry_at_ms = clock_now_ms() + c->backoff_ms;
   c->backoff_ms = c->backoff_ms * 2 > c->backoff_max_ms ? c->backoff_max_ms : c->backoff_ms * 2;
-}
-
-/* ---- schema ---- */
-
-int db_init_schema(const char *conninfo, unsigned timeout_ms, int *applied, char *err)
-{
-  struct conn c;
-  PGresult *r = NULL;
-  int done = 0;
-  bool have[sizeof migrations / sizeof migrations[0]] = { false };
-  int rc = conn_init(&c, conninfo, timeout_ms ? timeout_ms : 30000, 0, false, 0, 0, err);
-  if (rc < 0)
-    return rc;
-  if ((rc = conn_connect(&c, err)) < 0)
-    goto out;
-  if ((rc = conn_exec(&c, "BEGIN", 0, NULL, NULL, err)) < 0)
-    goto out;
-  /* Two nodes running --init-db at once: the second waits here, then sees
-   * what the first applied. */
-  if ((rc = conn_exec(&c, "SELECT pg_advisory_xact_lock(" LOCK_CLASS ", " LOCK_MIGRATIONS ")", 0, NULL, NULL,
-                      err)) < 0)
-    goto out;
-  if ((rc = conn_exec(&c, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0, NULL, &r, err)) < 0)
-    goto out;
-  bool table = PQgetvalue(r, 0, 0)[0] == 't';
-  PQclear(r);
-  r = NULL;
-  if (table) {
-    if ((rc = conn_exec(&c, "SELECT version FROM schema_migrations", 0, NULL, &r, err)) < 0)
-      goto out;
-    for (int i = 0; i < PQntuples(r); i++) {
-      int v = atoi(PQgetvalue(r, i, 0));
-      if (v >= 1 && v <= DB_SCHEMA_VERSION)
-        have[v - 1] = true;
-    }
-    PQclear(r);
-    r = NULL;
-  }
-  for (size_t i = 0; i < sizeof migrations / sizeof migrations[0]; i++) {
-    if (have[i])
-      continue;
-    char why[DB_ERR_LEN];
-    if ((rc = conn_script(&c, (const char *)migrations[i].sql, why)) < 0) {
-      err_set(err, "migration %s: %s", migrations[i].name, why);
-      goto out;
-    }
-    char version[16];
-    snprintf(version, sizeof version, "%d", migrations[i].version);
-    const char *const params[] = { version, migrations[i].name };
-    if ((rc = conn_exec(&c, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", 2, params, NULL,
-                        err)) < 0)
-      goto out;
-    done++;
-  }
-  rc = conn_exec(&c, "COMMIT", 0, NULL, NULL, err);
-out:
-  PQclear(r);
-  conn_free(&c);
-  if (applied)
-    *applied = rc == 0 ? done : 0;
-  return rc;
 }
 
 /* ---- records: the events in memory and in the spill file ----
@@ -1109,7 +1012,7 @@ static int spill_append(struct lane *log, uint8_t *p, size_t len, uint64_t event
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      err_set(log->last_error, "spill file %s: %s", log->spill_path, w < 0 ? strerror(errno) : "short write");
+      db_err_set(log->last_error, "spill file %s: %s", log->spill_path, w < 0 ? strerror(errno) : "short write");
       /* Best effort: the next append overwrites from spill_size anyway,
        * and the next open cuts a torn tail. */
       int cut = ftruncate(log->spill_fd, (off_t)log->spill_size);
@@ -1219,13 +1122,13 @@ static void log_set_connected(struct lane *log, bool connected, const char *why)
 static bool writer_connect(struct lane *log)
 {
   char why[DB_ERR_LEN];
-  if (conn_ensure(&log->conn, why) < 0) {
+  if (db_conn_ensure(&log->conn, why) < 0) {
     log_set_connected(log, false, log->conn.last_error);
     return false;
   }
   if (log->stage_generation != log->conn.generation) {
-    if (conn_exec(&log->conn, stage_create, 0, NULL, NULL, why) < 0) {
-      conn_backoff(&log->conn, why);
+    if (db_conn_exec(&log->conn, stage_create, 0, NULL, NULL, why) < 0) {
+      db_conn_backoff(&log->conn, why);
       log_set_connected(log, false, why);
       return false;
     }
@@ -1262,7 +1165,7 @@ static bool writer_read_spill(struct lane *log, uint64_t from, uint64_t to)
     if (r <= 0) {
       if (got == 0) {
         pthread_mutex_lock(&log->lock);
-        err_set(log->last_error, "spill file %s: %s", log->spill_path, r < 0 ? strerror(errno) : "short read");
+        db_err_set(log->last_error, "spill file %s: %s", log->spill_path, r < 0 ? strerror(errno) : "short read");
         pthread_mutex_unlock(&log->lock);
         return false;
       }
@@ -1379,7 +1282,7 @@ static void writer_fold(struct lane *log)
   if (corrupt) {
     pthread_mutex_lock(&log->lock);
     log->spill_corrupt_bytes += corrupt;
-    err_set(log->last_error, "spill file %s: %" PRIu64 " damaged bytes skipped", log->spill_path, corrupt);
+    db_err_set(log->last_error, "spill file %s: %" PRIu64 " damaged bytes skipped", log->spill_path, corrupt);
     pthread_mutex_unlock(&log->lock);
   }
 }
@@ -1392,17 +1295,17 @@ static int writer_write(struct lane *log, char *err)
   int rc;
   log->copy.len = 0;
   for (unsigned i = 0; i < f->n_rows; i++) {
-    if (buf_reserve(&log->copy, COPY_ROW_MAX) < 0) {
-      err_set(err, "out of memory for a batch of %u rows", f->n_rows);
+    if (db_buf_reserve(&log->copy, COPY_ROW_MAX) < 0) {
+      db_err_set(err, "out of memory for a batch of %u rows", f->n_rows);
       return DB_E_NOMEM;
     }
     out_row(&log->copy, f, &f->rows[i]);
   }
-  if ((rc = conn_exec(c, "BEGIN", 0, NULL, NULL, err)) < 0 ||
-      (rc = conn_copy(c, stage_copy, log->copy.p, log->copy.len, err)) < 0 ||
-      (rc = conn_exec(c, stage_merge, 0, NULL, NULL, err)) < 0 ||
-      (rc = conn_exec(c, "COMMIT", 0, NULL, NULL, err)) < 0) {
-    conn_rollback(c);
+  if ((rc = db_conn_exec(c, "BEGIN", 0, NULL, NULL, err)) < 0 ||
+      (rc = db_conn_copy(c, stage_copy, log->copy.p, log->copy.len, err)) < 0 ||
+      (rc = db_conn_exec(c, stage_merge, 0, NULL, NULL, err)) < 0 ||
+      (rc = db_conn_exec(c, "COMMIT", 0, NULL, NULL, err)) < 0) {
+    db_conn_rollback(c);
     return rc;
   }
   return 0;
@@ -1463,7 +1366,7 @@ static void writer_batch(struct lane *log)
     }
     return;
   }
-  conn_backoff(&log->conn, why);
+  db_conn_backoff(&log->conn, why);
   log_set_connected(log, false, why);
 }
 
@@ -1497,11 +1400,11 @@ static void *writer_main(void *arg)
   pthread_mutex_lock(&log->lock);
   spill_memory(log);
   if (log->spill_size > 0 && fdatasync(log->spill_fd) != 0)
-    err_set(log->last_error, "spill file %s: %s", log->spill_path, strerror(errno));
+    db_err_set(log->last_error, "spill file %s: %s", log->spill_path, strerror(errno));
   if (log->spill_size == 0)
     unlink(log->spill_path);
   pthread_mutex_unlock(&log->lock);
-  conn_drop(&log->conn);
+  db_conn_drop(&log->conn);
   return NULL;
 }
 
@@ -1511,7 +1414,7 @@ static int spill_scan(struct lane *log, char *err)
 {
   struct stat st;
   if (fstat(log->spill_fd, &st) != 0) {
-    err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
     return DB_E_IO;
   }
   uint64_t size = (uint64_t)st.st_size, off = 0, good_end = 0;
@@ -1520,7 +1423,7 @@ static int spill_scan(struct lane *log, char *err)
     size_t want = size - off > log->work.cap ? log->work.cap : (size_t)(size - off);
     ssize_t got = pread(log->spill_fd, chunk, want, (off_t)off);
     if (got <= 0) {
-      err_set(err, "%s: %s", log->spill_path, got < 0 ? strerror(errno) : "short read");
+      db_err_set(err, "%s: %s", log->spill_path, got < 0 ? strerror(errno) : "short read");
       return DB_E_IO;
     }
     size_t pos = 0;
@@ -1543,7 +1446,7 @@ static int spill_scan(struct lane *log, char *err)
     off += pos;
   }
   if (good_end < size && ftruncate(log->spill_fd, (off_t)good_end) != 0) {
-    err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
     return DB_E_IO;
   }
   log->spill_size = good_end;
@@ -1559,14 +1462,14 @@ static int spill_adopt(struct lane *log, const char *path, char *err)
   int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
   uint64_t off = 0;
   if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    err_set(err, "%s: %s", path, fd >= 0 && errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
+    db_err_set(err, "%s: %s", path, fd >= 0 && errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
     rc = DB_E_IO;
     goto out;
   }
   for (;;) {
     ssize_t got = pread(fd, log->work.p, log->work.cap, (off_t)off);
     if (got < 0) {
-      err_set(err, "%s: %s", path, strerror(errno));
+      db_err_set(err, "%s: %s", path, strerror(errno));
       rc = DB_E_IO;
       goto out;
     }
@@ -1582,7 +1485,7 @@ static int spill_adopt(struct lane *log, const char *path, char *err)
       }
       /* Whole records, sums already set: written as they are. */
       if (pwrite(log->spill_fd, log->work.p + pos, len, (off_t)log->spill_size) != (ssize_t)len) {
-        err_set(err, "%s: %s", log->spill_path, strerror(errno));
+        db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
         rc = DB_E_IO;
         goto out;
       }
@@ -1597,7 +1500,7 @@ static int spill_adopt(struct lane *log, const char *path, char *err)
     off += pos;
   }
   if (fdatasync(log->spill_fd) != 0 || unlink(path) != 0) {
-    err_set(err, "%s: %s", path, strerror(errno));
+    db_err_set(err, "%s: %s", path, strerror(errno));
     rc = DB_E_IO;
   }
 out:
@@ -1613,7 +1516,7 @@ static int spill_adopt_all(struct lane *log, const char *spill_dir, unsigned ind
   struct dirent *e;
   int rc = 0;
   if (!d) {
-    err_set(err, "%s: %s", spill_dir, strerror(errno));
+    db_err_set(err, "%s: %s", spill_dir, strerror(errno));
     return DB_E_IO;
   }
   while (rc == 0 && (e = readdir(d))) {
@@ -1633,7 +1536,7 @@ static void lane_free(struct lane *log)
   if (log->spill_fd >= 0)
     close(log->spill_fd);
   log->spill_fd = -1;
-  conn_free(&log->conn);
+  db_conn_free(&log->conn);
   fold_free(&log->fold);
   bytebuf_free(&log->pending);
   bytebuf_free(&log->work);
@@ -1648,30 +1551,30 @@ static int lane_init(struct lane *log, struct db_log *parent, unsigned index, un
   log->lim = lim;
   log->spill_fd = -1;
   log->link = -1;
-  if (conn_init(&log->conn, conninfo, lim->timeout_ms, lim->timeout_ms, true, lim->retry_min_ms,
-                lim->retry_max_ms, err) < 0)
+  if (db_conn_init(&log->conn, conninfo, lim->timeout_ms, lim->timeout_ms, true, lim->retry_min_ms,
+                   lim->retry_max_ms, err) < 0)
     return -1;
   if (snprintf(log->spill_path, sizeof log->spill_path, "%s/dblog-%u.spill", spill_dir, index) >=
       (int)sizeof log->spill_path) {
-    err_set(err, "spill directory name too long");
+    db_err_set(err, "spill directory name too long");
     return -1;
   }
   log->pending.p = malloc(lim->memory_bytes);
   log->work.p = malloc(lim->memory_bytes);
   if (!log->pending.p || !log->work.p || fold_init(&log->fold, lim->batch_events) < 0) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     return -1;
   }
   log->pending.cap = log->work.cap = lim->memory_bytes;
   log->spill_fd = open(log->spill_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (log->spill_fd < 0) {
-    err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
     return -1;
   }
   /* Two processes on one spill file would interleave their records. */
   if (flock(log->spill_fd, LOCK_EX | LOCK_NB) != 0) {
-    err_set(err, "%s: %s", log->spill_path,
-            errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
+    db_err_set(err, "%s: %s", log->spill_path,
+               errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
     return -1;
   }
   if (spill_scan(log, err) < 0 || spill_adopt_all(log, spill_dir, index, n, err) < 0)
@@ -1782,7 +1685,7 @@ struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const st
   struct db_log *log = calloc(1, sizeof *log);
   unsigned ready = 0, started = 0;
   if (!log) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     return NULL;
   }
   if (limits)
@@ -1812,7 +1715,7 @@ struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const st
   log->n_lanes = l->writers;
   log->lanes = calloc(l->writers, sizeof *log->lanes);
   if (!log->lanes) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     goto fail;
   }
   for (; ready < log->n_lanes; ready++) {
@@ -1824,7 +1727,7 @@ struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const st
   for (; started < log->n_lanes; started++) {
     int e = pthread_create(&log->lanes[started].thread, NULL, writer_main, &log->lanes[started]);
     if (e != 0) {
-      err_set(err, "cannot start the log writer: %s", strerror(e));
+      db_err_set(err, "cannot start the log writer: %s", strerror(e));
       goto fail;
     }
   }
@@ -1899,22 +1802,17 @@ void db_log_stats(struct db_log *log, struct db_log_stats *out)
   }
 }
 
-/* ---- synchronous calls ---- */
-
-struct db {
-  pthread_mutex_t lock;
-  struct conn conn;
-};
+/* ---- the synchronous handle ---- */
 
 struct db *db_open(const char *conninfo, unsigned timeout_ms, char *err)
 {
   struct db *db = calloc(1, sizeof *db);
   if (!db) {
-    err_set(err, "out of memory");
+    db_err_set(err, "out of memory");
     return NULL;
   }
   timeout_ms = timeout_ms ? timeout_ms : 5000;
-  if (conn_init(&db->conn, conninfo, timeout_ms, timeout_ms, true, 500, 5000, err) < 0) {
+  if (db_conn_init(&db->conn, conninfo, timeout_ms, timeout_ms, true, 500, 5000, err) < 0) {
     free(db);
     return NULL;
   }
@@ -1926,293 +1824,24 @@ void db_close(struct db *db)
 {
   if (!db)
     return;
-  conn_free(&db->conn);
+  db_conn_free(&db->conn);
   pthread_mutex_destroy(&db->lock);
   free(db);
 }
 
 /* One statement under the handle's lock, connecting first if need be. A
  * failure other than a refused statement starts the back-off. */
-static int db_query(struct db *db, const char *sql, int n, const char *const *values, PGresult **out, char *err)
+int db_query(struct db *db, const char *sql, int n, const char *const *values, PGresult **out, char *err)
 {
   char why[DB_ERR_LEN] = "";
-  int rc = conn_ensure(&db->conn, why);
+  int rc = db_conn_ensure(&db->conn, why);
   if (rc < 0)
     goto out;
-  rc = conn_exec(&db->conn, sql, n, values, out, why);
+  rc = db_conn_exec(&db->conn, sql, n, values, out, why);
   if (rc < 0 && rc != DB_E_SQL && rc != DB_E_SCHEMA)
-    conn_backoff(&db->conn, why);
+    db_conn_backoff(&db->conn, why);
 out:
   if (rc < 0)
-    err_set(err, "%s", why);
+    db_err_set(err, "%s", why);
   return rc;
-}
-
-int db_id_block(struct db *db, uint64_t count, uint64_t at_least, uint64_t *first, char *err)
-{
-  if (count == 0 || count > IDS_SEQ_MASK || at_least > IDS_SEQ_MASK) {
-    err_set(err, "id block of %" PRIu64 " from %" PRIu64 ": out of range", count, at_least);
-    return DB_E_ARG;
-  }
-  char want[24], floor[24];
-  snprintf(want, sizeof want, "%" PRIu64, count);
-  snprintf(floor, sizeof floor, "%" PRIu64, at_least ? at_least : 1);
-  const char *const params[] = { want, floor };
-  PGresult *r = NULL;
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, "SELECT emg_id_block($1, $2)", 2, params, &r, err);
-  if (rc == 0)
-    *first = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
-  pthread_mutex_unlock(&db->lock);
-  PQclear(r);
-  return rc;
-}
-
-/* Registers or refreshes a node's row; sql says what an existing row gets. */
-static int node_upsert(struct db *db, unsigned node_id, const char *name, const char *sql, char *err)
-{
-  char node[16];
-  snprintf(node, sizeof node, "%u", node_id);
-  const char *const params[] = { node, name ? name : "" };
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, sql, 2, params, NULL, err);
-  pthread_mutex_unlock(&db->lock);
-  return rc;
-}
-
-int db_node_register(struct db *db, unsigned node_id, const char *name, char *err)
-{
-  return node_upsert(db, node_id, name,
-                     "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
-                     " SET name = EXCLUDED.name, started_at = now(), last_seen = now()",
-                     err);
-}
-
-int db_node_heartbeat(struct db *db, unsigned node_id, const char *name, char *err)
-{
-  return node_upsert(db, node_id, name,
-                     "INSERT INTO nodes (node_id, name) VALUES ($1, $2) ON CONFLICT (node_id) DO UPDATE"
-                     " SET last_seen = now()",
-                     err);
-}
-
-int db_node_list(struct db *db, struct db_node *out, unsigned max, char *err)
-{
-  char limit[16];
-  snprintf(limit, sizeof limit, "%u", max);
-  const char *const params[] = { limit };
-  PGresult *r = NULL;
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db,
-                    "SELECT node_id, name, (extract(epoch FROM started_at) * 1000)::bigint,"
-                    " extract(epoch FROM now() - last_seen)::float8 FROM nodes ORDER BY node_id LIMIT $1",
-                    1, params, &r, err);
-  pthread_mutex_unlock(&db->lock);
-  if (rc < 0)
-    return rc;
-  int n = PQntuples(r);
-  for (int i = 0; i < n; i++) {
-    out[i].node_id = (unsigned)strtoul(PQgetvalue(r, i, 0), NULL, 10);
-    str_copy(out[i].name, sizeof out[i].name, PQgetvalue(r, i, 1));
-    out[i].started_ms = strtoll(PQgetvalue(r, i, 2), NULL, 10);
-    out[i].seen_ago_s = strtod(PQgetvalue(r, i, 3), NULL);
-  }
-  PQclear(r);
-  return n;
-}
-
-#define MS(col) "(extract(epoch FROM " col ") * 1000)::bigint"
-#define MESSAGE_COLUMNS                                                                              \
-  "SELECT id, node_id, " MS("received_at") ", origin_connector, origin_user, origin_ref, src_addr,"  \
-  " src_ton, src_npi, dst_addr, dst_ton, dst_npi, dlr_mask, segment_ref, segment_seq,"               \
-  " segment_count, attempts, target_connector, smsc_id, " MS("sent_at") ", state, " MS("state_at")    \
-  ", error_code, " MS("final_at") ", receipt_state, " MS("receipt_at") ", " MS("done_at")            \
-  " FROM message_log"
-
-static int64_t col_i64(const PGresult *r, int row, int col)
-{
-  return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
-static void message_parse(const PGresult *r, struct db_message *m)
-{
-  memset(m, 0, sizeof *m);
-  m->id = (uint64_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-  m->node_id = (unsigned)col_i64(r, 0, 1);
-  m->received_ms = col_i64(r, 0, 2);
-  str_copy(m->origin_connector, sizeof m->origin_connector, PQgetvalue(r, 0, 3));
-  str_copy(m->origin_user, sizeof m->origin_user, PQgetvalue(r, 0, 4));
-  str_copy(m->origin_ref, sizeof m->origin_ref, PQgetvalue(r, 0, 5));
-  str_copy(m->src.addr, sizeof m->src.addr, PQgetvalue(r, 0, 6));
-  m->src.ton = (uint8_t)col_i64(r, 0, 7);
-  m->src.npi = (uint8_t)col_i64(r, 0, 8);
-  str_copy(m->dst.addr, sizeof m->dst.addr, PQgetvalue(r, 0, 9));
-  m->dst.ton = (uint8_t)col_i64(r, 0, 10);
-  m->dst.npi = (uint8_t)col_i64(r, 0, 11);
-  m->dlr_mask = (uint8_t)col_i64(r, 0, 12);
-  m->segment_ref = (uint16_t)col_i64(r, 0, 13);
-  m->segment_seq = (uint8_t)col_i64(r, 0, 14);
-  m->segment_count = (uint8_t)col_i64(r, 0, 15);
-  m->attempts = (unsigned)col_i64(r, 0, 16);
-  str_copy(m->target_connector, sizeof m->target_connector, PQgetvalue(r, 0, 17));
-  str_copy(m->smsc_id, sizeof m->smsc_id, PQgetvalue(r, 0, 18));
-  m->sent_ms = col_i64(r, 0, 19);
-  m->state = (uint8_t)col_i64(r, 0, 20);
-  m->state_ms = col_i64(r, 0, 21);
-  m->error_code = (int)col_i64(r, 0, 22);
-  m->final_ms = col_i64(r, 0, 23);
-  m->has_receipt = !PQgetisnull(r, 0, 24);
-  m->receipt_state = (uint8_t)col_i64(r, 0, 24);
-  m->receipt_ms = col_i64(r, 0, 25);
-  m->done_ms = col_i64(r, 0, 26);
-}
-
-/* Runs a one-row message query: 1 with *out, 0 for no row, or DB_E_*. */
-static int message_query(struct db *db, const char *sql, int n, const char *const *params, struct db_message *out,
-                         char *err)
-{
-  PGresult *r = NULL;
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, sql, n, params, &r, err);
-  pthread_mutex_unlock(&db->lock);
-  if (rc == 0 && PQntuples(r) > 0) {
-    message_parse(r, out);
-    rc = 1;
-  }
-  PQclear(r);
-  return rc;
-}
-
-int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err)
-{
-  char key[24];
-  snprintf(key, sizeof key, "%" PRId64, (int64_t)id);
-  const char *const params[] = { key };
-  return message_query(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, err);
-}
-
-int db_receipt_lookup(struct db *db, const char *target_connector, const char *smsc_id, struct db_message *out,
-                      char *err)
-{
-  const char *const params[] = { target_connector, smsc_id };
-  return message_query(db, MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT 1",
-                       2, params, out, err);
-}
-
-int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, const struct db_handoff *h, char *err)
-{
-  char from[16], to[16], id[24], state[8], error[8], submit[24], done[24], st[4], sn[4], dt[4], dn[4], mask[4];
-  snprintf(from, sizeof from, "%u", from_node);
-  snprintf(to, sizeof to, "%u", to_node);
-  snprintf(id, sizeof id, "%" PRId64, (int64_t)h->msg_id);
-  snprintf(state, sizeof state, "%u", h->receipt.state);
-  snprintf(error, sizeof error, "%u", h->receipt.err);
-  snprintf(submit, sizeof submit, "%" PRId64, h->receipt.submit_time);
-  snprintf(done, sizeof done, "%" PRId64, h->receipt.done_time);
-  snprintf(st, sizeof st, "%u", h->receipt.src.ton);
-  snprintf(sn, sizeof sn, "%u", h->receipt.src.npi);
-  snprintf(dt, sizeof dt, "%u", h->receipt.dst.ton);
-  snprintf(dn, sizeof dn, "%u", h->receipt.dst.npi);
-  snprintf(mask, sizeof mask, "%u", h->dlr_mask);
-  const char *const params[] = { to, from, id, h->origin_connector, h->origin_user, h->target_connector,
-                                 h->smsc_id, h->receipt.id, state, error, submit, done,
-                                 h->receipt.src.addr, st, sn, h->receipt.dst.addr, dt, dn, mask };
-  pthread_mutex_lock(&db->lock);
-  int rc = db_query(db,
-                    "INSERT INTO receipt_handoff (to_node, from_node, msg_id, origin_connector, origin_user,"
-                    " target_connector, smsc_id, receipt_id, state, error_code, submit_time, done_time,"
-                    " src_addr, src_ton, src_npi, dst_addr, dst_ton, dst_npi, dlr_mask)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
-                    19, params, NULL, err);
-  pthread_mutex_unlock(&db->lock);
-  return rc;
-}
-
-static void handoff_parse(const PGresult *r, int i, struct db_handoff *h)
-{
-  memset(h, 0, sizeof *h);
-  h->from_node = (unsigned)col_i64(r, i, 1);
-  h->msg_id = (uint64_t)strtoll(PQgetvalue(r, i, 2), NULL, 10);
-  str_copy(h->origin_connector, sizeof h->origin_connector, PQgetvalue(r, i, 3));
-  str_copy(h->origin_user, sizeof h->origin_user, PQgetvalue(r, i, 4));
-  str_copy(h->target_connector, sizeof h->target_connector, PQgetvalue(r, i, 5));
-  str_copy(h->smsc_id, sizeof h->smsc_id, PQgetvalue(r, i, 6));
-  str_copy(h->receipt.id, sizeof h->receipt.id, PQgetvalue(r, i, 7));
-  h->receipt.state = (uint8_t)col_i64(r, i, 8);
-  h->receipt.err = (uint16_t)col_i64(r, i, 9);
-  h->receipt.submit_time = col_i64(r, i, 10);
-  h->receipt.done_time = col_i64(r, i, 11);
-  str_copy(h->receipt.src.addr, sizeof h->receipt.src.addr, PQgetvalue(r, i, 12));
-  h->receipt.src.ton = (uint8_t)col_i64(r, i, 13);
-  h->receipt.src.npi = (uint8_t)col_i64(r, i, 14);
-  str_copy(h->receipt.dst.addr, sizeof h->receipt.dst.addr, PQgetvalue(r, i, 15));
-  h->receipt.dst.ton = (uint8_t)col_i64(r, i, 16);
-  h->receipt.dst.npi = (uint8_t)col_i64(r, i, 17);
-  h->dlr_mask = (uint8_t)col_i64(r, i, 18);
-}
-
-int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
-                     int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
-                     void *ctx, char *err)
-{
-  char node[16], limit[16];
-  snprintf(node, sizeof node, "%u", node_id);
-  snprintf(limit, sizeof limit, "%u", max);
-  const char *const params[] = { node, limit };
-  PGresult *r = NULL;
-  struct bytebuf taken = { 0 };
-  int n = 0, rc;
-  pthread_mutex_lock(&db->lock);
-  conn_rollback(&db->conn);
-  if ((rc = db_query(db, "BEGIN", 0, NULL, NULL, err)) < 0)
-    goto out;
-  rc = db_query(db,
-                "SELECT seq, from_node, msg_id, origin_connector, origin_user, target_connector, smsc_id,"
-                " receipt_id, state, error_code, submit_time, done_time, src_addr, src_ton, src_npi,"
-                " dst_addr, dst_ton, dst_npi, dlr_mask FROM receipt_handoff WHERE to_node = $1 ORDER BY seq"
-                " LIMIT $2 FOR UPDATE SKIP LOCKED",
-                2, params, &r, err);
-  if (rc < 0)
-    goto out;
-  /* The sequence numbers of the receipts taken, as an array literal for
-   * the DELETE's one parameter. */
-  if (buf_reserve(&taken, (size_t)PQntuples(r) * 21 + 3) < 0) {
-    err_set(err, "out of memory");
-    rc = DB_E_NOMEM;
-    goto out;
-  }
-  taken.p[taken.len++] = '{';
-  for (int i = 0; i < PQntuples(r); i++) {
-    struct db_handoff h;
-    handoff_parse(r, i, &h);
-    if (take(ctx, &h) != 0)
-      break;
-    const char *seq = PQgetvalue(r, i, 0);
-    size_t len = strlen(seq);
-    if (n)
-      taken.p[taken.len++] = ',';
-    memcpy(taken.p + taken.len, seq, len);
-    taken.len += len;
-    n++;
-  }
-  taken.p[taken.len++] = '}';
-  taken.p[taken.len] = '\0';
-  if (n && settle && settle(ctx) != 0) {
-    err_set(err, "the receipts taken could not be made durable here");
-    rc = DB_E_IO;
-    goto out;
-  }
-  if (n) {
-    const char *const seqs[] = { (const char *)taken.p };
-    if ((rc = db_query(db, "DELETE FROM receipt_handoff WHERE seq = ANY ($1::bigint[])", 1, seqs, NULL, err)) < 0)
-      goto out;
-  }
-  rc = db_query(db, "COMMIT", 0, NULL, NULL, err);
-out:
-  if (rc < 0)
-    conn_rollback(&db->conn);
-  pthread_mutex_unlock(&db->lock);
-  PQclear(r);
-  bytebuf_free(&taken);
-  return rc < 0 ? rc : n;
 }
