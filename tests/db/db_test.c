@@ -1,4 +1,4 @@
-/* db_test.c - server/db.c against a real PostgreSQL.
+/* db_test.c - server/db*.c against a real PostgreSQL.
  *
  * Run by tests/integration/db.sh, which starts a throw-away cluster and sets
  *   EMG_TEST_PGURL     the URL of an empty database "emg"
