@@ -684,6 +684,9 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       }
       break;
     case HISTORY_RECEIPT_GIVEN_UP:
+      /* The gateway's own receipt in state UNKNOWN, as the message log
+       * has it: the answer is the same from either source. */
+      v->smsc_receipt = e[i].state;
       v->state = "unknown";
       snprintf(v->summary, sizeof v->summary, "sent on %s, no receipt awaited any more (%s)", where,
                e[i].detail);

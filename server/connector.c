@@ -618,6 +618,17 @@ void connector_destroy(struct connector *c)
 {
   if (!c)
     return;
+  /* The callbacks before the instances: the last ones finish (or are
+   * dropped) into instance 0's hand-off list, taken here while the
+   * journal is still open, since the instances' threads have ended. */
+  if (c->callbacks) {
+    uint64_t dropped = http_callback_stop(c->callbacks, 2000);
+    if (dropped)
+      LOGW(c->log, "%" PRIu64 " receipt callbacks not sent at stop (sent again after a restart with persist on)",
+           dropped);
+    if (c->instances && c->n_instances)
+      connector_http_take_done(&c->instances[0]);
+  }
   for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);
@@ -627,12 +638,6 @@ void connector_destroy(struct connector *c)
     spool_batch_free(&c->instances[i].journal);
   }
   free(c->instances);
-  if (c->callbacks) {
-    uint64_t dropped = http_callback_stop(c->callbacks, 2000);
-    if (dropped)
-      LOGW(c->log, "%" PRIu64 " receipt callbacks not sent at stop (sent again after a restart with persist on)",
-           dropped);
-  }
   if (c->accept_loop)
     evloop_destroy(c->accept_loop);
   if (c->listen_fd != -1)

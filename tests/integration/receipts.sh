@@ -91,6 +91,8 @@ check "dlr_ttl 2 s: all $n entries expired, none left, none matched" \
   [ "$(jget "$TMP/ttl-dlr.json" '[.expired, .used, .matched] | map(tostring) | join(" ")')" = "$n 0 0" ]
 check "dlr_ttl 2 s: message $id's history says receipt_given_up (no receipt within dlr_ttl)" \
   [ "$(jget "$TMP/ttl-msg.json" '[.events[] | select(.event == "receipt_given_up") | .detail] | join(",")')" = "no receipt within dlr_ttl" ]
+check "dlr_ttl 2 s: message $id stands as unknown, its receipt from the SMSC unknown" \
+  [ "$(jget "$TMP/ttl-msg.json" '[.state, .receipt.from_smsc] | join(" ")')" = "unknown unknown" ]
 check "dlr_ttl 2 s: the SMSC's late receipts came and were logged as unknown" \
   [ "$(jget "$TMP/ttl.summary.json" .receipts_acked)/$(grep -c 'receipt for unknown message id' "$TMP/ttl.log")" = "$n/$n" ]
 finish
