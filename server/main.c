@@ -34,6 +34,7 @@ struct daemon {
   const char *path;
   struct evloop *loop;
   int signal_fd;
+  int spool_lock_fd;                  /* held while we run: one emgd per spool_dir */
   uint64_t last_status_ms;
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
@@ -487,6 +488,13 @@ static enum log_level log_level_of(enum config_log_level level)
   return LOG_INFO;
 }
 
+/* spool_dir holds the journal (persist on) and the message log's spill
+ * files (with a database). */
+static bool uses_spool_dir(const struct config *cfg)
+{
+  return cfg->persist || cfg->has_database;
+}
+
 static int check_config_only(const char *path)
 {
   struct config_errors errors = { 0 };
@@ -508,6 +516,11 @@ static int check_config_only(const char *path)
   }
   printf("%s: configuration OK (%u connectors, %u routes, %u plugins)\n", path, cfg->n_connectors,
          cfg->n_routes, plugin_host_count(plugins));
+  /* A note, not an error: checking the running gateway's file before a
+   * reload is what --check-config is for. */
+  char held[256];
+  if (uses_spool_dir(cfg) && spool_lock_check(cfg->spool_dir, held))
+    printf("%s: note: spool_dir %s: an emgd started on this file now would refuse to start\n", path, held);
   plugin_host_destroy(plugins);
   config_free(cfg);
   return 0;
@@ -620,7 +633,22 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgd: cannot open the log %s\n", d.cfg->log_file);
     return 1;
   }
+  /* The log is written by a thread of its own: every way out of main,
+   * an early "return 1" included, must let it write what it holds, or the
+   * reason emgd did not start is lost. */
+  atexit(log_shutdown);
   d.log = log_category("emg.main");
+  /* Before anything reads or writes the spool: a second emgd on it would
+   * replay the first one's live journal and truncate what it writes. */
+  d.spool_lock_fd = -1;
+  if (uses_spool_dir(d.cfg)) {
+    char why[256];
+    d.spool_lock_fd = spool_lock(d.cfg->spool_dir, why);
+    if (d.spool_lock_fd < 0) {
+      LOGE(d.log, "spool_dir %s: not starting", why);
+      return 1;
+    }
+  }
   d.loop = evloop_create(100);
   if (!d.loop || setup_signals(&d) == -1 || evloop_tick(d.loop, on_tick, &d) == -1) {
     LOGE(d.log, "cannot set up the main loop");
@@ -698,6 +726,8 @@ int main(int argc, char **argv)
   log_shutdown();
   evloop_destroy(d.loop);
   close(d.signal_fd);
+  if (d.spool_lock_fd >= 0)
+    close(d.spool_lock_fd);
   config_free(d.cfg);
   return 0;
 }

@@ -148,4 +148,13 @@ int64_t spool_previous_scts_ceiling(const struct spool *s);
  * past second, for the next one. 0, or -1 with a reason in err (256 bytes). */
 int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err);
 
+/* Takes dir's lock (dir/emgd.lock, created with dir when missing) for the
+ * life of the process and writes our PID into it: one emgd per spool.
+ * Returns the lock's descriptor (kept open: closing it lets go), or -1
+ * with the reason in err (256 bytes), naming the PID that holds it. */
+int spool_lock(const char *dir, char *err);
+/* Whether another process holds dir's lock, touching nothing: 1 with the
+ * holder named in err (256 bytes), else 0. */
+int spool_lock_check(const char *dir, char *err);
+
 #endif

@@ -47,4 +47,18 @@ check_bad missing "a file that is not there" "$TMP/missing.conf: cannot read: No
 rc=0; timeout 10 "$BIN/emgd" -c "$TMP/values.conf" --foreground > "$TMP/start.out" 2>&1 || rc=$?
 check "emgd refuses to start on a bad file: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "emgd refuses to start on a bad file: names the key" grep -qF "general.node_id: must be 1..65535" "$TMP/start.out"
+
+# A good file that cannot be served (its port taken): emgd exits 1 and its
+# log says why, although the log is written by a thread of its own.
+busy=$(free_port)
+perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => shift) or die; sleep 30' "$busy" &
+holder=$!
+STARTED_PIDS+=("$holder")
+wait_port "$busy"
+sed "s|^connectors = (|connectors = (\n  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:$busy\"; users = ( { name = \"u\"; password = \"p\"; } ); },|" \
+  "$TMP/good.conf" > "$TMP/busy.conf"
+rc=0; timeout 10 "$BIN/emgd" -c "$TMP/busy.conf" --foreground > "$TMP/busy.out" 2>&1 || rc=$?
+kill "$holder" 2>/dev/null || true
+check "a port already taken: exit status 1 ($rc)" [ "$rc" = 1 ]
+check "a port already taken: the log says so" grep -qF "connector in: listen on 127.0.0.1:$busy: Address already in use" "$TMP/busy.out"
 finish

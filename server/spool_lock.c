@@ -1,0 +1,87 @@
+/* spool_lock.c - one emgd per spool directory: a lock file held with flock
+ * for the life of the process, naming the PID that holds it. Two processes
+ * replaying and writing one journal would tear each other's segments. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "spool.h"
+
+#define LOCK_NAME "emgd.lock"
+
+static int open_lock_file(const char *dir, bool create, char *err)
+{
+  char path[4096];
+  snprintf(path, sizeof path, "%s/" LOCK_NAME, dir);
+  if (create && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+    snprintf(err, 256, "%.200s: %s", dir, strerror(errno));
+    return -1;
+  }
+  int fd = open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+  if (fd < 0)
+    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+  return fd;
+}
+
+/* The PID the holder wrote into the lock file, 0 when unreadable. */
+static long holder_pid(int fd)
+{
+  char text[32];
+  ssize_t n = pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0)
+    return 0;
+  text[n] = '\0';
+  long pid = strtol(text, NULL, 10);
+  return pid > 0 ? pid : 0;
+}
+
+/* Why the lock is not ours: "in use by emgd (PID N)". */
+static void held_by(int fd, const char *dir, char *err)
+{
+  long pid = holder_pid(fd);
+  if (pid)
+    snprintf(err, 256, "%.200s is in use by another emgd (PID %ld)", dir, pid);
+  else
+    snprintf(err, 256, "%.200s is in use by another emgd", dir);
+}
+
+int spool_lock(const char *dir, char *err)
+{
+  int fd = open_lock_file(dir, true, err);
+  if (fd < 0)
+    return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    if (errno == EWOULDBLOCK)
+      held_by(fd, dir, err);
+    else
+      snprintf(err, 256, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+    snprintf(err, 256, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int spool_lock_check(const char *dir, char *err)
+{
+  int fd = open_lock_file(dir, false, err);
+  if (fd < 0)
+    return 0;   /* no lock file: nobody has used the directory yet */
+  int rc = 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+    held_by(fd, dir, err);
+    rc = 1;
+  }
+  close(fd);
+  return rc;
+}
