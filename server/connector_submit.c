@@ -181,8 +181,10 @@ static bool connector_usable(void *ctx, int index)
  * one SMS. Only the last part asks for a receipt: the origin submitted one
  * message and hears about it once, when its last part is delivered. Parts
  * get ids of their own; all carry the origin's reference. Returns the list
- * of parts (the message itself when it fits), empty when out of memory. */
-static struct qlist split_message(struct instance *in, struct msg *m)
+ * of parts (the message itself when it fits), or an empty one with *refusal
+ * set: PROTO_E_TOO_LONG beyond the longest concatenation (255 parts),
+ * PROTO_E_TEMPORARY when out of memory. */
+static struct qlist split_message(struct instance *in, struct msg *m, enum proto_status *refusal)
 {
   struct qlist parts = { 0 };
   struct sms_text_payload p = { .coding = (enum sms_text_coding)m->coding, .data = m->data,
@@ -194,6 +196,11 @@ static struct qlist split_message(struct instance *in, struct msg *m)
                       concat.total > 0;
     if (!has_concat)
       n = sms_text_segment_count(&p, SMS_TEXT_REF8);
+  }
+  *refusal = PROTO_E_TEMPORARY;
+  if (n == SMS_TEXT_E_TOO_LONG) {
+    *refusal = PROTO_E_TOO_LONG;
+    return parts;
   }
   struct qitem *it;
   if (n <= 1) {
@@ -296,10 +303,14 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   m->origin.connector = (uint16_t)c->index;
   m->origin.instance = (uint16_t)in->index;
   str_copy(m->origin.user, sizeof m->origin.user, origin_user);
-  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m) : (struct qlist){ 0 };
+  enum proto_status refusal = PROTO_E_TEMPORARY;
+  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m, &refusal) : (struct qlist){ 0 };
   if (!parts.count) {
     atomic_fetch_sub(&core->in_flight, 1);
-    connector_reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
+    if (refusal == PROTO_E_TOO_LONG)
+      LOGI(in->log, "message from %s to %s refused: %u octets need more than %d parts", origin_user,
+           m->dst.addr, m->data_len, SMS_TEXT_SEGMENTS_MAX);
+    connector_reply_to(in, rp, refusal, NULL);
     return;
   }
   /* With persist on, each part is journaled and the ack waits until the

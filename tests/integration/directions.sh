@@ -87,6 +87,39 @@ run_long() {
   check "$in in, $out out, 320 characters: each message's first part once" record_has_each_seq_once "$TMP/$name.record" $n
 }
 
+# too_long: the longest concatenation is 255 parts (its count is one
+# octet). 255 x 153 characters are split and sent; one character more is
+# refused with the protocol's error: SMPP ESME_RINVMSGLEN, HTTP 400 naming
+# the limit. (A UCP op 51 carries 320 characters at most.)
+too_long() {
+  local name=too_long listen web
+  start_sink "$name" smpp --user emg --password secret
+  listen=$(free_port)
+  web=$(free_port)
+  write_conf "$TMP/$name.conf" smpp smpp "$listen" "$SINK_PORT_too_long"
+  sed -i "s|^connectors = (|connectors = (\n  { name = \"web\"; protocol = \"http\"; mode = \"server\"; listen = \"127.0.0.1:$web\"; users = ( { name = \"load\"; password = \"secret\"; } ); },|" \
+    "$TMP/$name.conf"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$listen"
+  wait_port "$web"
+  local at_most over http
+  at_most=$(python3 "$(dirname "$0")/smpp_submit.py" "127.0.0.1:$listen" load secret 39015)
+  over=$(python3 "$(dirname "$0")/smpp_submit.py" "127.0.0.1:$listen" load secret 39016)
+  http=$(python3 -c 'import json; print(json.dumps({"from": "4917000000001", "to": "4917100000001", "text": "A" * 39016}))' |
+    curl -s -o "$TMP/$name.http" -w '%{http_code}' -u load:secret -H 'Content-Type: application/json' \
+      --data-binary @- "http://127.0.0.1:$web/api/v1/messages")
+  for _ in $(seq 100); do [ "$(wc -l < "$TMP/$name.record")" -ge 255 ] && break; sleep 0.05; done
+  stop_emgd "$name" 20
+  stop_sink "$name"
+  check "SMPP, 255 parts' worth (39,015 characters): accepted ($at_most), 255 parts at the SMSC" \
+    [ "$at_most/$(wc -l < "$TMP/$name.record")" = "0x00000000/255" ]
+  check "SMPP, one character more: ESME_RINVMSGLEN ($over), nothing more at the SMSC" \
+    [ "$over/$(wc -l < "$TMP/$name.record")" = "0x00000001/255" ]
+  check "HTTP, one character more: 400 naming the limit ($http)" \
+    bash -c "[ '$http' = 400 ] && grep -q 'at most 255 SMS' '$TMP/$name.http'"
+}
+
+too_long
 run smpp ucp
 run smpp smpp
 run ucp ucp
