@@ -230,6 +230,8 @@ static const struct total {
   TOTAL("mo_in", "emg_mo_received_total", NULL, mo_in, "MO messages received from SMSCs."),
   TOTAL("binds_refused", "emg_binds_refused_total", NULL, binds_refused,
         "Binds refused for an unknown account or a wrong password."),
+  TOTAL("logins_blocked", "emg_logins_blocked_total", NULL, logins_blocked,
+        "Logins refused unread: their address had failed auth_max_failures times."),
   TOTAL("sessions_refused", "emg_sessions_refused_total", NULL, sessions_refused,
         "Connections beyond a server connector's instances."),
   TOTAL("reloads", "emg_reloads_total", NULL, reloads, "Configuration reloads done."),

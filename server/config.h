@@ -140,6 +140,9 @@ struct config {
   char log_file[CONFIG_PATH_LEN];     /* "" = stderr */
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
+  unsigned auth_max_failures;         /* failed logins from one address that block it; 0 = never */
+  unsigned auth_failure_window_s;     /* ... within this long */
+  unsigned auth_block_s;              /* the first block's length, doubled when it comes again */
   size_t history_size;                /* message events kept for lookups; default 262144, 0 = none */
   unsigned journal_commit_interval_us; /* least time between group commits' starts; default 500 */
   unsigned journal_segment_mb;   /* journal segment files' size; default 64 */

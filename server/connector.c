@@ -242,15 +242,23 @@ static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind
 {
   struct instance *in = session_app(s);
   const struct config_connector *cfg = in->conn->cfg;
+  struct core *core = in->conn->core;
+  /* An address that failed too often is refused unheard: guessing from it
+   * learns nothing until its block ends (logged once, by the guard). */
+  if (auth_guard_blocked(core->auth_guard, session_peer(s))) {
+    atomic_fetch_add(&core->stats.logins_blocked, 1);
+    return PROTO_E_AUTH;
+  }
   for (unsigned i = 0; i < cfg->n_users; i++)
     if (strcmp(cfg->users[i].name, bind->user) == 0 &&
         strcmp(cfg->users[i].password, bind->password) == 0) {
       in->user = (int)i;
       return PROTO_OK;
     }
-  atomic_fetch_add(&in->conn->core->stats.binds_refused, 1);
+  atomic_fetch_add(&core->stats.binds_refused, 1);
   LOGW(in->log, "bind from %s as '%s' refused: unknown account or wrong password",
        session_peer(s), bind->user);
+  auth_guard_failed(core->auth_guard, session_peer(s), "a bind");
   return PROTO_E_AUTH;
 }
 
@@ -326,7 +334,7 @@ static void on_ready(struct session *s)
 static void on_disconnect(struct session *s, const char *reason)
 {
   struct instance *in = session_app(s);
-  atomic_store(&in->bound, false);
+  bool was_bound = atomic_exchange(&in->bound, false);
   atomic_store(&in->ready, false);
   if (!is_server(in->conn))   /* a client leaving is no error of ours */
     connector_instance_error(in, "connection lost: %s", reason);
@@ -335,7 +343,12 @@ static void on_disconnect(struct session *s, const char *reason)
     in->waiting_on = NULL;
   }
   if (is_server(in->conn)) {
-    LOGI(in->log, "instance %u: session from %s ended: %s", in->index, session_peer(s), reason);
+    /* One that never bound ends in debug: its refusal is logged already, and
+     * a flood of them would bury the log. */
+    if (was_bound)
+      LOGI(in->log, "instance %u: session from %s ended: %s", in->index, session_peer(s), reason);
+    else
+      LOGD(in->log, "instance %u: session from %s ended before a bind: %s", in->index, session_peer(s), reason);
     connector_release_held_acks(in, true);
     /* Destroying reports the receipts still unanswered, which go back to
      * the account's queue: the account must still be known then. */

@@ -37,8 +37,10 @@ int core_init(struct core *c, const struct config *cfg)
   atomic_init(&c->router, router_create(cfg));
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
   c->history = history_create(cfg->history_size);
+  c->auth_guard = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
+                                    log_category("emg.auth"));
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
-  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->connectors) {
+  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->auth_guard || !c->connectors) {
     core_destroy(c);
     return -1;
   }
@@ -66,6 +68,8 @@ void core_destroy(struct core *c)
   c->dlr = NULL;
   history_destroy(c->history);
   c->history = NULL;
+  auth_guard_destroy(c->auth_guard);
+  c->auth_guard = NULL;
   free(c->connectors);
   c->connectors = NULL;
 }

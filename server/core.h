@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "auth_guard.h"
 #include "config.h"
 #include "db.h"
 #include "dlr.h"
@@ -68,6 +69,7 @@ struct core_stats {
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
+  _Atomic uint64_t logins_blocked;    /* refused unread: their address failed too often (auth_guard) */
   _Atomic uint64_t refused_journal;
   _Atomic uint64_t refused_plugin;    /* refused by a plugin (or its failure, with on_error refuse) */   /* refused: the journal could not write (disk full) */
   _Atomic uint64_t reloads, reloads_refused;
@@ -83,6 +85,7 @@ struct core {
   unsigned n_retired_plugins;
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
+  struct auth_guard *auth_guard;      /* failed logins per source address */
   struct ids ids;
   struct connector **connectors;
   unsigned n_connectors;

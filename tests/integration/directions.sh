@@ -103,8 +103,8 @@ too_long() {
   wait_port "$listen"
   wait_port "$web"
   local at_most over http
-  at_most=$(python3 "$(dirname "$0")/smpp_submit.py" "127.0.0.1:$listen" load secret 39015)
-  over=$(python3 "$(dirname "$0")/smpp_submit.py" "127.0.0.1:$listen" load secret 39016)
+  at_most=$(python3 "$(dirname "$0")/smpp_client.py" submit "127.0.0.1:$listen" load secret 39015)
+  over=$(python3 "$(dirname "$0")/smpp_client.py" submit "127.0.0.1:$listen" load secret 39016)
   http=$(python3 -c 'import json; print(json.dumps({"from": "4917000000001", "to": "4917100000001", "text": "A" * 39016}))' |
     curl -s -o "$TMP/$name.http" -w '%{http_code}' -u load:secret -H 'Content-Type: application/json' \
       --data-binary @- "http://127.0.0.1:$web/api/v1/messages")

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""smpp_client.py - a minimal SMPP client for the tests, written apart from
+emg's own codec:
+
+  smpp_client.py submit HOST:PORT USER PASSWORD LENGTH
+      binds as a transmitter and submits one message of LENGTH 'A's (GSM
+      default alphabet) in a message_payload TLV; prints the submit_sm_resp's
+      command_status in hex.
+  smpp_client.py bind HOST:PORT USER PASSWORD COUNT [SOURCE_ADDRESS]
+      COUNT binds, each on a connection of its own (from SOURCE_ADDRESS when
+      given); prints "OK REFUSED SECONDS" (binds answered with status 0, the
+      others, and the time they took)."""
+import socket
+import struct
+import sys
+import time
+
+
+def pdu(command_id, seq, body):
+    return struct.pack(">IIII", 16 + len(body), command_id, 0, seq) + body
+
+
+def read_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("connection closed")
+        data += chunk
+    return data
+
+
+def read_pdu(sock):
+    length, command_id, status, _ = struct.unpack(">IIII", read_exact(sock, 16))
+    read_exact(sock, length - 16)
+    return command_id, status
+
+
+def connect(address, source=None):
+    host, port = address.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10,
+                                    source_address=(source, 0) if source else None)
+
+
+def bind(sock, user, password, command_id=0x00000002):
+    body = user + b"\0" + password + b"\0" + b"\0" + bytes([0x34, 0, 0]) + b"\0"
+    sock.sendall(pdu(command_id, 1, body))
+    answer, status = read_pdu(sock)
+    if answer != command_id | 0x80000000:
+        raise SystemExit("unexpected answer 0x%08x to a bind" % answer)
+    return status
+
+
+def submit(address, user, password, length):
+    sock = connect(address)
+    status = bind(sock, user, password)
+    if status != 0:
+        raise SystemExit("bind refused: 0x%08x" % status)
+    payload = b"A" * length
+    body = (b"\0" + bytes([1, 1]) + b"4917000000001\0" + bytes([1, 1]) + b"4917100000001\0"
+            + bytes([0, 0, 0]) + b"\0" + b"\0" + bytes([0, 0, 0, 0, 0])
+            + struct.pack(">HH", 0x0424, len(payload)) + payload)
+    sock.sendall(pdu(0x00000004, 2, body))
+    command_id, status = read_pdu(sock)
+    if command_id != 0x80000004:
+        raise SystemExit("unexpected answer 0x%08x" % command_id)
+    print("0x%08x" % status)
+    sock.sendall(pdu(0x00000006, 3, b""))
+
+
+def binds(address, user, password, count, source):
+    ok = refused = 0
+    start = time.monotonic()
+    for _ in range(count):
+        sock = connect(address, source)
+        try:
+            if bind(sock, user, password) == 0:
+                ok += 1
+            else:
+                refused += 1
+        except ConnectionError:
+            refused += 1
+        sock.close()
+    print("%d %d %.3f" % (ok, refused, time.monotonic() - start))
+
+
+def main():
+    mode, address, user, password, n = sys.argv[1:6]
+    if mode == "submit":
+        submit(address, user.encode(), password.encode(), int(n))
+    elif mode == "bind":
+        binds(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
+    else:
+        raise SystemExit("usage: see the top of this file")
+
+
+main()
