@@ -9,6 +9,18 @@
  *   per loop iteration by a deferred flush; EVLOOP_WRITE is watched only
  *   while the socket is full. Nothing is allocated per PDU.
  *
+ * - Backpressure: a peer that does not read its answers is not read either.
+ *   Once the unsent output reaches SESSION_OUTPUT_MAX the session stops
+ *   watching the socket for input, and watches it again when the output is
+ *   down to half that; a peer therefore makes us hold at most about that
+ *   much (plus one read chunk's answers). Output that has not moved (no byte
+ *   written) for response_timeout_ms closes the session. Both checks compare
+ *   a length kept anyway, once per read chunk and once per write batch.
+ *
+ * - The keep-alive timer counts bytes written to the socket, not PDUs
+ *   queued: answers piling up for a peer that does not read do not make it
+ *   look alive.
+ *
  * - The window holds one slot more than the application may use. That slot
  *   is the runtime's: bind, keep-alive and unbind always find room, so a full
  *   window never starves the keep-alive. The application window is therefore
@@ -85,6 +97,7 @@ struct session {
   bool destroyed;                   /* memory freed at the end of the iteration */
   bool ready_wanted;                /* the application was refused: on_ready owed */
   bool keepalive_outstanding;
+  bool read_paused;                 /* backpressure: input not watched (see the top) */
 
   unsigned app_window;              /* requests the application may have outstanding */
   unsigned app_outstanding;
@@ -92,7 +105,8 @@ struct session {
   struct ratelimit rate;
 
   uint64_t since_ms;                /* connect started, state entered, closing began */
-  uint64_t last_sent_ms;
+  uint64_t last_sent_ms;            /* a byte last written to the socket */
+  uint64_t out_moved_ms;            /* output last written from, or filled when empty */
   uint64_t reconnect_at_ms;
   unsigned backoff_ms;
   unsigned connect_attempts;
@@ -141,7 +155,15 @@ static enum proto_op response_op(enum proto_op request)
 static void update_interest(struct session *s)
 {
   if (s->fd >= 0 && !s->connecting)
-    evloop_modify(s->loop, s->fd, EVLOOP_READ | (s->write_armed ? EVLOOP_WRITE : 0u));
+    evloop_modify(s->loop, s->fd, (s->read_paused ? 0u : EVLOOP_READ) |
+                                  (s->write_armed ? EVLOOP_WRITE : 0u));
+}
+
+/* Whether input must pause (or may resume) for the output's length. */
+static bool output_pauses(const struct session *s)
+{
+  size_t len = iobuf_len(&s->out);
+  return s->read_paused ? len > SESSION_OUTPUT_MAX / 2 : len >= SESSION_OUTPUT_MAX;
 }
 
 static void flush(struct session *s)
@@ -153,10 +175,15 @@ static void flush(struct session *s)
     lost(s, reason);
     return;
   }
-  s->stats.bytes_out += (uint64_t)written;
+  if (written > 0) {
+    s->stats.bytes_out += (uint64_t)written;
+    s->last_sent_ms = s->out_moved_ms = now_ms(s);
+  }
   bool full = iobuf_len(&s->out) > 0;
-  if (full != s->write_armed) {
+  bool paused = output_pauses(s);
+  if (full != s->write_armed || paused != s->read_paused) {
     s->write_armed = full;
+    s->read_paused = paused;
     update_interest(s);
   }
   if (!full && s->closing && !s->shut) {
@@ -198,7 +225,8 @@ static int encode(struct session *s, const struct proto_pdu *pdu)
     return -1;
   }
   if (len > 0) {
-    s->last_sent_ms = now_ms(s);
+    if (before == 0)
+      s->out_moved_ms = now_ms(s);
     schedule_flush(s);
   }
   return len;
@@ -285,7 +313,7 @@ static void close_socket(struct session *s)
     close(s->fd);
     s->fd = -1;
   }
-  s->connecting = s->write_armed = s->closing = s->shut = false;
+  s->connecting = s->write_armed = s->closing = s->shut = s->read_paused = false;
   s->keepalive_outstanding = false;
   iobuf_consume(&s->in, iobuf_len(&s->in));
   iobuf_consume(&s->out, iobuf_len(&s->out));
@@ -560,6 +588,13 @@ static void process_input(struct session *s)
 static void read_input(struct session *s)
 {
   for (int calls = 0; calls < READ_CALLS_MAX; calls++) {
+    if (s->read_paused)
+      return;   /* an event the loop had already collected */
+    if (output_pauses(s)) {
+      s->read_paused = true;
+      update_interest(s);
+      return;
+    }
     ssize_t n = iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
     if (n == 0) {
       lost(s, s->closing ? s->close_reason : "connection closed by peer");
@@ -713,6 +748,13 @@ static void on_tick(struct evloop *loop, void *arg)
       lost(s, "connect timed out");
     return;
   }
+  if (iobuf_len(&s->out) && now - s->out_moved_ms >= s->cfg.response_timeout_ms) {
+    char reason[REASON_LEN];
+    snprintf(reason, sizeof reason, "peer not reading: %zu bytes unsent, none written for %u ms",
+             iobuf_len(&s->out), s->cfg.response_timeout_ms);
+    lost(s, reason);
+    return;
+  }
   switch (s->state) {
   case SESSION_DISCONNECTED:
     if (s->cfg.role == SESSION_CLIENT && now >= s->reconnect_at_ms)
@@ -775,7 +817,7 @@ static struct session *session_new(struct evloop *loop, const struct session_con
   s->backoff_ms = s->cfg.reconnect_min_ms;
   s->jitter_state = clock_now_ns() ^ (uintptr_t)s ^ 0x9E3779B97F4A7C15ull;
   s->bind_mode = cfg->bind_mode;
-  s->since_ms = s->last_sent_ms = now_ms(s);
+  s->since_ms = s->last_sent_ms = s->out_moved_ms = now_ms(s);
   snprintf(s->user, sizeof s->user, "%s", cfg->user ? cfg->user : "");
   iobuf_init(&s->in);
   iobuf_init(&s->out);

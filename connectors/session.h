@@ -8,9 +8,12 @@
  * sees only neutral PDUs, through struct session_handler.
  *
  * A session belongs to one evloop and one thread; it is never touched from
- * another. Output is buffered and written once per loop iteration. The
- * process must ignore SIGPIPE: a write to a peer that is gone then fails
- * with EPIPE, which the session reports as a lost connection. */
+ * another. Output is buffered and written once per loop iteration; a peer
+ * that lets SESSION_OUTPUT_MAX of it pile up is not read from until half of
+ * it is written, and one that takes no byte of it for the response time-out
+ * is dropped. The process must ignore SIGPIPE: a write to a peer that is
+ * gone then fails with EPIPE, which the session reports as a lost
+ * connection. */
 #ifndef EMG_SESSION_H
 #define EMG_SESSION_H
 
@@ -18,6 +21,9 @@
 #include <stdint.h>
 #include "evloop.h"
 #include "proto.h"
+
+/* Unsent output (bytes) at which a session stops reading from its peer. */
+#define SESSION_OUTPUT_MAX (1024u * 1024u)
 
 enum session_role {
   SESSION_CLIENT,          /* we connect and bind (ESME, UCP client) */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "clock.h"
 #include "evloop.h"
@@ -337,6 +338,11 @@ static bool run_until(struct fixture *f, bool (*cond)(struct fixture *f), unsign
 static bool client_bound(struct fixture *f)
 {
   return f->client.bound >= 1;
+}
+
+static bool server_bound(struct fixture *f)
+{
+  return f->server.bound >= 1;
 }
 
 static bool both_bound(struct fixture *f)
@@ -838,6 +844,61 @@ static void test_refusal_lingers(void)
   fixture_destroy(f);
 }
 
+/* A peer that sends keep-alives as fast as it can and never reads the
+ * answers: the server stops reading from it once SESSION_OUTPUT_MAX of
+ * answers is unsent, then drops it when none of that output has been
+ * written for the response time-out. */
+static void test_peer_not_reading(void)
+{
+  char err[NETUTIL_ERR_LEN];
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  f->raw.fd = net_connect(f->addr, 1000, err);   /* never watched: never read */
+  CU_ASSERT_FATAL(f->raw.fd >= 0);
+  int small = 4096;
+  setsockopt(f->raw.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct proto_pdu bind = { .op = PROTO_OP_BIND, .ref = 1, .bind_mode = PROTO_BIND_TRX };
+  snprintf(bind.user, sizeof bind.user, "load");
+  snprintf(bind.password, sizeof bind.password, PASSWORD);
+  raw_send(f, &bind);
+  CU_ASSERT_FATAL(run_until(f, server_bound, 1000));
+
+  struct iobuf batch;
+  iobuf_init(&batch);
+  for (uint32_t i = 0; i < 4096; i++) {
+    struct proto_pdu ka = { .op = PROTO_OP_KEEPALIVE, .ref = 2 + i };
+    CU_ASSERT_FATAL(f->proto->encode(&ka, &batch, &defaults) > 0);
+  }
+  /* Whole batches only, so the stream stays in frames. */
+  const struct session_stats *st = session_stats(f->server.s);
+  uint64_t in_before = 0;
+  int still = 0, rounds = 0;
+  size_t off = 0;
+  while (still < 20 && rounds++ < 500 && f->server.s) {
+    ssize_t n = write(f->raw.fd, iobuf_head(&batch) + off, iobuf_len(&batch) - off);
+    if (n > 0)
+      off = (off + (size_t)n) % iobuf_len(&batch);
+    run_until(f, NULL, 10);
+    if (!f->server.s)
+      break;
+    still = st->bytes_in == in_before ? still + 1 : 0;
+    in_before = st->bytes_in;
+  }
+  CU_ASSERT_FATAL(f->server.s != NULL);
+  CU_ASSERT(still >= 20);                           /* input paused */
+  /* keep-alive and its answer are the same size: what came in and did not
+   * go out is what the session holds */
+  uint64_t held = st->bytes_in - st->bytes_out;
+  CU_ASSERT(held >= SESSION_OUTPUT_MAX / 2);
+  CU_ASSERT(held <= SESSION_OUTPUT_MAX + 4 * 65536 + 64);
+  CU_ASSERT_EQUAL(f->server.disconnects, 0);
+  uint64_t start = clock_now_ms();
+  CU_ASSERT(run_until(f, server_disconnected, 2000));
+  CU_ASSERT(clock_now_ms() - start <= 1200);   /* response_timeout_ms 1000 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(f->server.reason, "peer not reading"));
+  iobuf_destroy(&batch);
+  fixture_destroy(f);
+}
+
 /* A receiver may not submit: the server refuses with BIND_STATE. */
 static void test_rx_bind_submit(void)
 {
@@ -978,6 +1039,7 @@ void suite_session(void)
     { "before bind and second bind (SMPP)", test_before_bind_smpp },
     { "before bind and second bind (UCP)", test_before_bind_ucp },
     { "refused bind: lingering close", test_refusal_lingers },
+    { "peer not reading: input paused, then dropped", test_peer_not_reading },
     { "submit on a receiver bind", test_rx_bind_submit },
     { "unsupported and unreadable input", test_unsupported_and_unreadable },
     { "server bind time-out", test_server_bind_timeout },

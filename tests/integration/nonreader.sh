@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# nonreader.sh BUILD - backpressure: an SMPP client that binds, then sends
+# enquire_links as fast as it can and never reads an answer. emgd stops
+# reading from it once SESSION_OUTPUT_MAX (1 MiB) of answers is unsent, so
+# its RSS stays within 64 MB of what it was before the flood (sampled every
+# 0.1 s); it drops the session once no byte of that output has been written
+# for response_timeout (2 s here), which must happen within 6 s of the
+# flood's start (the flood lasts 10 s at most); and a normal load over
+# another bind of the same connector is all acked meanwhile.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+
+RESPONSE_TIMEOUT_MS=2000
+RSS_MARGIN_KB=$((64 * 1024))       # the bound checked
+RSS_KILL_KB=$((512 * 1024))        # the flood is stopped beyond this (a failing emgd)
+FLOOD_SECS=10
+
+start_sink out smpp --user emg --password secret
+in=$(free_port)
+cat > "$TMP/n.conf" <<CONF
+general: { node_id = 5; persist = false; };
+connectors = (
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 4;
+    response_timeout = $RESPONSE_TIMEOUT_MS;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_out"; instances = 2;
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; reconnect_max = 500; }
+);
+routes = ( { to = "out"; } );
+CONF
+start_emgd n "$TMP/n.conf"
+wait_port "$in"
+sleep 0.5
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$EMGD_PID_n/status" 2>/dev/null || echo 0; }
+
+# The flooder: bind_transceiver, then enquire_links in 64 KiB batches without
+# ever reading; a small receive buffer so the kernel holds little for it.
+# Prints, as JSON, the bytes it sent and how long after the first
+# enquire_link the connection was closed on it (null: not within the flood).
+cat > "$TMP/flood.py" <<'PY'
+import errno, json, select, signal, socket, struct, sys, time
+port, secs = int(sys.argv[1]), float(sys.argv[2])
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # the report still comes
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+body = b"load\0secret\0\0" + bytes([0x34, 0, 0]) + b"\0"
+s.sendall(struct.pack(">IIII", 16 + len(body), 0x00000009, 0, 1) + body)
+time.sleep(0.3)        # bound by now; the answer is never read
+batch = b"".join(struct.pack(">IIII", 16, 0x00000015, 0, 2 + i) for i in range(4096))
+view = memoryview(batch)
+s.setblocking(False)
+start = time.monotonic()
+sent, off, closed_after, error = 0, 0, None, None
+while not stop and time.monotonic() - start < secs:
+    _, w, _ = select.select([], [s], [], 0.1)
+    if not w:
+        continue
+    try:
+        n = s.send(view[off:])
+    except BlockingIOError:
+        continue
+    except OSError as e:
+        closed_after, error = time.monotonic() - start, errno.errorcode.get(e.errno, str(e.errno))
+        break
+    sent += n
+    off = (off + n) % len(batch)   # whole PDUs: the batch is sent round and round
+print(json.dumps({"sent": sent, "closed_after": closed_after, "error": error}))
+PY
+
+base=$(rss_kb)
+python3 "$TMP/flood.py" "$in" "$FLOOD_SECS" > "$TMP/flood.json" &
+flood=$!
+STARTED_PIDS+=("$flood")
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
+  --connections 2 --window 20 --count 5000 --to 4910:13 --json --quiet --give-up 60 \
+  > "$TMP/load.json" &
+load=$!
+STARTED_PIDS+=("$load")
+
+# Samples emgd's RSS while the flood lasts (bounded by its length).
+peak=$base
+tries=$((FLOOD_SECS * 10 + 50))
+while kill -0 "$flood" 2>/dev/null && [ "$tries" -gt 0 ]; do
+  rss=$(rss_kb)
+  [ "$rss" -gt "$peak" ] && peak=$rss
+  if [ "$rss" -gt $((base + RSS_KILL_KB)) ]; then
+    echo "emgd RSS ${rss} kB: stopping the flood" >&2
+    kill -TERM "$flood" 2>/dev/null || true
+  fi
+  sleep 0.1
+  tries=$((tries - 1))
+done
+kill -TERM "$flood" 2>/dev/null || true
+wait "$flood" 2>/dev/null || true
+tries=600
+while kill -0 "$load" 2>/dev/null && [ "$tries" -gt 0 ]; do sleep 0.1; tries=$((tries - 1)); done
+wait "$load" 2>/dev/null || true
+
+closed=$(jq -r '.closed_after // "null"' "$TMP/flood.json" 2>/dev/null || true)
+closed=${closed:-null}
+echo "emgd RSS ${base} kB before the flood, ${peak} kB at most during it;" \
+  "flood: $(cat "$TMP/flood.json" 2>/dev/null)"
+check "emgd RSS during the flood (${peak} kB) within ${RSS_MARGIN_KB} kB of before (${base} kB)" \
+  between "$peak" 0 $((base + RSS_MARGIN_KB))
+check "the non-reading session was closed by emgd ($closed s after the flood began)" \
+  awk -v c="$closed" -v max=$((RESPONSE_TIMEOUT_MS / 1000 + 4)) 'BEGIN { exit !(c != "null" && c <= max) }'
+check "emgd logged why it dropped the session" \
+  grep -q "ended: peer not reading: .* none written for $RESPONSE_TIMEOUT_MS ms" "$TMP/n.log"
+check "the load over another bind: 5000 acked" [ "$(jget "$TMP/load.json" .acked 2>/dev/null)" = 5000 ]
+check "emgd still takes binds after the flood" wait_port "$in" 20
+finish
