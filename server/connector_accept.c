@@ -2,6 +2,7 @@
  * connections and hands each to a free instance, and refuses a connection
  * beyond the instances at its bind. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,12 +65,41 @@ static void refuse_session(struct connector *c, int fd, const char *peer)
   }
 }
 
+/* How long the listener stops accepting when the process is out of
+ * descriptors: the pending connection keeps the listener readable, so
+ * without a pause it would spin on EMFILE and log the same line forever. */
+#define ACCEPT_PAUSE_MS 100
+
+static void pause_accepting(struct connector *c, struct evloop *loop, int err)
+{
+  if (!c->accept_pauses++)
+    LOGW(c->log, "listener: cannot accept: %s; accepting paused %d ms at a time until descriptors are free",
+         strerror(err), ACCEPT_PAUSE_MS);
+  c->accept_paused_until = evloop_now_ms(loop) + ACCEPT_PAUSE_MS;
+  evloop_modify(loop, c->listen_fd, 0);
+}
+
+/* The listener's tick: accepting again once a pause is over. */
+static void resume_accepting(struct evloop *loop, void *arg)
+{
+  struct connector *c = arg;
+  if (c->accept_paused_until && evloop_now_ms(loop) >= c->accept_paused_until) {
+    c->accept_paused_until = 0;
+    evloop_modify(loop, c->listen_fd, EVLOOP_READ);
+  }
+}
+
 static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct connector *c = arg;
   char peer[64];
   int cfd;
+  (void)events;
   while ((cfd = net_accept(fd, peer, sizeof peer)) != -1) {
+    if (c->accept_pauses) {
+      LOGI(c->log, "listener: accepting again, after %" PRIu64 " pauses for want of descriptors", c->accept_pauses);
+      c->accept_pauses = 0;
+    }
     struct instance *free_in = NULL;
     for (unsigned i = 0; i < c->n_instances && !free_in; i++) {
       bool expected = false;
@@ -88,6 +118,8 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
     pthread_mutex_unlock(&free_in->handoff_lock);
     evloop_wake(free_in->loop);
   }
+  if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+    pause_accepting(c, loop, errno);
 }
 
 static void on_accept_wake(struct evloop *loop, void *arg)
@@ -124,6 +156,10 @@ int connector_listen(struct connector *c, char *err)
     return -1;
   }
   evloop_on_wake(c->accept_loop, on_accept_wake, c);
+  if (evloop_tick(c->accept_loop, resume_accepting, c) == -1) {
+    snprintf(err, NETUTIL_ERR_LEN, "cannot watch the listener of %s", c->cfg->name);
+    return -1;
+  }
   atomic_store(&c->accepting, true);
   return 0;
 }

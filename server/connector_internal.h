@@ -134,6 +134,10 @@ struct connector {
   _Atomic bool accepting;
   /* sessions answering a refusal, in the listener's loop */
   struct session *refusing[16];
+  /* out of descriptors: accepting paused until then (the listener's loop ms;
+   * 0 = accepting), and the pauses since it last accepted */
+  uint64_t accept_paused_until;
+  uint64_t accept_pauses;
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;

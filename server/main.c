@@ -3,6 +3,7 @@
  * unbind from the SMSCs.
  *
  * Usage: emgd -c FILE [--foreground] [--check-config] */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -488,6 +490,25 @@ static enum log_level log_level_of(enum config_log_level level)
   return LOG_INFO;
 }
 
+/* Every client costs a descriptor: the soft limit (often 1,024) is raised
+ * to the hard one, so that a flood of one listener's clients reaches the
+ * configured connection limits before the process's own. */
+static void raise_fd_limit(struct log_category *log)
+{
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+    return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+      LOGW(log, "cannot raise the open files limit from %llu: %s", (unsigned long long)was, strerror(errno));
+      return;
+    }
+  }
+  LOGI(log, "open files limit %llu", (unsigned long long)rl.rlim_cur);
+}
+
 /* spool_dir holds the journal (persist on) and the message log's spill
  * files (with a database). */
 static bool uses_spool_dir(const struct config *cfg)
@@ -638,6 +659,7 @@ int main(int argc, char **argv)
    * reason emgd did not start is lost. */
   atexit(log_shutdown);
   d.log = log_category("emg.main");
+  raise_fd_limit(d.log);
   /* Before anything reads or writes the spool: a second emgd on it would
    * replay the first one's live journal and truncate what it writes. */
   d.spool_lock_fd = -1;

@@ -180,10 +180,12 @@ wait_port() {
 }
 
 # start_emgd NAME CONFIG: starts emgd in the foreground with its log in
-# $TMP/NAME.log; sets EMGD_PID_<NAME>.
+# $TMP/NAME.log; sets EMGD_PID_<NAME>. EMGD_PREFIX, when set, is a command
+# that runs it (e.g. "prlimit --nofile=64:64", which execs it: the PID is
+# emgd's).
 start_emgd() {
   local name=$1 conf=$2
-  "$BIN/emgd" -c "$conf" --foreground 2>"$TMP/$name.log" &
+  ${EMGD_PREFIX:-} "$BIN/emgd" -c "$conf" --foreground 2>"$TMP/$name.log" &
   local pid=$!
   STARTED_PIDS+=("$pid")
   EMGD_NAMES+=("$name")
