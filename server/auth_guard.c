@@ -159,6 +159,20 @@ void auth_guard_failed(struct auth_guard *g, const char *peer, const char *what)
   pthread_mutex_unlock(&g->lock);
 }
 
+bool auth_guard_suspect(struct auth_guard *g, const char *peer)
+{
+  if (!g || !g->limit)
+    return false;
+  char addr[ADDR_LEN];
+  address_of(peer, addr);
+  int64_t now = now_s();
+  pthread_mutex_lock(&g->lock);
+  struct entry *e = find(g, addr, false, now);
+  bool suspect = e && (e->blocked_until > now || (e->failures && now - e->window_start < g->window_s));
+  pthread_mutex_unlock(&g->lock);
+  return suspect;
+}
+
 void auth_guard_stats(struct auth_guard *g, struct auth_guard_stats *out)
 {
   memset(out, 0, sizeof *out);

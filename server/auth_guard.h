@@ -30,6 +30,8 @@ void auth_guard_destroy(struct auth_guard *g);
 bool auth_guard_blocked(struct auth_guard *g, const char *peer);
 /* A login from peer failed; logs once when that blocks its address. */
 void auth_guard_failed(struct auth_guard *g, const char *peer, const char *what);
+/* True when peer's address has failed within the window (or is blocked). */
+bool auth_guard_suspect(struct auth_guard *g, const char *peer);
 void auth_guard_stats(struct auth_guard *g, struct auth_guard_stats *out);
 
 #endif

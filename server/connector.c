@@ -393,6 +393,31 @@ static void take_handoff(struct instance *in)
   }
 }
 
+/* The listener handed this instance a new connection while its session
+ * had not bound (connector_accept.c: unbound_victim): the session goes,
+ * unless it has bound meanwhile, when the newcomer is closed instead. */
+static void drop_unbound_for_newcomer(struct instance *in)
+{
+  if (!in->session)
+    return;
+  pthread_mutex_lock(&in->handoff_lock);
+  bool waiting = in->handoff_fd >= 0;
+  if (waiting && atomic_load(&in->bound)) {
+    close(in->handoff_fd);
+    in->handoff_fd = -1;
+    waiting = false;
+  }
+  pthread_mutex_unlock(&in->handoff_lock);
+  if (!waiting)
+    return;
+  LOGD(in->log, "instance %u: session from %s dropped before a bind, for a newcomer", in->index,
+       session_peer(in->session));
+  auth_guard_failed(in->conn->core->auth_guard, session_peer(in->session), "a connection that did not bind");
+  session_destroy(in->session);
+  in->session = NULL;
+  in->user = -1;
+}
+
 static void on_wake(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
@@ -413,8 +438,10 @@ static void on_wake(struct evloop *loop, void *arg)
   if (in->conn->cfg->http) {
     connector_http_take_inbox(in);
     connector_http_take_done(in);
-  } else if (is_server(in->conn) && !in->session) {
-    take_handoff(in);
+  } else if (is_server(in->conn)) {
+    drop_unbound_for_newcomer(in);
+    if (!in->session)
+      take_handoff(in);
   }
   connector_release_held_acks(in, false);
   connector_pump(in);

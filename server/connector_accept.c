@@ -24,6 +24,40 @@ static enum proto_status refuse_bind(struct session *s, const struct proto_pdu *
   return PROTO_E_AUTH;
 }
 
+/* The address part of a peer ("A.B.C.D:PORT", "[V6]:PORT") equals a's. */
+static bool same_address(const char *peer, const char *a)
+{
+  const char *colon = strrchr(peer, ':'), *a_colon = strrchr(a, ':');
+  size_t len = colon ? (size_t)(colon - peer) : strlen(peer);
+  size_t a_len = a_colon ? (size_t)(a_colon - a) : strlen(a);
+  return len == a_len && memcmp(peer, a, len) == 0;
+}
+
+/* A connection has this long to bind before a newcomer from another
+ * address may take its instance (a client binds within milliseconds). */
+#define UNBOUND_GRACE_MS 1000
+
+/* With every instance taken: the one held longest by a connection from
+ * another address than peer's that has not bound within UNBOUND_GRACE_MS
+ * (at once when its address failed lately: auth_guard), to be handed
+ * peer's connection instead; NULL when there is none. Each such drop counts
+ * as a failed login of its address, which the guard blocks after
+ * auth_max_failures. So a client that connects and never binds, again and
+ * again, holds instances only while nobody else wants them. */
+static struct instance *unbound_victim(struct connector *c, const char *peer, uint64_t now)
+{
+  struct instance *victim = NULL;
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    struct instance *in = &c->instances[i];
+    if (!atomic_load(&in->busy) || atomic_load(&in->bound) || same_address(in->handoff_peer, peer) ||
+        (victim && in->handoff_ms >= victim->handoff_ms) ||
+        (now - in->handoff_ms < UNBOUND_GRACE_MS && !auth_guard_suspect(c->core->auth_guard, in->handoff_peer)))
+      continue;
+    victim = in;
+  }
+  return victim;
+}
+
 static void refused_gone(struct session *s, const char *reason)
 {
   struct connector *c = session_app(s);
@@ -100,11 +134,27 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
       LOGI(c->log, "listener: accepting again, after %" PRIu64 " pauses for want of descriptors", c->accept_pauses);
       c->accept_pauses = 0;
     }
+    /* An address the guard blocks is closed at once: it costs no instance. */
+    if (auth_guard_blocked(c->core->auth_guard, peer)) {
+      atomic_fetch_add(&c->core->stats.logins_blocked, 1);
+      close(cfd);
+      continue;
+    }
     struct instance *free_in = NULL;
     for (unsigned i = 0; i < c->n_instances && !free_in; i++) {
       bool expected = false;
       if (atomic_compare_exchange_strong(&c->instances[i].busy, &expected, true))
         free_in = &c->instances[i];
+    }
+    uint64_t now = evloop_now_ms(loop);
+    if (!free_in && atomic_load(&c->accepting) && (free_in = unbound_victim(c, peer, now))) {
+      /* Its instance drops the unbound connection for this one (on_wake);
+       * busy again in case that connection has just gone by itself. */
+      atomic_store(&free_in->busy, true);
+      if (!c->unbound_dropped++)
+        LOGW(c->log, "connection from %s, which had not bound within %d ms, dropped for one from %s "
+             "(every instance was taken; such drops are counted, not logged each)",
+             free_in->handoff_peer, UNBOUND_GRACE_MS, peer);
     }
     if (!free_in || !atomic_load(&c->accepting)) {
       if (free_in)
@@ -113,7 +163,10 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
       continue;
     }
     pthread_mutex_lock(&free_in->handoff_lock);
+    if (free_in->handoff_fd >= 0)   /* one handed over already waits there */
+      close(free_in->handoff_fd);
     free_in->handoff_fd = cfd;
+    free_in->handoff_ms = now;
     str_copy(free_in->handoff_peer, sizeof free_in->handoff_peer, peer);
     pthread_mutex_unlock(&free_in->handoff_lock);
     evloop_wake(free_in->loop);

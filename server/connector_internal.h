@@ -84,6 +84,7 @@ struct instance {
   pthread_mutex_t handoff_lock;
   int handoff_fd;
   char handoff_peer[64];
+  uint64_t handoff_ms;             /* the listener's loop time at the hand-over */
   _Atomic bool busy;               /* has (or is being handed) a connection */
   int user;                        /* index of the bound account, -1 */
   struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
@@ -138,6 +139,7 @@ struct connector {
    * 0 = accepting), and the pauses since it last accepted */
   uint64_t accept_paused_until;
   uint64_t accept_pauses;
+  uint64_t unbound_dropped;        /* unbound connections dropped for a newcomer */
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;
