@@ -394,11 +394,12 @@ static void take_handoff(struct instance *in)
 }
 
 /* The listener handed this instance a new connection while its session
- * had not bound (connector_accept.c: unbound_victim): the session goes,
- * unless it has bound meanwhile, when the newcomer is closed instead. */
+ * had not bound (connector_accept.c: unbound_victim): the session goes.
+ * One that has bound meanwhile stays, and the newcomer is closed. */
 static void drop_unbound_for_newcomer(struct instance *in)
 {
-  if (!in->session)
+  /* A bound session (every wake under load) is never dropped: no lock. */
+  if (!in->session || atomic_load(&in->bound))
     return;
   pthread_mutex_lock(&in->handoff_lock);
   bool waiting = in->handoff_fd >= 0;
