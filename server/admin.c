@@ -19,6 +19,7 @@
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
+#include "http_edge.h"
 #include "netutil.h"
 #include "proto.h"
 
@@ -32,6 +33,8 @@ extern const unsigned long status_html_len;
 /* Most queue items one listing returns. */
 #define ADMIN_LIST_MAX 10000
 #define ADMIN_LIST_DEFAULT 100
+/* Most octets of a request's body: the API's requests carry none. */
+#define ADMIN_MAX_BODY (64 * 1024)
 
 struct admin {
   struct core *core;
@@ -1047,19 +1050,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
   struct admin *a = cls;
   struct core *c = a->core;
+  if (!*state && !http_edge_framing_ok(conn))
+    return http_edge_refuse_framing(conn, "application/json", "{\"error\": \"ambiguous request length\"}");
   /* The page holds no data: it asks the API for it, with the token. */
   if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
     return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
                  strndup((const char *)status_html, status_html_len));
   if (!token_matches(a, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
-  /* Requests have no body here; the first call only announces them. */
+  /* Requests have no body here; the first call only announces them, and
+   * what body comes is counted (in *state) and dropped. */
   if (!*state) {
-    *state = a;
-    return MHD_YES;
+    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (length && strtoull(length, NULL, 10) > ADMIN_MAX_BODY)
+      return reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+    return (*state = calloc(1, sizeof(size_t))) ? MHD_YES : MHD_NO;
   }
   if (*upload_size) {
+    size_t *body = *state;
+    *body += *upload_size;
     *upload_size = 0;
+    if (*body > ADMIN_MAX_BODY)
+      return http_edge_refuse_body(conn, "application/json", "{\"error\": \"body too large\"}");
     return MHD_YES;
   }
   bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0,
@@ -1107,6 +1119,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such resource");
 }
 
+static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+  (void)cls;
+  (void)conn;
+  (void)toe;
+  free(*state);
+  *state = NULL;
+}
+
 struct admin *admin_start(struct core *core, const char *listen, const char *token,
                           admin_reload_fn reload, void *reload_ctx, char *err)
 {
@@ -1129,7 +1151,8 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
     flags |= MHD_USE_IPv6;
   a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
-                               (unsigned)30, MHD_OPTION_END);
+                               (unsigned)30, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                               MHD_OPTION_END);
   if (!a->daemon) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
     free(a);

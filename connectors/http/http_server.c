@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "http_edge.h"
 #include "http_server.h"
 #include "iobuf.h"
 #include "netutil.h"
@@ -46,7 +47,7 @@ struct http_server_request {
   struct MHD_Connection *conn;
   enum http_server_api api;
   bool is_get;
-  bool too_large;
+  bool no_memory;             /* the body could not be kept */
   enum phase phase;
   struct iobuf body;
   char user[MSG_USER_LEN];
@@ -339,11 +340,8 @@ static enum MHD_Result parse(struct http_server *s, struct http_server_request *
 {
   int rc;
   *done = true;
-  if (r->too_large) {
-    atomic_fetch_add(&s->bad_requests, 1);
-    return reply_error(r->conn, r->api, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
-                       "Request entity too large, rejected");
-  }
+  if (r->no_memory)
+    return reply_error(r->conn, r->api, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory", KANNEL_TEMPORARY);
   if (r->api == HTTP_SERVER_JSON) {
     rc = http_codec_json_parse(&r->batch, (const char *)iobuf_head(&r->body), iobuf_len(&r->body),
                                &s->limits);
@@ -438,6 +436,13 @@ static enum MHD_Result first_call(struct http_server *s, struct MHD_Connection *
   const char *length;
   char user[MSG_USER_LEN];
   *out = NULL;
+  if (!http_edge_framing_ok(conn)) {
+    atomic_fetch_add(&s->bad_requests, 1);
+    if (strcmp(url, ROUTE_KANNEL_PATH) == 0)
+      return http_edge_refuse_framing(conn, "text/html", "Ambiguous request length, rejected");
+    return http_edge_refuse_framing(conn, "application/json",
+                                    "{\"error\":\"ambiguous request length\"}");
+  }
   if (strcmp(url, ROUTE_JSON_PATH) == 0) {
     api = HTTP_SERVER_JSON;
     if (!is_post)
@@ -497,9 +502,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   switch (r->phase) {
   case PHASE_BODY:
     if (*upload_size) {
-      if (r->too_large || iobuf_len(&r->body) + *upload_size > s->max_body ||
-          iobuf_append(&r->body, upload_data, *upload_size) == -1)
-        r->too_large = true;
+      if (iobuf_len(&r->body) + *upload_size > s->max_body) {
+        /* Counted as the body comes, chunked or not: no more of it is read. */
+        atomic_fetch_add(&s->bad_requests, 1);
+        if (r->api == HTTP_SERVER_KANNEL)
+          return http_edge_refuse_body(conn, "text/html", "Request entity too large, rejected");
+        return http_edge_refuse_body(conn, "application/json", "{\"error\":\"body too large\"}");
+      }
+      if (r->no_memory || iobuf_append(&r->body, upload_data, *upload_size) == -1)
+        r->no_memory = true;
       *upload_size = 0;
       return MHD_YES;
     }

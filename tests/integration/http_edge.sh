@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# http_edge.sh BUILD - what reaches the two libmicrohttpd servers (the HTTP
+# connector's and the admin API's) from a client that does not play by the
+# rules:
+#  - a request with two different Content-Length headers, or with a
+#    Content-Length and a Transfer-Encoding, is refused 400 and its
+#    connection closed;
+#  - a chunked body of 100 MiB is refused 413 once past the body limit
+#    (1 MiB on the connector, 64 KiB on the admin API), after a few MiB at
+#    most, not read to its end.
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+EDGE="python3 $(dirname "$0")/http_edge.py"
+
+TOKEN=edge-admin-token-0123456789
+web=$(free_port)
+admin=$(free_port)
+smsc=$(free_port)   # nobody listens: messages only wait in the queue
+cat > "$TMP/emgd.conf" <<CONF
+general: { node_id = 33; persist = false; };
+admin: { listen = "127.0.0.1:$admin"; token = "$TOKEN"; };
+connectors = (
+  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
+    users = ( { name = "app"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
+    system_id = "emg"; password = "secret"; reconnect_min = 1000; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+start_emgd g "$TMP/emgd.conf"
+wait_port "$web"
+wait_port "$admin"
+
+WEB_AUTH="Basic $(printf 'app:secret' | base64)"
+ADMIN_AUTH="Bearer $TOKEN"
+for target in "connector $web /api/v1/messages" "connector $web /cgi-bin/sendsms" "admin $admin /api/reload"; do
+  set -- $target
+  auth=$WEB_AUTH
+  [ "$1" = admin ] && auth=$ADMIN_AUTH
+  for kind in two-lengths length-and-chunks; do
+    got=$($EDGE framing "$2" "$3" "$auth" "$kind")
+    check "$1 $3, $kind: 400 and closed ($got)" [ "$got" = "400 closed" ]
+  done
+done
+
+# 100 MiB of chunks: refused past the limit, the client able to send no
+# more than 4 MiB (the limit and what the sockets' buffers hold) before the
+# answer and the close.
+for target in "connector $web /api/v1/messages" "admin $admin /api/reload"; do
+  set -- $target
+  auth=$WEB_AUTH
+  [ "$1" = admin ] && auth=$ADMIN_AUTH
+  read -r status sent closed < <($EDGE chunked "$2" "$3" "$auth" 100)
+  check "$1: a chunked body of 100 MiB is answered $status (want 413) and $closed" \
+    [ "$status" = 413 -a "$closed" = closed ]
+  check "$1: ... after $sent bytes sent (at most 4 MiB)" between "$sent" 1 $((4 * 1024 * 1024))
+done
+
+# Still serving: a plain submit and a status request.
+code=$(curl -s -o /dev/null -w '%{http_code}' -u app:secret -H 'Content-Type: application/json' \
+  -d '{"from":"4912345","to":"4915550001","text":"hi"}' "http://127.0.0.1:$web/api/v1/messages")
+check "the connector still takes a plain submit: 202 ($code)" [ "$code" = 202 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: $ADMIN_AUTH" "http://127.0.0.1:$admin/api/status")
+check "the admin API still answers: 200 ($code)" [ "$code" = 200 ]
+finish
