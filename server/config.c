@@ -795,6 +795,8 @@ static const struct key connector_keys[] = {
   { STRING_KEY("body", body, 0), .only = MODE_CLIENT },
   { STRING_KEY("id_field", id_field, 0), .only = MODE_CLIENT },
   { UINT_KEY("connections", connections, 1, 1000, 10), .only = MODE_CLIENT },
+  { UINT_KEY("connections_per_ip", connections_per_ip, 1, 100000, 64), .only = MODE_SERVER },
+  { UINT_KEY("request_timeout", request_timeout_s, 1, 3600, 30), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
@@ -813,6 +815,13 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
     join_path(p, path, wrong[i]);
     if (s && (c->http || c->mode == CONFIG_CONN_CLIENT))
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
+  }
+  static const char *const http_server_only[] = { "connections_per_ip", "request_timeout", NULL };
+  for (unsigned i = 0; http_server_only[i] && !c->http; i++) {
+    const config_setting_t *s = config_setting_get_member(grp, http_server_only[i]);
+    join_path(p, path, http_server_only[i]);
+    if (s && c->mode == CONFIG_CONN_SERVER)
+      report(ld, s, p, "applies only when protocol = \"http\"");
   }
   if (c->mode != CONFIG_CONN_CLIENT)
     return;

@@ -74,6 +74,9 @@ struct config_connector {
   char body[2048];                    /* POST body template; "" = none */
   char id_field[128];                 /* where the provider's id is in its JSON answer; "" = whole body */
   unsigned connections;               /* HTTP client: connections kept alive; default 10 */
+  /* HTTP server: what one client may hold */
+  unsigned connections_per_ip;        /* connections at once from one address; default 64 */
+  unsigned request_timeout_s;         /* for a request to come whole; default 30 */
   int line;                           /* where it was defined, for later messages */
 };
 

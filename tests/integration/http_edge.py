@@ -5,6 +5,11 @@
                                 "STATUS closed|open"
   chunked PORT PATH AUTH MIB    streams MIB MiB of chunks: prints
                                 "STATUS BYTES_SENT closed|open"
+  per-ip PORT PATH AUTH N       holds N connections from 127.0.0.1, then
+                                asks PATH (GET) from 127.0.0.2 and from
+                                127.0.0.1: prints "OPEN CLOSED STATUS2 STATUS1"
+  trickle PORT PATH AUTH SECS   sends a request's head one byte a second:
+                                prints "closed|open SECONDS"
 """
 import select
 import socket
@@ -98,9 +103,71 @@ def chunked(port, path, auth, mib):
     print(status_of(answer), sent, 'closed' if closed else 'open')
 
 
+def get(port, path, auth, source):
+    s = socket.socket()
+    s.bind((source, 0))
+    s.settimeout(5)
+    try:
+        s.connect(('127.0.0.1', port))
+        s.sendall(b'GET ' + path.encode() + b' HTTP/1.1\r\nHost: edge\r\nAuthorization: ' +
+                  auth.encode() + b'\r\nConnection: close\r\n\r\n')
+        answer, _ = read_rest(s, b'', 5)
+    except OSError:
+        answer = b''
+    s.close()
+    return status_of(answer)
+
+
+def is_open(s):
+    try:
+        return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b''
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def per_ip(port, path, auth, n):
+    held = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        s.connect(('127.0.0.1', port))
+        held.append(s)
+    time.sleep(1)
+    still = sum(1 for s in held if is_open(s))
+    other = get(port, path, auth, '127.0.0.2')
+    same = get(port, path, auth, '127.0.0.1')
+    print(still, n - still, other, same)
+    for s in held:
+        s.close()
+
+
+def trickle(port, path, auth, secs):
+    s = socket.create_connection(('127.0.0.1', port))
+    request = b'GET ' + path.encode() + b' HTTP/1.1\r\nHost: edge\r\nX-Slow: ' + b'a' * 4096
+    t0 = time.time()
+    for i in range(secs):
+        try:
+            s.send(request[i:i + 1])
+        except OSError:
+            break
+        time.sleep(1)
+        if not is_open(s):
+            break
+    else:
+        print('open', round(time.time() - t0))
+        return
+    print('closed', round(time.time() - t0))
+
+
 if __name__ == '__main__':
     what, port, path, auth, arg = sys.argv[1:6]
     if what == 'framing':
         framing(int(port), path, auth, arg)
-    else:
+    elif what == 'chunked':
         chunked(int(port), path, auth, int(arg))
+    elif what == 'per-ip':
+        per_ip(int(port), path, auth, int(arg))
+    else:
+        trickle(int(port), path, auth, int(arg))

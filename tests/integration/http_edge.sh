@@ -7,7 +7,11 @@
 #    connection closed;
 #  - a chunked body of 100 MiB is refused 413 once past the body limit
 #    (1 MiB on the connector, 64 KiB on the admin API), after a few MiB at
-#    most, not read to its end.
+#    most, not read to its end;
+#  - one address holds at most connections_per_ip connections (64 here; 16
+#    on the admin API) while another is still served;
+#  - a request sent one byte a second is cut off at request_timeout (3 s
+#    here; 30 s on the admin API).
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 EDGE="python3 $(dirname "$0")/http_edge.py"
@@ -21,6 +25,7 @@ general: { node_id = 33; persist = false; };
 admin: { listen = "127.0.0.1:$admin"; token = "$TOKEN"; };
 connectors = (
   { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
+    connections_per_ip = 64; request_timeout = 3;
     users = ( { name = "app"; password = "secret"; } ); },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
     system_id = "emg"; password = "secret"; reconnect_min = 1000; }
@@ -55,6 +60,31 @@ for target in "connector $web /api/v1/messages" "admin $admin /api/reload"; do
     [ "$status" = 413 -a "$closed" = closed ]
   check "$1: ... after $sent bytes sent (at most 4 MiB)" between "$sent" 1 $((4 * 1024 * 1024))
 done
+
+# 100 connections from 127.0.0.1: 64 kept (16 on the admin API), the rest
+# closed at once; 127.0.0.2 still served, 127.0.0.1 not.
+read -r kept closed other same < <($EDGE per-ip "$web" /cgi-bin/sendsms - 100)
+check "connector: of 100 connections from one address 64 kept, 36 closed ($kept, $closed)" \
+  [ "$kept" = 64 -a "$closed" = 36 ]
+check "connector: meanwhile 127.0.0.2 is answered ($other; 403 without credentials), 127.0.0.1 not ($same)" \
+  [ "$other" = 403 -a "$same" = - ]
+read -r kept closed other same < <($EDGE per-ip "$admin" /api/status "$ADMIN_AUTH" 30)
+check "admin: of 30 connections from one address 16 kept, 14 closed ($kept, $closed)" \
+  [ "$kept" = 16 -a "$closed" = 14 ]
+check "admin: meanwhile 127.0.0.2 is answered ($other), 127.0.0.1 not ($same)" \
+  [ "$other" = 200 -a "$same" = - ]
+
+# Slow requests: one byte a second of a request's head, which restarts
+# libmicrohttpd's own time-out at each byte.
+$EDGE trickle "$admin" /api/status "$ADMIN_AUTH" 60 > "$TMP/admin.trickle" &
+admin_trickle=$!
+read -r state secs < <($EDGE trickle "$web" /api/v1/messages - 60)
+check "connector: a request sent one byte a second is $state after $secs s (want closed within 3..6 s)" \
+  [ "$state" = closed -a "$secs" -ge 3 -a "$secs" -le 6 ]
+wait "$admin_trickle"
+read -r state secs < "$TMP/admin.trickle"
+check "admin: a request sent one byte a second is $state after $secs s (want closed within 30..33 s)" \
+  [ "$state" = closed -a "$secs" -ge 30 -a "$secs" -le 33 ]
 
 # Still serving: a plain submit and a status request.
 code=$(curl -s -o /dev/null -w '%{http_code}' -u app:secret -H 'Content-Type: application/json' \
