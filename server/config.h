@@ -152,7 +152,8 @@ struct config {
   /* admin */
   bool has_admin;
   char admin_listen[CONFIG_ADDR_LEN];
-  char admin_token[128];
+  char admin_token[128];              /* given, or read from admin_token_file */
+  char admin_token_file[CONFIG_PATH_LEN];
 
   /* database (optional) */
   bool has_database;

@@ -20,9 +20,10 @@ TOKEN=edge-admin-token-0123456789
 web=$(free_port)
 admin=$(free_port)
 smsc=$(free_port)   # nobody listens: messages only wait in the queue
+printf '%s\n' "$TOKEN" > "$TMP/admin.token"   # the token from a file, its newline stripped
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 33; persist = false; };
-admin: { listen = "127.0.0.1:$admin"; token = "$TOKEN"; };
+admin: { listen = "127.0.0.1:$admin"; token_file = "$TMP/admin.token"; };
 connectors = (
   { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
     connections_per_ip = 64; request_timeout = 3;
@@ -91,5 +92,5 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -u app:secret -H 'Content-Type: ap
   -d '{"from":"4912345","to":"4915550001","text":"hi"}' "http://127.0.0.1:$web/api/v1/messages")
 check "the connector still takes a plain submit: 202 ($code)" [ "$code" = 202 ]
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: $ADMIN_AUTH" "http://127.0.0.1:$admin/api/status")
-check "the admin API still answers: 200 ($code)" [ "$code" = 200 ]
+check "the admin API still answers, to the token of token_file: 200 ($code)" [ "$code" = 200 ]
 finish
