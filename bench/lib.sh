@@ -162,7 +162,7 @@ bench_start_emgd() {
 general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
            dlr_table_size = 4000000; max_total_queue = 110000; max_total_queue_soft = 100000;
            history_size = $history_size; journal_commit_interval_us = ${COMMIT_US:-500}; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "bench"; };
+admin: { listen = "127.0.0.1:$admin_port"; token = "bench-admin-token-0123"; };
 $database
 connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
@@ -334,7 +334,7 @@ bench_sample_rss() {
 # client sees is the gateway's.
 bench_gateway_ack_shares() {
   sleep 0.5   # the instances publish their counts a few times a second
-  curl -s -H "Authorization: Bearer bench" "http://127.0.0.1:$admin_port/metrics" |
+  curl -s -H "Authorization: Bearer bench-admin-token-0123" "http://127.0.0.1:$admin_port/metrics" |
     awk -F'[ ]' '/^emg_ack_latency_seconds_bucket\{connector="ucp-in"/ {
         match($1, /le="[^"]*"/); le = substr($1, RSTART + 4, RLENGTH - 5); n[le] = $2 }
       END { t = n["+Inf"]; if (!t) exit

@@ -19,6 +19,7 @@
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
+#include "http_edge.h"
 #include "netutil.h"
 #include "proto.h"
 
@@ -32,12 +33,19 @@ extern const unsigned long status_html_len;
 /* Most queue items one listing returns. */
 #define ADMIN_LIST_MAX 10000
 #define ADMIN_LIST_DEFAULT 100
+/* Most octets of a request's body: the API's requests carry none. */
+#define ADMIN_MAX_BODY (64 * 1024)
+/* Connections at once from one address, and how long a request may take
+ * to come whole: an operator's tools need few, and are quick. */
+#define ADMIN_CONNECTIONS_PER_IP 16
+#define ADMIN_REQUEST_TIMEOUT_S 30
 
 struct admin {
   struct core *core;
   admin_reload_fn reload;
   void *reload_ctx;
   struct MHD_Daemon *daemon;
+  struct http_edge_guard *guard;
   char token[160];
   size_t token_len;
 };
@@ -1049,21 +1057,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
   struct admin *a = cls;
   struct core *c = a->core;
+  if (!*state && !http_edge_framing_ok(conn))
+    return http_edge_refuse_framing(conn, "application/json", "{\"error\": \"ambiguous request length\"}");
   /* The page holds no data: it asks the API for it, with the token. */
   if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
     return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
                  strndup((const char *)status_html, status_html_len));
   if (!token_matches(a, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
-  /* Requests have no body here; the first call only announces them. */
+  /* Requests have no body here; the first call only announces them, and
+   * what body comes is counted (in *state) and dropped. */
   if (!*state) {
-    *state = a;
-    return MHD_YES;
+    const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (length && strtoull(length, NULL, 10) > ADMIN_MAX_BODY)
+      return reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+    return (*state = calloc(1, sizeof(size_t))) ? MHD_YES : MHD_NO;
   }
   if (*upload_size) {
+    size_t *body = *state;
+    *body += *upload_size;
     *upload_size = 0;
+    if (*body > ADMIN_MAX_BODY)
+      return http_edge_refuse_body(conn, "application/json", "{\"error\": \"body too large\"}");
     return MHD_YES;
   }
+  http_edge_guard_received(conn);
   bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0,
        del = strcmp(method, "DELETE") == 0;
   static const char queues_prefix[] = "/api/queues/", connectors_prefix[] = "/api/connectors/",
@@ -1109,6 +1127,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such resource");
 }
 
+static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+  http_edge_guard_completed(conn);
+  free(*state);
+  *state = NULL;
+}
+
 struct admin *admin_start(struct core *core, const char *listen, const char *token,
                           admin_reload_fn reload, void *reload_ctx, char *err)
 {
@@ -1126,14 +1152,24 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
   a->reload_ctx = reload_ctx;
   snprintf(a->token, sizeof a->token, "%s", token);
   a->token_len = strlen(a->token);
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+  if (!(a->guard = http_edge_guard_create(ADMIN_REQUEST_TIMEOUT_S))) {
+    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    free(a);
+    return NULL;
+  }
+  /* epoll, not select: a descriptor past FD_SETSIZE would not do. */
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
   if (addr.ss_family == AF_INET6)
     flags |= MHD_USE_IPv6;
   a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
-                               (unsigned)30, MHD_OPTION_END);
+                               (unsigned)30, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                               (unsigned)ADMIN_CONNECTIONS_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
+                               http_edge_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
+                               on_completed, NULL, MHD_OPTION_END);
   if (!a->daemon) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
+    http_edge_guard_destroy(a->guard);
     free(a);
     return NULL;
   }
@@ -1145,5 +1181,6 @@ void admin_stop(struct admin *a)
   if (!a)
     return;
   MHD_stop_daemon(a->daemon);
+  http_edge_guard_destroy(a->guard);
   free(a);
 }

@@ -795,6 +795,8 @@ static const struct key connector_keys[] = {
   { STRING_KEY("body", body, 0), .only = MODE_CLIENT },
   { STRING_KEY("id_field", id_field, 0), .only = MODE_CLIENT },
   { UINT_KEY("connections", connections, 1, 1000, 10), .only = MODE_CLIENT },
+  { UINT_KEY("connections_per_ip", connections_per_ip, 1, 100000, 64), .only = MODE_SERVER },
+  { UINT_KEY("request_timeout", request_timeout_s, 1, 3600, 30), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
@@ -813,6 +815,13 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
     join_path(p, path, wrong[i]);
     if (s && (c->http || c->mode == CONFIG_CONN_CLIENT))
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
+  }
+  static const char *const http_server_only[] = { "connections_per_ip", "request_timeout", NULL };
+  for (unsigned i = 0; http_server_only[i] && !c->http; i++) {
+    const config_setting_t *s = config_setting_get_member(grp, http_server_only[i]);
+    join_path(p, path, http_server_only[i]);
+    if (s && c->mode == CONFIG_CONN_SERVER)
+      report(ld, s, p, "applies only when protocol = \"http\"");
   }
   if (c->mode != CONFIG_CONN_CLIENT)
     return;
@@ -1037,11 +1046,82 @@ static const struct key general_keys[] = {
 };
 static const struct section general_section = { SECTION(general_keys) };
 
+/* The admin token: long enough not to be guessed, and not one of the
+ * placeholders of the example configurations (etc/). */
+#define ADMIN_TOKEN_MIN 16
+static const char *const example_tokens[] = { "change-me", "replace-with-a-long-random-token", NULL };
+
+/* The token file's content, its trailing newlines stripped, into
+ * cfg->admin_token. Returns 0, or -1 with the reason reported. */
+static int read_token_file(struct load *ld, const config_setting_t *s, const char *path)
+{
+  struct config *c = ld->cfg;
+  char buf[sizeof c->admin_token + 2];
+  FILE *f = fopen(c->admin_token_file, "r");
+  if (!f) {
+    report(ld, s, path, "cannot read %s: %s", c->admin_token_file, strerror(errno));
+    return -1;
+  }
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  bool more = fgetc(f) != EOF;
+  fclose(f);
+  buf[n] = 0;
+  while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+    buf[--n] = 0;
+  if (more || n >= sizeof c->admin_token) {
+    report(ld, s, path, "%s holds more than %zu characters", c->admin_token_file, sizeof c->admin_token - 1);
+    return -1;
+  }
+  if (strlen(buf) != n || strpbrk(buf, "\r\n")) {
+    report(ld, s, path, "%s must hold the token on one line", c->admin_token_file);
+    return -1;
+  }
+  memcpy(c->admin_token, buf, n + 1);
+  memset(buf, 0, sizeof buf);
+  return 0;
+}
+
+/* Exactly one of token and token_file; and a token fit to guard the API
+ * (never echoed in the message). */
+static void check_admin(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+{
+  struct config *c = base;
+  const config_setting_t *token = config_setting_get_member(grp, "token");
+  const config_setting_t *file = config_setting_get_member(grp, "token_file");
+  const config_setting_t *where = token ? token : file;
+  char p[KEY_PATH_LEN];
+  join_path(p, path, token || !file ? "token" : "token_file");
+  if (token && file) {
+    report(ld, file, p, "token and token_file exclude each other: give one");
+    return;
+  }
+  if (!where) {
+    report(ld, grp, p, "missing (or token_file, a file holding the token)");
+    return;
+  }
+  if (file && (!c->admin_token_file[0] || read_token_file(ld, file, p) == -1))
+    return;
+  size_t len = strlen(c->admin_token);
+  if (!len)
+    return;   /* "must not be empty", already */
+  const char *in = file ? " in " : "", *name = file ? c->admin_token_file : "";
+  if (len < ADMIN_TOKEN_MIN) {
+    report(ld, where, p, "the token%s%s has %zu characters: at least %d are needed", in, name, len,
+           ADMIN_TOKEN_MIN);
+    return;
+  }
+  for (unsigned i = 0; example_tokens[i]; i++)
+    if (strcmp(c->admin_token, example_tokens[i]) == 0)
+      report(ld, where, p, "the token%s%s is the example configuration's placeholder: choose one of your own",
+             in, name);
+}
+
 static const struct key admin_keys[] = {
   { ADDR_KEY("listen", admin_listen, 0), .required = ALWAYS },
-  { STRING_KEY("token", admin_token, 1), .required = ALWAYS },
+  { STRING_KEY("token", admin_token, 1) },                 /* one of the two: check_admin */
+  { STRING_KEY("token_file", admin_token_file, 1) },
 };
-static const struct section admin_section = { SECTION(admin_keys) };
+static const struct section admin_section = { SECTION(admin_keys), .check = check_admin };
 
 static const struct key database_keys[] = {
   { STRING_KEY("conninfo", db_conninfo, 1), .required = ALWAYS },

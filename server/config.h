@@ -74,6 +74,9 @@ struct config_connector {
   char body[2048];                    /* POST body template; "" = none */
   char id_field[128];                 /* where the provider's id is in its JSON answer; "" = whole body */
   unsigned connections;               /* HTTP client: connections kept alive; default 10 */
+  /* HTTP server: what one client may hold */
+  unsigned connections_per_ip;        /* connections at once from one address; default 64 */
+  unsigned request_timeout_s;         /* for a request to come whole; default 30 */
   int line;                           /* where it was defined, for later messages */
 };
 
@@ -152,7 +155,8 @@ struct config {
   /* admin */
   bool has_admin;
   char admin_listen[CONFIG_ADDR_LEN];
-  char admin_token[128];
+  char admin_token[128];              /* given, or read from admin_token_file */
+  char admin_token_file[CONFIG_PATH_LEN];
 
   /* database (optional) */
   bool has_database;

@@ -259,7 +259,9 @@ int connector_http_start(struct connector *c, char *err)
     return 0;
   struct http_callback_limits limits = { 0 };
   c->callbacks = http_callback_start(&limits, http_callback_done, c);
-  struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1 };
+  struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1,
+                                      .connections_per_ip = c->cfg->connections_per_ip,
+                                      .request_timeout_s = c->cfg->request_timeout_s };
   struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
   if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))
     return -1;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "http_edge.h"
 #include "http_server.h"
 #include "iobuf.h"
 #include "netutil.h"
@@ -46,7 +47,7 @@ struct http_server_request {
   struct MHD_Connection *conn;
   enum http_server_api api;
   bool is_get;
-  bool too_large;
+  bool no_memory;             /* the body could not be kept */
   enum phase phase;
   struct iobuf body;
   char user[MSG_USER_LEN];
@@ -62,6 +63,7 @@ struct http_server_request {
 
 struct http_server {
   struct MHD_Daemon *daemon;
+  struct http_edge_guard *guard;
   struct http_server_handler h;
   struct http_codec_limits limits;
   size_t max_body;
@@ -339,11 +341,8 @@ static enum MHD_Result parse(struct http_server *s, struct http_server_request *
 {
   int rc;
   *done = true;
-  if (r->too_large) {
-    atomic_fetch_add(&s->bad_requests, 1);
-    return reply_error(r->conn, r->api, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
-                       "Request entity too large, rejected");
-  }
+  if (r->no_memory)
+    return reply_error(r->conn, r->api, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory", KANNEL_TEMPORARY);
   if (r->api == HTTP_SERVER_JSON) {
     rc = http_codec_json_parse(&r->batch, (const char *)iobuf_head(&r->body), iobuf_len(&r->body),
                                &s->limits);
@@ -438,6 +437,13 @@ static enum MHD_Result first_call(struct http_server *s, struct MHD_Connection *
   const char *length;
   char user[MSG_USER_LEN];
   *out = NULL;
+  if (!http_edge_framing_ok(conn)) {
+    atomic_fetch_add(&s->bad_requests, 1);
+    if (strcmp(url, ROUTE_KANNEL_PATH) == 0)
+      return http_edge_refuse_framing(conn, "text/html", "Ambiguous request length, rejected");
+    return http_edge_refuse_framing(conn, "application/json",
+                                    "{\"error\":\"ambiguous request length\"}");
+  }
   if (strcmp(url, ROUTE_JSON_PATH) == 0) {
     api = HTTP_SERVER_JSON;
     if (!is_post)
@@ -497,12 +503,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   switch (r->phase) {
   case PHASE_BODY:
     if (*upload_size) {
-      if (r->too_large || iobuf_len(&r->body) + *upload_size > s->max_body ||
-          iobuf_append(&r->body, upload_data, *upload_size) == -1)
-        r->too_large = true;
+      if (iobuf_len(&r->body) + *upload_size > s->max_body) {
+        /* Counted as the body comes, chunked or not: no more of it is read. */
+        atomic_fetch_add(&s->bad_requests, 1);
+        if (r->api == HTTP_SERVER_KANNEL)
+          return http_edge_refuse_body(conn, "text/html", "Request entity too large, rejected");
+        return http_edge_refuse_body(conn, "application/json", "{\"error\":\"body too large\"}");
+      }
+      if (r->no_memory || iobuf_append(&r->body, upload_data, *upload_size) == -1)
+        r->no_memory = true;
       *upload_size = 0;
       return MHD_YES;
     }
+    http_edge_guard_received(conn);
     rc = parse(s, r, &done);
     return done ? rc : submit_all(s, r);
   case PHASE_WAIT:
@@ -518,6 +531,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
   struct http_server *s = cls;
   struct http_server_request *r = *con_cls;
   *con_cls = NULL;
+  http_edge_guard_completed(conn);
   if (r && (void *)r != &s->refused_marker)
     request_release(r);
 }
@@ -545,6 +559,12 @@ struct http_server *http_server_start(const struct http_server_config *cfg,
   s->limits = cfg->limits;
   s->max_body = cfg->limits.max_body ? cfg->limits.max_body : DEFAULT_MAX_BODY;
   pthread_mutex_init(&s->lock, NULL);
+  if (!(s->guard = http_edge_guard_create(cfg->request_timeout_s ? cfg->request_timeout_s : 30u))) {
+    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+    return NULL;
+  }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
   if (addr.ss_family == AF_INET6)
     flags |= MHD_USE_IPv6;
@@ -552,12 +572,15 @@ struct http_server *http_server_start(const struct http_server_config *cfg,
     flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
     MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s ? cfg->idle_timeout_s : 30u,
     MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 1000u,
+    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->connections_per_ip ? cfg->connections_per_ip : 64u,
+    MHD_OPTION_NOTIFY_CONNECTION, http_edge_guard_notify, s->guard,
     MHD_OPTION_THREAD_POOL_SIZE, cfg->threads > 1 ? cfg->threads : 0u,
     MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
   if (!s->daemon || !(info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT))) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for HTTP", cfg->listen);
     if (s->daemon)
       MHD_stop_daemon(s->daemon);
+    http_edge_guard_destroy(s->guard);
     pthread_mutex_destroy(&s->lock);
     free(s);
     return NULL;
@@ -607,6 +630,7 @@ void http_server_stop(struct http_server *s, unsigned wait_ms)
   }
   pthread_mutex_unlock(&s->lock);
   MHD_stop_daemon(s->daemon);
+  http_edge_guard_destroy(s->guard);
   if (listen_fd != MHD_INVALID_SOCKET)
     close(listen_fd);
   pthread_mutex_destroy(&s->lock);

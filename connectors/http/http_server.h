@@ -70,6 +70,9 @@ struct http_server_config {
   unsigned threads;                /* 1: one internal thread (default); more: a pool */
   unsigned connection_limit;       /* connections at once; default 1000 */
   unsigned idle_timeout_s;         /* an idle keep-alive connection is closed after; default 30 */
+  unsigned connections_per_ip;      /* connections at once from one address; default 64 */
+  unsigned request_timeout_s;      /* a request must come whole within, counted from the
+                                    * connection's opening or its previous answer; default 30 */
   struct http_codec_limits limits; /* body size, batch size, parts */
 };
 

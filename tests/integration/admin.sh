@@ -7,7 +7,7 @@
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
-TOKEN=adm1n-token
+TOKEN=adm1n-token-0123456789
 ADMIN_PORT=$(free_port)
 URL=http://127.0.0.1:$ADMIN_PORT
 api() {  # api PATH [curl options]: the admin API with the token

@@ -43,10 +43,41 @@ check_bad route "a route to a connector that is not there" \
 
 check_bad missing "a file that is not there" "$TMP/missing.conf: cannot read: No such file or directory"
 
+# The admin token: 16 characters or more, not an example's placeholder,
+# given or read from token_file (trailing newline stripped).
+admin_conf() {  # admin_conf NAME ADMIN_KEYS: good.conf with an admin section
+  { cat "$TMP/good.conf"; echo "admin: { listen = \"127.0.0.1:0\"; $2 };"; } > "$TMP/$1.conf"
+}
+admin_conf short 'token = "too-short-token";'
+check_bad short "a short admin token" \
+  "$TMP/short.conf:6: admin.token: the token has 15 characters: at least 16 are needed"
+check "... and the token is not repeated" bash -c "! grep -q too-short-token '$TMP/short.out'"
+example=$(sed -n 's/.*token = "\([^"]*\)".*/\1/p' "$(dirname "$0")/../../etc/examples/smpp-in.conf")
+admin_conf example "token = \"$example\";"
+check_bad example "the example configuration's token ($example)" \
+  "$TMP/example.conf:6: admin.token: the token is the example configuration's placeholder"
+printf 'a-token-from-a-file\n' > "$TMP/admin.token"
+admin_conf file "token_file = \"$TMP/admin.token\";"
+rc=0; "$BIN/emgd" -c "$TMP/file.conf" --check-config > "$TMP/file.out" 2>&1 || rc=$?
+check "a token_file of 19 characters and a newline: exit status 0 ($rc)" [ "$rc" = 0 ]
+printf 'short\n' > "$TMP/short.token"
+admin_conf short_file "token_file = \"$TMP/short.token\";"
+check_bad short_file "a token_file with a short token" \
+  "$TMP/short_file.conf:6: admin.token_file: the token in $TMP/short.token has 5 characters"
+admin_conf no_file "token_file = \"$TMP/none.token\";"
+check_bad no_file "a token_file that is not there" \
+  "$TMP/no_file.conf:6: admin.token_file: cannot read $TMP/none.token: No such file or directory"
+admin_conf both "token = \"a-token-from-a-file\"; token_file = \"$TMP/admin.token\";"
+check_bad both "both token and token_file" "$TMP/both.conf:6: admin.token: token and token_file exclude each other"
+admin_conf neither ''
+check_bad neither "neither token nor token_file" "$TMP/neither.conf:6: admin.token: missing"
+
 # Without --check-config, a bad file stops emgd at once with the same words.
 rc=0; timeout 10 "$BIN/emgd" -c "$TMP/values.conf" --foreground > "$TMP/start.out" 2>&1 || rc=$?
 check "emgd refuses to start on a bad file: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "emgd refuses to start on a bad file: names the key" grep -qF "general.node_id: must be 1..65535" "$TMP/start.out"
+rc=0; timeout 10 "$BIN/emgd" -c "$TMP/short.conf" --foreground > "$TMP/start-short.out" 2>&1 || rc=$?
+check "emgd refuses to start with a short admin token: exit status 1 ($rc)" [ "$rc" = 1 ]
 
 # A good file that cannot be served (its port taken): emgd exits 1 and its
 # log says why, although the log is written by a thread of its own.

@@ -30,7 +30,7 @@ write_node() {   # write_node NAME NODE_ID UCP_PORT BIND_MODE
   cat > "$TMP/$1.conf" <<CONF
 general: { node_id = $2; persist = true; spool_dir = "$TMP/$1.spool"; history_size = 64; };
 database: { conninfo = "$PG_URL"; message_log = true; };
-admin: { listen = "127.0.0.1:$( [ "$1" = a ] && echo "$admin" || echo "$admin_b" )"; token = "t"; };
+admin: { listen = "127.0.0.1:$( [ "$1" = a ] && echo "$admin" || echo "$admin_b" )"; token = "db-gateway-token-0123"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$3"; instances = 2;
     users = ( { name = "load"; password = "secret"; }, { name = "alpha"; password = "secret"; },
@@ -68,13 +68,13 @@ check "... and its origin's reference and addresses" \
 
 # A message the history (64 events here) no longer holds: from the message log.
 old=$(pg_psql -c "SELECT id FROM message_log ORDER BY id LIMIT 1")
-curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/messages/$old" > "$TMP/old.json"
+curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin/api/messages/$old" > "$TMP/old.json"
 check "an old message is looked up in the message log" [ "$(jget "$TMP/old.json" .source)" = database ]
 check "... delivered, with its events from the row" \
   [ "$(jget "$TMP/old.json" .state)" = delivered -a "$(jget "$TMP/old.json" '.events | length')" -ge 3 ]
 check "emgctl msg shows it too" bash -c \
-  "'$BIN/emgctl' --url http://127.0.0.1:$admin --token t msg $old | grep -q delivered"
-curl -s -H "Authorization: Bearer t" -o "$TMP/none.json" -w '%{http_code}' \
+  "'$BIN/emgctl' --url http://127.0.0.1:$admin --token db-gateway-token-0123 msg $old | grep -q delivered"
+curl -s -H "Authorization: Bearer db-gateway-token-0123" -o "$TMP/none.json" -w '%{http_code}' \
   "http://127.0.0.1:$admin/api/messages/12345" > "$TMP/none.code"
 check "an id nobody used: 404" [ "$(cat "$TMP/none.code")" = 404 ]
 
@@ -86,7 +86,7 @@ sleep 5
 pg_server_stop
 down_at=$(wc -l < "$TMP/s.record")
 sleep 10
-curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/status" > "$TMP/status_down.json"
+curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin/api/status" > "$TMP/status_down.json"
 sleep 10
 during=$(( $(wc -l < "$TMP/s.record") - down_at ))
 pg_server_start
@@ -152,7 +152,7 @@ sleep 1
 # first ones may not be durable yet (then the SMSC has no answer for them
 # and sends them again, which proves nothing).
 for _ in $(seq 100); do
-  [ "$(curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin_b/api/status" |
+  [ "$(curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin_b/api/status" |
        jq -r '.database.cluster.receipts_waiting // 0')" -ge 50 ] && break
   sleep 0.02
 done
@@ -206,7 +206,7 @@ check "a table of 100: 200 receipts given up in the log (state UNKNOWN)" \
   wait_rows "src_addr LIKE '4917555%' AND receipt_state = 7" 200 20
 check "... and 100 still awaited" [ "$(rows "src_addr LIKE '4917555%' AND receipt_state IS NULL")" = 100 ]
 gone=$(pg_psql -c "SELECT id FROM message_log WHERE src_addr LIKE '4917555%' AND receipt_state = 7 LIMIT 1")
-curl -s -H "Authorization: Bearer t" "http://127.0.0.1:$admin/api/messages/$gone" > "$TMP/gone.json"
+curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin/api/messages/$gone" > "$TMP/gone.json"
 check "its message shows the receipt as unknown" [ "$(jget "$TMP/gone.json" .receipt.from_smsc)" = unknown ]
 stop_emgd a5 20
 stop_sink g

@@ -17,7 +17,7 @@ general: {
   log_level = "info";
   $*
 };
-admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "s3cret-token"; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "s3cret-token-gateway"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 10;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -36,7 +36,7 @@ ADMIN_PORT=$(free_port)
 admin() {  # admin PATH [curl options]: the admin API with the token
   local path=$1
   shift
-  curl -s -H "Authorization: Bearer s3cret-token" "$@" "http://127.0.0.1:$ADMIN_PORT$path"
+  curl -s -H "Authorization: Bearer s3cret-token-gateway" "$@" "http://127.0.0.1:$ADMIN_PORT$path"
 }
 
 # 1. The reference path.
@@ -67,19 +67,19 @@ admin /api/connectors > "$TMP/connectors.json"
 check "admin API: smpp-out keeps its 10 binds, ucp-in has none now emgload has left" \
   [ "$(jq -r '.connectors[] | "\(.name)=\(.bound)"' "$TMP/connectors.json" | tr '\n' ' ')" = "ucp-in=0 smpp-out=10 " ]
 check "emgctl status: a table with the totals" \
-  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token status | grep -Eq '^received +$N\$'"
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token-gateway status | grep -Eq '^received +$N\$'"
 check "emgctl --json status, URL and token from the environment" \
-  [ "$(EMGCTL_URL=http://127.0.0.1:$ADMIN_PORT EMGCTL_TOKEN=s3cret-token "$BIN/emgctl" --json status | jq -r .totals.sent)" = $N ]
+  [ "$(EMGCTL_URL=http://127.0.0.1:$ADMIN_PORT EMGCTL_TOKEN=s3cret-token-gateway "$BIN/emgctl" --json status | jq -r .totals.sent)" = $N ]
 check "emgctl connectors: smpp-out with its 10 binds, one row per instance, and the total" \
-  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token connectors > '$TMP/connectors.txt' &&
+  bash -c "'$BIN/emgctl' --url http://127.0.0.1:$ADMIN_PORT --token s3cret-token-gateway connectors > '$TMP/connectors.txt' &&
     grep -Eq '^smpp-out +smpp client +10/10 bound +127\.0\.0\.1:$SINK_PORT_s +[0-9]+/500 ' '$TMP/connectors.txt' &&
     [ \$(grep -cE '^ +[0-9] +bound +127\.0\.0\.1:$SINK_PORT_s +emg +trx ' '$TMP/connectors.txt') = 10 ] &&
     grep -Eq '^total +10/20 bound ' '$TMP/connectors.txt'"
 rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token wrong status >/dev/null 2>&1 || rc=$?
 check "emgctl: exit 3 when unauthorised" [ $rc = 3 ]
-rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token frobnicate >/dev/null 2>&1 || rc=$?
+rc=0; "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token-gateway frobnicate >/dev/null 2>&1 || rc=$?
 check "emgctl: exit 5 for a bad argument" [ $rc = 5 ]
-check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_messages_received_total $N'"
+check "admin API: Prometheus metrics" bash -c "curl -s -H 'Authorization: Bearer s3cret-token-gateway' http://127.0.0.1:$ADMIN_PORT/metrics | grep -qx 'emg_messages_received_total $N'"
 stop_emgd a 20
 stop_sink s
 check "the sink recorded each message once" record_has_each_seq_once "$TMP/s.record" $N
@@ -228,13 +228,13 @@ write_conf "$TMP/o.conf" "$ucp" "$SINK_PORT_o"
 start_emgd o "$TMP/o.conf"
 wait_port "$ucp"
 sleep 0.3
-check "admin API: pause smpp-out" bash -c "curl -s -X POST -H 'Authorization: Bearer s3cret-token' http://127.0.0.1:$ADMIN_PORT/api/connectors/smpp-out/pause | jq -e '.paused == true' >/dev/null"
+check "admin API: pause smpp-out" bash -c "curl -s -X POST -H 'Authorization: Bearer s3cret-token-gateway' http://127.0.0.1:$ADMIN_PORT/api/connectors/smpp-out/pause | jq -e '.paused == true' >/dev/null"
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
   --connections 2 --window 50 --count 300 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/o.json" &
 load_pid=$!
 STARTED_PIDS+=("$load_pid")
 for _ in $(seq 100); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
-ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token "$@"; }
+ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token-gateway "$@"; }
 check "emgctl queues: smpp-out holds 300, paused" bash -c "$(declare -f ctl); BIN='$BIN' ADMIN_PORT=$ADMIN_PORT; ctl queues | grep -Eq '^smpp-out +300 +[0-9.]+ +- +yes\$'"
 check "emgctl queue smpp-out 0 3: three messages listed" \
   [ "$(ctl queue smpp-out 0 3 | grep -c ' message ')" = 3 ]
@@ -245,7 +245,7 @@ check "queue listing: 5 messages from offset 10, with id, from, to and age" \
   [ "$(jq -r '[.queued, (.messages | length), (.messages[0].to | length), (.messages[0].age_s >= 0)] | join(" ")' "$TMP/list.json")" = "300 5 13 true" ]
 victim=$(jq -r '.messages[0].id' "$TMP/list.json")
 check "drop a stuck message" [ "$(admin "/api/messages/$victim" -X DELETE | jq -r .dropped)" = true ]
-check "drop it again: 404" [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bearer s3cret-token' "http://127.0.0.1:$ADMIN_PORT/api/messages/$victim")" = 404 ]
+check "drop it again: 404" [ "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bearer s3cret-token-gateway' "http://127.0.0.1:$ADMIN_PORT/api/messages/$victim")" = 404 ]
 check "emgctl resume smpp-out" [ "$(ctl resume smpp-out)" = "smpp-out resumed" ]
 wait "$load_pid" || true
 check "resumed: the other 299 delivered with their receipts" [ "$(jget "$TMP/o.json" .receipts_delivered)" = 299 ]

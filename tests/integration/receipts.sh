@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 write_conf() {
   cat > "$1" <<CONF
 general: { node_id = 21; persist = false; ${6:-} };
-admin: { listen = "127.0.0.1:${ADMIN_PORT:-0}"; token = "t0ken"; };
+admin: { listen = "127.0.0.1:${ADMIN_PORT:-0}"; token = "t0ken-receipts-0123"; };
 connectors = (
   { name = "in"; protocol = "$2"; mode = "server"; listen = "127.0.0.1:$4"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -79,7 +79,7 @@ GENERAL='dlr_ttl = 2; log_level = "debug2";' gateway ttl smpp smpp --dlr-delay 6
 n=50
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
   --count $n --dlr --wait-dlr 9 --json --quiet --give-up 30 > "$TMP/ttl.json" || true
-admin() { curl -s -H 'Authorization: Bearer t0ken' "http://127.0.0.1:$ADMIN_PORT$1"; }
+admin() { curl -s -H 'Authorization: Bearer t0ken-receipts-0123' "http://127.0.0.1:$ADMIN_PORT$1"; }
 admin /api/dlr > "$TMP/ttl-dlr.json"
 id=$(grep -o 'accepted [0-9]* from' "$TMP/ttl.log" | head -1 | awk '{ print $2 }')
 admin "/api/messages/$id" > "$TMP/ttl-msg.json"

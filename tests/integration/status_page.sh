@@ -11,7 +11,7 @@ start_sink s smpp --user emg --password secret
 ucp=$(free_port); admin=$(free_port)
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 11; persist = false; };
-admin: { listen = "127.0.0.1:$admin"; token = "page-token"; };
+admin: { listen = "127.0.0.1:$admin"; token = "page-token-0123456789"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -34,7 +34,7 @@ browse() {
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$TMP/profile-$1" --virtual-time-budget=5000 "${@:2}" 2>>"$TMP/chromium.log"
 }
-url="http://127.0.0.1:$admin/#token=page-token"
+url="http://127.0.0.1:$admin/#token=page-token-0123456789"
 browse a --dump-dom "$url" > "$TMP/dom1.html"
 browse b --dump-dom "$url" > "$TMP/dom2.html"
 mkdir -p "$BIN/artifacts"
@@ -67,9 +67,9 @@ check "instances: counts per instance (smpp-out's messages out: $out0 + $out1)" 
 check "queues: a row per connector and one for ucp-in's account" bash -c "
   grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>–</td><td>[0-9]*</td>' '$TMP/dom1.html' &&
   grep -q '<tr data-key=\"ucp-in/load\"><td>ucp-in</td><td>load</td>' '$TMP/dom1.html'"
-curl -s -X POST -H 'Authorization: Bearer page-token' "http://127.0.0.1:$admin/api/connectors/smpp-out/pause" > /dev/null
+curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/pause" > /dev/null
 browse d --dump-dom "$url" > "$TMP/dom3.html"
-curl -s -X POST -H 'Authorization: Bearer page-token' "http://127.0.0.1:$admin/api/connectors/smpp-out/resume" > /dev/null
+curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/resume" > /dev/null
 check "paused: smpp-out's instances and its connector row show it, its queue says so" bash -c "
   [ \"\$(grep -o '<tr data-key=\"smpp-out/[01]\"><td>smpp-out</td><td>[01]</td><td class=\"paused\">paused</td>' '$TMP/dom3.html' | wc -l)\" = 2 ] &&
   grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>smpp</td><td>client</td><td>[^<]*</td><td class=\"paused\">paused</td>' '$TMP/dom3.html' &&

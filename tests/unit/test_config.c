@@ -44,9 +44,7 @@ static void test_default_file(void)
   CU_ASSERT_EQUAL(c->journal_segment_mb, 64);
   CU_ASSERT_EQUAL(c->max_total_queue, 110000);
   CU_ASSERT_EQUAL(c->max_total_queue_soft, 100000);
-  CU_ASSERT_TRUE(c->has_admin);
-  CU_ASSERT_STRING_EQUAL(c->admin_listen, "127.0.0.1:8480");
-  CU_ASSERT_STRING_EQUAL(c->admin_token, "change-me");
+  CU_ASSERT_FALSE(c->has_admin);   /* commented out until given a token of one's own */
   CU_ASSERT_FALSE(c->has_database);
 
   CU_ASSERT_EQUAL_FATAL(c->n_connectors, 2);
@@ -343,7 +341,7 @@ static void test_strings(void)
 {
   struct config_errors e;
   load_bad("general: { log_level = \"verbose\"; spool_dir = \"\"; };\n"
-           "admin: { listen = \"8480\"; token = \"t\"; };\n"
+           "admin: { listen = \"8480\"; token = \"a-token-of-16-chars\"; };\n"
            "connectors = ( { name = \"my out\"; protocol = \"smtp\"; mode = \"client\";\n"
            "  connect = \"127.0.0.1:99999\"; system_id = \"a-system-id-that-is-far-far-too-long\";\n"
            "  bind_mode = \"trx\"; msgid_type_receipt = \"octal\"; } );\n",
@@ -504,6 +502,62 @@ static void test_admin_database_plugins(void)
   config_errors_free(&e);
 }
 
+/* The admin token: 16 characters or more, no example placeholder, from the
+ * file or from token_file (its trailing newline stripped), never both. */
+static void test_admin_token(void)
+{
+  struct config_errors e;
+  load_bad(ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token = \"fifteen-chars-x\"; };\n", &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token", "has 15 characters: at least 16 are needed"));
+  config_errors_free(&e);
+  load_bad(ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token = \"replace-with-a-long-random-token\"; };\n",
+           &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token", "the example configuration's placeholder"));
+  config_errors_free(&e);
+
+  char dir[] = "/tmp/emg-config-XXXXXX", good[64], bad[64], text[512];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  snprintf(good, sizeof good, "%s/good", dir);
+  snprintf(bad, sizeof bad, "%s/bad", dir);
+  FILE *f = fopen(good, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("sixteen-chars-ok\n", f);
+  fclose(f);
+  f = fopen(bad, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("short\n", f);
+  fclose(f);
+
+  snprintf(text, sizeof text, ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token_file = \"%s\"; };\n", good);
+  struct config *c = config_load_string(text, NAME, &e);
+  CU_ASSERT_EQUAL(e.count, 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_STRING_EQUAL(c->admin_token, "sixteen-chars-ok");
+  config_free(c);
+  snprintf(text, sizeof text, ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token_file = \"%s\"; };\n", bad);
+  load_bad(text, &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token_file", "has 5 characters"));
+  config_errors_free(&e);
+  snprintf(text, sizeof text, ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token_file = \"%s/none\"; };\n", dir);
+  load_bad(text, &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token_file", "cannot read"));
+  config_errors_free(&e);
+  snprintf(text, sizeof text,
+           ONE_CLIENT "admin: { listen = \"127.0.0.1:8480\"; token = \"sixteen-chars-ok\"; token_file = \"%s\"; };\n",
+           good);
+  load_bad(text, &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 3, "admin.token", "exclude each other"));
+  config_errors_free(&e);
+  unlink(good);
+  unlink(bad);
+  rmdir(dir);
+}
+
 /* Errors of every section in one file all come back, in line order. */
 static void test_all_errors_sorted(void)
 {
@@ -520,8 +574,10 @@ static void test_all_errors_sorted(void)
   CU_ASSERT(has_error(&e, 4, "connectors.[0].window", "must be 1..999"));
   CU_ASSERT(has_error(&e, 5, "admin.token", "missing"));
   CU_ASSERT(has_error(&e, 5, "admin.tokn", "(did you mean 'token'?)"));
+  /* One digit lines: the text order of "NAME:LINE:" is line order. */
+  size_t prefix = strlen(NAME) + 3;
   for (unsigned i = 1; i < e.count; i++)
-    CU_ASSERT(strcmp(e.lines[i - 1], e.lines[i]) <= 0);   /* one digit lines: text order is line order */
+    CU_ASSERT(strncmp(e.lines[i - 1], e.lines[i], prefix) <= 0);
   config_errors_free(&e);
 }
 
@@ -566,7 +622,7 @@ static void test_included_file(void)
   f = fopen(main_path, "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   /* Relative to the including file, not to the working directory. */
-  fputs("admin: { listen = \"127.0.0.1:8480\"; token = \"t\"; };\n@include \"part.conf\"\n", f);
+  fputs("admin: { listen = \"127.0.0.1:8480\"; token = \"a-token-of-16-chars\"; };\n@include \"part.conf\"\n", f);
   fclose(f);
 
   struct config_errors e;
@@ -613,6 +669,7 @@ void suite_config(void)
     { "duplicate names", test_duplicates },
     { "routes", test_routes },
     { "admin, database, plugins", test_admin_database_plugins },
+    { "admin token", test_admin_token },
     { "all errors, sorted", test_all_errors_sorted },
     { "no passwords in messages", test_no_passwords },
     { "included file", test_included_file },

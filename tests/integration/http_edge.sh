@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# http_edge.sh BUILD - what reaches the two libmicrohttpd servers (the HTTP
+# connector's and the admin API's) from a client that does not play by the
+# rules:
+#  - a request with two different Content-Length headers, or with a
+#    Content-Length and a Transfer-Encoding, is refused 400 and its
+#    connection closed;
+#  - a chunked body of 100 MiB is refused 413 once past the body limit
+#    (1 MiB on the connector, 64 KiB on the admin API), after a few MiB at
+#    most, not read to its end;
+#  - one address holds at most connections_per_ip connections (64 here; 16
+#    on the admin API) while another is still served;
+#  - a request sent one byte a second is cut off at request_timeout (3 s
+#    here; 30 s on the admin API).
+BIN=${BIN:-$1}
+source "$(dirname "$0")/lib.sh"
+EDGE="python3 $(dirname "$0")/http_edge.py"
+
+TOKEN=edge-admin-token-0123456789
+web=$(free_port)
+admin=$(free_port)
+smsc=$(free_port)   # nobody listens: messages only wait in the queue
+printf '%s\n' "$TOKEN" > "$TMP/admin.token"   # the token from a file, its newline stripped
+cat > "$TMP/emgd.conf" <<CONF
+general: { node_id = 33; persist = false; };
+admin: { listen = "127.0.0.1:$admin"; token_file = "$TMP/admin.token"; };
+connectors = (
+  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
+    connections_per_ip = 64; request_timeout = 3;
+    users = ( { name = "app"; password = "secret"; } ); },
+  { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
+    system_id = "emg"; password = "secret"; reconnect_min = 1000; }
+);
+routes = ( { to = "smpp-out"; } );
+CONF
+start_emgd g "$TMP/emgd.conf"
+wait_port "$web"
+wait_port "$admin"
+
+WEB_AUTH="Basic $(printf 'app:secret' | base64)"
+ADMIN_AUTH="Bearer $TOKEN"
+for target in "connector $web /api/v1/messages" "connector $web /cgi-bin/sendsms" "admin $admin /api/reload"; do
+  set -- $target
+  auth=$WEB_AUTH
+  [ "$1" = admin ] && auth=$ADMIN_AUTH
+  for kind in two-lengths length-and-chunks; do
+    got=$($EDGE framing "$2" "$3" "$auth" "$kind")
+    check "$1 $3, $kind: 400 and closed ($got)" [ "$got" = "400 closed" ]
+  done
+done
+
+# 100 MiB of chunks: refused past the limit, the client able to send no
+# more than 4 MiB (the limit and what the sockets' buffers hold) before the
+# answer and the close.
+for target in "connector $web /api/v1/messages" "admin $admin /api/reload"; do
+  set -- $target
+  auth=$WEB_AUTH
+  [ "$1" = admin ] && auth=$ADMIN_AUTH
+  read -r status sent closed < <($EDGE chunked "$2" "$3" "$auth" 100)
+  check "$1: a chunked body of 100 MiB is answered $status (want 413) and $closed" \
+    [ "$status" = 413 -a "$closed" = closed ]
+  check "$1: ... after $sent bytes sent (at most 4 MiB)" between "$sent" 1 $((4 * 1024 * 1024))
+done
+
+# 100 connections from 127.0.0.1: 64 kept (16 on the admin API), the rest
+# closed at once; 127.0.0.2 still served, 127.0.0.1 not.
+read -r kept closed other same < <($EDGE per-ip "$web" /cgi-bin/sendsms - 100)
+check "connector: of 100 connections from one address 64 kept, 36 closed ($kept, $closed)" \
+  [ "$kept" = 64 -a "$closed" = 36 ]
+check "connector: meanwhile 127.0.0.2 is answered ($other; 403 without credentials), 127.0.0.1 not ($same)" \
+  [ "$other" = 403 -a "$same" = - ]
+read -r kept closed other same < <($EDGE per-ip "$admin" /api/status "$ADMIN_AUTH" 30)
+check "admin: of 30 connections from one address 16 kept, 14 closed ($kept, $closed)" \
+  [ "$kept" = 16 -a "$closed" = 14 ]
+check "admin: meanwhile 127.0.0.2 is answered ($other), 127.0.0.1 not ($same)" \
+  [ "$other" = 200 -a "$same" = - ]
+
+# Slow requests: one byte a second of a request's head, which restarts
+# libmicrohttpd's own time-out at each byte.
+$EDGE trickle "$admin" /api/status "$ADMIN_AUTH" 60 > "$TMP/admin.trickle" &
+admin_trickle=$!
+read -r state secs < <($EDGE trickle "$web" /api/v1/messages - 60)
+check "connector: a request sent one byte a second is $state after $secs s (want closed within 3..6 s)" \
+  [ "$state" = closed -a "$secs" -ge 3 -a "$secs" -le 6 ]
+wait "$admin_trickle"
+read -r state secs < "$TMP/admin.trickle"
+check "admin: a request sent one byte a second is $state after $secs s (want closed within 30..33 s)" \
+  [ "$state" = closed -a "$secs" -ge 30 -a "$secs" -le 33 ]
+
+# Still serving: a plain submit and a status request.
+code=$(curl -s -o /dev/null -w '%{http_code}' -u app:secret -H 'Content-Type: application/json' \
+  -d '{"from":"4912345","to":"4915550001","text":"hi"}' "http://127.0.0.1:$web/api/v1/messages")
+check "the connector still takes a plain submit: 202 ($code)" [ "$code" = 202 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: $ADMIN_AUTH" "http://127.0.0.1:$admin/api/status")
+check "the admin API still answers, to the token of token_file: 200 ($code)" [ "$code" = 200 ]
+finish
