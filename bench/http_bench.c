@@ -134,7 +134,7 @@ struct instant_gw {
   atomic_uint_fast64_t receipts_refused;
 };
 
-static int bench_check_user(void *ctx, const char *user, const char *password)
+static int bench_check_user(void *ctx, const char *peer, const char *user, const char *password)
 {
   return strcmp(user, "load") == 0 && strcmp(password, "secret") == 0 ? 0 : -1;
 }

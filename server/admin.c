@@ -1063,8 +1063,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
     return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
                  strndup((const char *)status_html, status_html_len));
-  if (!token_matches(a, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")))
+  /* Guessing the token is braked per address, as logins are. */
+  char peer[64];
+  http_edge_peer(conn, peer, sizeof peer);
+  if (auth_guard_blocked(c->auth_guard, peer)) {
+    atomic_fetch_add(&c->stats.logins_blocked, 1);
+    return reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed attempts from this address: try later");
+  }
+  const char *authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+  if (!token_matches(a, authorization)) {
+    /* A request with no credentials at all (a browser's first look, a
+     * probe) is no guess: only a wrong one counts. */
+    if (authorization) {
+      LOGW(a->core->log, "admin API: request from %s refused: wrong bearer token", peer);
+      auth_guard_failed(c->auth_guard, peer, "an admin request");
+    }
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+  }
   /* Requests have no body here; the first call only announces them, and
    * what body comes is counted (in *state) and dropped. */
   if (!*state) {

@@ -15,12 +15,17 @@
  * in the listener's loop, only to answer its bind with a refusal (SMPP
  * ESME_RBINDFAIL, UCP NACK 07) and close: the client learns why, instead of
  * seeing its connection drop. */
+/* Lines a flood of connections would repeat: one each 10 s at most. */
+#define REFUSAL_LOG_MS 10000
+
 static enum proto_status refuse_bind(struct session *s, const struct proto_pdu *bind)
 {
   struct connector *c = session_app(s);
+  uint64_t skipped;
   atomic_fetch_add(&c->core->stats.sessions_refused, 1);
-  LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use", session_peer(s),
-       bind->user, c->n_instances);
+  if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
+    LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use (%" PRIu64 " more refused "
+         "since the last such line)", session_peer(s), bind->user, c->n_instances, skipped);
   return PROTO_E_AUTH;
 }
 
@@ -93,8 +98,11 @@ static void refuse_session(struct connector *c, int fd, const char *peer)
   if (slot == sizeof c->refusing / sizeof c->refusing[0] || !atomic_load(&c->accepting) ||
       !(c->refusing[slot] = session_server_create(c->accept_loop, fd, peer, &c->session_cfg,
                                                   &refuse_handler, c))) {
+    uint64_t skipped;
     atomic_fetch_add(&c->core->stats.sessions_refused, 1);
-    LOGW(c->log, "connection from %s closed: all %u instances are in use", peer, c->n_instances);
+    if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
+      LOGW(c->log, "connection from %s closed: all %u instances are in use (%" PRIu64 " more refused "
+           "since the last such line)", peer, c->n_instances, skipped);
     close(fd);
   }
 }
@@ -151,10 +159,11 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
       /* Its instance drops the unbound connection for this one (on_wake);
        * busy again in case that connection has just gone by itself. */
       atomic_store(&free_in->busy, true);
-      if (!c->unbound_dropped++)
+      uint64_t skipped;
+      if (log_every_due(&c->unbound_log, now, REFUSAL_LOG_MS, &skipped))
         LOGW(c->log, "connection from %s, which had not bound within %d ms, dropped for one from %s "
-             "(every instance was taken; such drops are counted, not logged each)",
-             free_in->handoff_peer, UNBOUND_GRACE_MS, peer);
+             "(every instance was taken; %" PRIu64 " more such since the last such line)",
+             free_in->handoff_peer, UNBOUND_GRACE_MS, peer, skipped);
     }
     if (!free_in || !atomic_load(&c->accepting)) {
       if (free_in)

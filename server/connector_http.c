@@ -36,13 +36,19 @@ struct http_done_item {
   enum http_callback_outcome outcome;
 };
 
-static int http_check_user(void *ctx, const char *user, const char *password)
+static int http_check_user(void *ctx, const char *peer, const char *user, const char *password)
 {
   const struct connector *c = ctx;
+  /* As for binds: an address that failed too often is refused unread. */
+  if (auth_guard_blocked(c->core->auth_guard, peer)) {
+    atomic_fetch_add(&c->core->stats.logins_blocked, 1);
+    return -1;
+  }
   for (unsigned i = 0; i < c->cfg->n_users; i++)
     if (strcmp(c->cfg->users[i].name, user) == 0 && strcmp(c->cfg->users[i].password, password) == 0)
       return 0;
   atomic_fetch_add(&c->core->stats.binds_refused, 1);
+  auth_guard_failed(c->core->auth_guard, peer, "an HTTP request");
   return -1;
 }
 

@@ -139,7 +139,8 @@ struct connector {
    * 0 = accepting), and the pauses since it last accepted */
   uint64_t accept_paused_until;
   uint64_t accept_pauses;
-  uint64_t unbound_dropped;        /* unbound connections dropped for a newcomer */
+  struct log_every refusal_log;    /* "all instances are in use", at most every 10 s */
+  struct log_every unbound_log;    /* unbound connections dropped for a newcomer, likewise */
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;

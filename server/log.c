@@ -657,3 +657,15 @@ void log_write(struct log_category *c, enum log_level level, const char *fmt, ..
   log4c_category_vlog(c->impl, priority_of(level), fmt, ap);
   va_end(ap);
 }
+
+bool log_every_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, uint64_t *skipped)
+{
+  if (now_ms < e->next_ms) {
+    e->skipped++;
+    return false;
+  }
+  *skipped = e->skipped;
+  e->skipped = 0;
+  e->next_ms = now_ms + period_ms;
+  return true;
+}

@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum log_level {
   LOG_OFF = -1,            /* a threshold only: nothing is written */
@@ -49,6 +50,17 @@ int log_init(enum log_level level, const char *file);
  * but write nothing until the next log_init. No thread may be inside a log
  * call meanwhile. */
 void log_shutdown(void);
+
+/* A line that a flood would repeat (one per refused connection): written at
+ * most once per period, saying how many were left out since. One thread
+ * uses one of these (no lock). */
+struct log_every {
+  uint64_t next_ms;
+  uint64_t skipped;
+};
+/* True when the line is due now (monotonic ms); *skipped is then the number
+ * left out since the last one. False: left out, and counted. */
+bool log_every_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, uint64_t *skipped);
 
 /* The category for name, created on first use (before or after log_init);
  * the same pointer for the same name for the rest of the process, so it is

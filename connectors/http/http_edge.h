@@ -23,6 +23,10 @@
  * access handler's first call. */
 bool http_edge_framing_ok(struct MHD_Connection *conn);
 
+/* The client's address as "A.B.C.D:PORT" or "[V6]:PORT" ("?" when unknown),
+ * for logs and the per-address brake on guessing. */
+void http_edge_peer(struct MHD_Connection *conn, char *out, size_t cap);
+
 /* Answers 400 with "Connection: close" for a request http_edge_framing_ok
  * refused: the rest of the stream cannot be trusted to start a request.
  * type and text are the body; text is copied. Returns MHD_queue_response's

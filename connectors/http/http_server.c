@@ -234,7 +234,9 @@ static bool json_authenticate(struct http_server *s, struct MHD_Connection *conn
     if (!ok)
       return false;
   }
-  ok = s->h.check_user(s->h.ctx, user, password) == 0;
+  char peer[64];
+  http_edge_peer(conn, peer, sizeof peer);
+  ok = s->h.check_user(s->h.ctx, peer, user, password) == 0;
   memset(password, 0, sizeof password);
   return ok;
 }
@@ -362,8 +364,10 @@ static enum MHD_Result parse(struct http_server *s, struct http_server_request *
       atomic_fetch_add(&s->bad_requests, 1);
       return reply_kannel(r->conn, status, why);
     }
+    char peer[64];
+    http_edge_peer(r->conn, peer, sizeof peer);
     if (http_codec_kannel_credentials(l.p, l.n, r->user, password) != 0 ||
-        s->h.check_user(s->h.ctx, r->user, password) != 0)
+        s->h.check_user(s->h.ctx, peer, r->user, password) != 0)
       return reply_unauthorized(s, r->conn, r->api);
     memset(password, 0, sizeof password);
     rc = http_codec_kannel_parse(&r->batch, l.p, l.n, &s->limits);

@@ -53,8 +53,10 @@ struct http_server_message {
 };
 
 struct http_server_handler {
-  /* 0 when user and password are an account of the connector, else -1. */
-  int (*check_user)(void *ctx, const char *user, const char *password);
+  /* 0 when user and password are an account of the connector, else -1;
+   * peer is the client's "ADDRESS:PORT" (a brake on guessing counts per
+   * address). */
+  int (*check_user)(void *ctx, const char *peer, const char *user, const char *password);
   /* One message of a request. The gateway calls http_server_complete(c, ...)
    * exactly once for it, from any thread, inside submit or later. */
   void (*submit)(void *ctx, const struct http_server_message *m, struct http_server_completion c);

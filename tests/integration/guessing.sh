@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# guessing.sh BUILD - a brake on password guessing: 1,000 wrong passwords
-# from one address, each on a connection of its own. After
+# guessing.sh BUILD - a brake on password guessing: 1,000 wrong SMPP
+# passwords from one address, each on a connection of its own. After
 # auth_max_failures of them its logins are refused unheard (the right
 # password too) for auth_block_time, on every connector, and logged once;
 # a client from another address binds meanwhile within a second; /metrics
 # counts the refusals; once the block ends, the address is served again.
+# The same for HTTP Basic credentials, Kannel's sendsms and the admin token.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
@@ -12,10 +13,13 @@ start_sink s smpp
 smpp=$(free_port)
 ucp=$(free_port)
 admin_port=$(free_port)
+web=$(free_port)
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 16; persist = false; auth_max_failures = 5; auth_failure_window = 60; auth_block_time = 6; };
 admin: { listen = "127.0.0.1:$admin_port"; token = "guessing-test-token"; };
 connectors = (
+  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
+    users = ( { name = "load"; password = "secret"; } ); },
   { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp"; instances = 4;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
@@ -45,9 +49,30 @@ check "... on UCP as well" [ "$(jget "$TMP/ucp-blocked.json" .acked)" = 0 ]
 read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load secret 1 127.0.0.2)
 check "another address (127.0.0.2) binds meanwhile, within a second ($secs s)" \
   bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 1) }'"
-blocked=$(curl -s -H 'Authorization: Bearer guessing-test-token' "http://127.0.0.1:$admin_port/metrics" |
+# HTTP: 20 wrong Basic credentials from 127.0.0.3, then the right ones from
+# there and from 127.0.0.4; Kannel's sendsms from 127.0.0.3 as well.
+send() {  # send FROM USER:PASSWORD: the JSON API's status
+  curl -s -o /dev/null -w '%{http_code}' --interface "$1" -u "$2" -H 'Content-Type: application/json' \
+    -d '{"from": "4917000000001", "to": "4917100000001", "text": "hello"}' "http://127.0.0.1:$web/api/v1/messages"
+}
+for _ in $(seq 20); do send 127.0.0.3 load:guess > /dev/null; done
+check "HTTP: after 20 wrong credentials, the right ones from 127.0.0.3 are refused too ($(send 127.0.0.3 load:secret))" \
+  [ "$(send 127.0.0.3 load:secret)" = 401 ]
+check "... and Kannel's sendsms from there as well" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.3 \
+       "http://127.0.0.1:$web/cgi-bin/sendsms?username=load&password=secret&from=4917000000001&to=4917100000001&text=hi")" = 403 ]
+check "HTTP: 127.0.0.4 is served meanwhile ($(send 127.0.0.4 load:secret))" [ "$(send 127.0.0.4 load:secret)" = 202 ]
+# The admin token: 10 wrong ones from 127.0.0.5.
+ask() {  # ask FROM TOKEN: the admin API's status for /api/status
+  curl -s -o /dev/null -w '%{http_code}' --interface "$1" -H "Authorization: Bearer $2" "http://127.0.0.1:$admin_port/api/status"
+}
+codes=$(for _ in $(seq 10); do ask 127.0.0.5 a-wrong-token-guess; echo; done | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')
+check "admin API: 10 wrong tokens from 127.0.0.5: 5 refused as wrong, then 5 as too many ($codes)" [ "$codes" = "401:5 429:5 " ]
+check "admin API: the right token from 127.0.0.5 waits for the block too" [ "$(ask 127.0.0.5 guessing-test-token)" = 429 ]
+check "admin API: 127.0.0.6 is served meanwhile" [ "$(ask 127.0.0.6 guessing-test-token)" = 200 ]
+blocked=$(curl -s --interface 127.0.0.6 -H 'Authorization: Bearer guessing-test-token' "http://127.0.0.1:$admin_port/metrics" |
   awk '$1 == "emg_logins_blocked_total" { print $2 }')
-check "/metrics counts the logins refused unheard ($blocked >= 995)" [ "${blocked:-0}" -ge 995 ]
+check "/metrics counts the logins refused unheard ($blocked >= 1010)" [ "${blocked:-0}" -ge 1010 ]
 
 sleep 6.5
 read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load secret 1)
@@ -57,4 +82,7 @@ stop_sink s
 check "... and the log says how many were refused meanwhile" \
   grep -q "logins from 127.0.0.1 allowed again: [0-9]* refused while it was blocked" "$TMP/g.log"
 check "the log has no line for each refused guess ($(wc -l < "$TMP/g.log") lines in all)" [ "$(wc -l < "$TMP/g.log")" -lt 100 ]
+check "each address's block was logged once (127.0.0.3 by HTTP, 127.0.0.5 by the admin API)" \
+  bash -c "grep -q 'from 127.0.0.3 within 60 s (the last an HTTP request)' '$TMP/g.log' &&
+           grep -q 'from 127.0.0.5 within 60 s (the last an admin request)' '$TMP/g.log'"
 finish

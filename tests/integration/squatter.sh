@@ -58,6 +58,8 @@ check "the squatter was closed and came back ($(cat "$TMP/squatting.count" 2>/de
   [ "$(cat "$TMP/squatting.count" 2>/dev/null || echo 0)" -gt 0 ]
 stop_emgd g
 stop_sink s
+check "refusals beyond the instances are logged at most once each 10 s, with a count ($(grep -c 'instances are in use' "$TMP/g.log"))" \
+  bash -c "[ \$(grep -c 'instances are in use' '$TMP/g.log') -le 2 ] && grep -q 'more refused since the last such line' '$TMP/g.log'"
 check "the log said why, once" \
   [ "$(grep -c 'which had not bound within 1000 ms, dropped for one from 127.0.0.2' "$TMP/g.log")" = 1 ]
 finish

@@ -1028,8 +1028,9 @@ struct fake_gw {
   bool holding;
 };
 
-static int fake_check_user(void *ctx, const char *user, const char *password)
+static int fake_check_user(void *ctx, const char *peer, const char *user, const char *password)
 {
+  CU_ASSERT(strncmp(peer, "127.0.0.1:", 10) == 0);   /* the client's address, for the guard */
   return strcmp(user, "load") == 0 && strcmp(password, "secret") == 0 ? 0 : -1;
 }
 
