@@ -9,18 +9,13 @@ source "$(dirname "$0")/lib.sh"
 start_sink s smpp
 smpp=$(free_port)
 web=$(free_port)
-cat > "$TMP/emgd.conf" <<CONF
-general: { node_id = 17; persist = false; };
-connectors = (
-  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp"; instances = 2;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 1;
-    system_id = "emg"; password = "secret"; }
-);
-routes = ( { to = "out"; } );
-CONF
+{
+  echo 'general: { node_id = 17; persist = false; };'
+  echo 'connectors = ('
+  conf_server smpp-in smpp "$smpp" 2
+  conf_server web http "$web" 1
+  conf_to_sink "$SINK_PORT_s"
+} > "$TMP/emgd.conf"
 EMGD_PREFIX="prlimit --nofile=64:64" start_emgd g "$TMP/emgd.conf"
 wait_port "$smpp"
 wait_port "$web"

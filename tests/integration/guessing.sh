@@ -14,21 +14,15 @@ smpp=$(free_port)
 ucp=$(free_port)
 admin_port=$(free_port)
 web=$(free_port)
-cat > "$TMP/emgd.conf" <<CONF
-general: { node_id = 16; persist = false; auth_max_failures = 5; auth_failure_window = 60; auth_block_time = 6; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "guessing-test-token"; };
-connectors = (
-  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp"; instances = 4;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 1;
-    system_id = "emg"; password = "secret"; }
-);
-routes = ( { to = "out"; } );
-CONF
+{
+  echo 'general: { node_id = 16; persist = false; auth_max_failures = 5; auth_failure_window = 60; auth_block_time = 6; };'
+  echo "admin: { listen = \"127.0.0.1:$admin_port\"; token = \"guessing-test-token\"; };"
+  echo 'connectors = ('
+  conf_server web http "$web" 1
+  conf_server smpp-in smpp "$smpp" 4
+  conf_server ucp-in ucp "$ucp" 2
+  conf_to_sink "$SINK_PORT_s"
+} > "$TMP/emgd.conf"
 start_emgd g "$TMP/emgd.conf"
 wait_port "$smpp"
 wait_port "$ucp"

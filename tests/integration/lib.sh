@@ -179,6 +179,21 @@ wait_port() {
   return 1
 }
 
+# conf_server NAME PROTOCOL PORT INSTANCES: a server connector entry on
+# 127.0.0.1:PORT with the tests' account (load / secret), for a
+# configuration's connectors list.
+conf_server() {
+  printf '  { name = "%s"; protocol = "%s"; mode = "server"; listen = "127.0.0.1:%s"; instances = %s;\n' "$@"
+  printf '    users = ( { name = "load"; password = "secret"; } ); },\n'
+}
+
+# conf_to_sink PORT: the list's last connector, "out" (SMPP to a sink on
+# 127.0.0.1:PORT), the list's end, and a route of everything to it.
+conf_to_sink() {
+  printf '  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:%s"; instances = 1;\n' "$1"
+  printf '    system_id = "emg"; password = "secret"; }\n);\nroutes = ( { to = "out"; } );\n'
+}
+
 # start_emgd NAME CONFIG: starts emgd in the foreground with its log in
 # $TMP/NAME.log; sets EMGD_PID_<NAME>. EMGD_PREFIX, when set, is a command
 # that runs it (e.g. "prlimit --nofile=64:64", which execs it: the PID is
