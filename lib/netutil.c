@@ -134,21 +134,37 @@ int net_accept(int listen_fd, char *peer, size_t peer_len)
   if (fd == -1)
     return -1;
   set_nodelay(fd);
-  if (peer && peer_len) {
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (addr.ss_family == AF_INET) {
-      struct sockaddr_in *a = (struct sockaddr_in *)&addr;
-      inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-      port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
-      inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-      port = ntohs(a->sin6_port);
-    }
-    snprintf(peer, peer_len, "%s:%d", host, port);
-  }
+  if (peer && peer_len)
+    net_peer_text((struct sockaddr *)&addr, peer, peer_len);
   return fd;
+}
+
+void net_peer_text(const struct sockaddr *sa, char *peer, size_t peer_len)
+{
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (sa && sa->sa_family == AF_INET) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (sa && sa->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  snprintf(peer, peer_len, "%s:%d", host, port);
+}
+
+size_t net_peer_host(const char *peer, const char **host)
+{
+  const char *colon = strrchr(peer, ':');
+  size_t len = colon ? (size_t)(colon - peer) : strlen(peer);
+  if (len >= 2 && peer[0] == '[' && peer[len - 1] == ']') {
+    peer++;
+    len -= 2;
+  }
+  *host = peer;
+  return len;
 }
 
 int net_local_port(int fd)

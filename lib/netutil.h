@@ -25,6 +25,11 @@ int net_connect(const char *hostport, int timeout_ms, char *err);
 /* Accepts one pending connection as a non-blocking TCP_NODELAY socket.
  * Returns the fd, -1 when none is pending (errno EAGAIN) or on error. */
 int net_accept(int listen_fd, char *peer, size_t peer_len);
+/* sa as net_accept writes a peer: "HOST:PORT" ("?:0" for another family). */
+void net_peer_text(const struct sockaddr *sa, char *peer, size_t peer_len);
+/* The host part of such a peer ("[V6]:PORT" too: without the brackets):
+ * its start in *host and its length. */
+size_t net_peer_host(const char *peer, const char **host);
 
 /* The local port a socket is bound to, or -1. */
 int net_local_port(int fd);

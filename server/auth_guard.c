@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "auth_guard.h"
+#include "netutil.h"
 #include "strutil.h"
 
 #define SLOTS 4096        /* addresses remembered; a power of two */
@@ -38,18 +39,14 @@ static int64_t now_s(void)
   return ts.tv_sec;
 }
 
-/* The address part of "A.B.C.D:PORT" or "[V6]:PORT". */
+/* The host part of a peer, cut to fit. */
 static void address_of(const char *peer, char *out)
 {
-  const char *end = strrchr(peer, ':');
-  size_t len = end ? (size_t)(end - peer) : strlen(peer);
-  if (len >= 2 && peer[0] == '[' && peer[len - 1] == ']') {
-    peer++;
-    len -= 2;
-  }
+  const char *host;
+  size_t len = net_peer_host(peer, &host);
   if (len >= ADDR_LEN)
     len = ADDR_LEN - 1;
-  memcpy(out, peer, len);
+  memcpy(out, host, len);
   out[len] = '\0';
 }
 

@@ -29,13 +29,12 @@ static enum proto_status refuse_bind(struct session *s, const struct proto_pdu *
   return PROTO_E_AUTH;
 }
 
-/* The address part of a peer ("A.B.C.D:PORT", "[V6]:PORT") equals a's. */
-static bool same_address(const char *peer, const char *a)
+/* The host parts of two peers are the same. */
+static bool same_address(const char *peer, const char *other)
 {
-  const char *colon = strrchr(peer, ':'), *a_colon = strrchr(a, ':');
-  size_t len = colon ? (size_t)(colon - peer) : strlen(peer);
-  size_t a_len = a_colon ? (size_t)(a_colon - a) : strlen(a);
-  return len == a_len && memcmp(peer, a, len) == 0;
+  const char *host, *other_host;
+  size_t len = net_peer_host(peer, &host);
+  return net_peer_host(other, &other_host) == len && memcmp(host, other_host, len) == 0;
 }
 
 /* A connection has this long to bind before a newcomer from another

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include "clock.h"
 #include "http_edge.h"
+#include "netutil.h"
 
 struct framing {
   const char *length;         /* the first Content-Length */
@@ -211,20 +210,5 @@ void http_edge_guard_completed(struct MHD_Connection *conn)
 void http_edge_peer(struct MHD_Connection *conn, char *out, size_t cap)
 {
   const union MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  const struct sockaddr *sa = info ? info->client_addr : NULL;
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (sa && sa->sa_family == AF_INET) {
-    const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
-    inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-    port = ntohs(a->sin_port);
-    snprintf(out, cap, "%s:%d", host, port);
-  } else if (sa && sa->sa_family == AF_INET6) {
-    const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
-    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-    port = ntohs(a->sin6_port);
-    snprintf(out, cap, "[%s]:%d", host, port);
-  } else {
-    snprintf(out, cap, "?");
-  }
+  net_peer_text(info ? info->client_addr : NULL, out, cap);
 }

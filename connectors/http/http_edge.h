@@ -23,8 +23,8 @@
  * access handler's first call. */
 bool http_edge_framing_ok(struct MHD_Connection *conn);
 
-/* The client's address as "A.B.C.D:PORT" or "[V6]:PORT" ("?" when unknown),
- * for logs and the per-address brake on guessing. */
+/* The client's address as net_accept writes a peer ("HOST:PORT"), for logs
+ * and the per-address brake on guessing. */
 void http_edge_peer(struct MHD_Connection *conn, char *out, size_t cap);
 
 /* Answers 400 with "Connection: close" for a request http_edge_framing_ok
