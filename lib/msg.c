@@ -1,11 +1,14 @@
 /* msg.c - the protocol-neutral message: copies and receipt states. */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "msg.h"
 
-static bool digits_only(const char *s, size_t len)
+bool msg_addr_is_number(const char *s, size_t len)
 {
+  if (len && s[0] == '+') {
+    s++;
+    len--;
+  }
   for (size_t i = 0; i < len; i++)
     if (s[i] < '0' || s[i] > '9')
       return false;
@@ -14,7 +17,7 @@ static bool digits_only(const char *s, size_t len)
 
 int msg_addr_set(struct msg_addr *a, const char *s, size_t len, uint8_t ton, uint8_t npi)
 {
-  if (len > 1 && s[0] == '+' && digits_only(s + 1, len - 1)) {
+  if (len && s[0] == '+' && msg_addr_is_number(s, len)) {
     s++;
     len--;
     ton = MSG_TON_INTERNATIONAL;

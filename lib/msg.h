@@ -15,6 +15,7 @@
 #ifndef EMG_MSG_H
 #define EMG_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,8 @@ struct msg_receipt {
  * other protocols see the same digits however the client wrote them.
  * Returns 0, or -1 when the address does not fit. */
 int msg_addr_set(struct msg_addr *a, const char *s, size_t len, uint8_t ton, uint8_t npi);
+/* True for a number as clients write one: digits, a '+' allowed first. */
+bool msg_addr_is_number(const char *s, size_t len);
 
 struct msg *msg_clone(const struct msg *m);
 void msg_free(struct msg *m);

@@ -111,25 +111,13 @@ const char *http_codec_arena_string(struct http_codec_batch *b, const char *s, s
 
 /* ---- addresses ---- */
 
-static bool is_number(const char *s, size_t len)
-{
-  if (len && s[0] == '+') {
-    s++;
-    len--;
-  }
-  for (size_t i = 0; i < len; i++)
-    if (s[i] < '0' || s[i] > '9')
-      return false;
-  return len > 0;
-}
-
 /* A recipient: digits, or '+' and digits (international). Returns NULL or why not. */
 const char *http_codec_parse_recipient(struct msg_addr *a, const char *s, size_t len)
 {
   bool plus = len && s[0] == '+';
   if (len == 0 || (plus && len == 1))
     return "empty";
-  if (!is_number(s, len))
+  if (!msg_addr_is_number(s, len))
     return "not a number (digits, or + and digits)";
   if (plus) {
     s++;
@@ -149,7 +137,7 @@ const char *http_codec_parse_sender(struct msg_addr *a, const char *s, size_t le
 {
   if (len == 0)
     return "empty";
-  if (is_number(s, len))
+  if (msg_addr_is_number(s, len))
     return http_codec_parse_recipient(a, s, len);
   if (memchr(s, 0, len))
     return "holds a NUL";
