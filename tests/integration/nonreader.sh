@@ -34,44 +34,10 @@ sleep 0.5
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$EMGD_PID_n/status" 2>/dev/null || echo 0; }
 
-# The flooder: bind_transceiver, then enquire_links in 64 KiB batches without
-# ever reading; a small receive buffer so the kernel holds little for it.
-# Prints, as JSON, the bytes it sent and how long after the first
-# enquire_link the connection was closed on it (null: not within the flood).
-cat > "$TMP/flood.py" <<'PY'
-import errno, json, select, signal, socket, struct, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-stop = []
-signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # the report still comes
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(("127.0.0.1", port))
-body = b"load\0secret\0\0" + bytes([0x34, 0, 0]) + b"\0"
-s.sendall(struct.pack(">IIII", 16 + len(body), 0x00000009, 0, 1) + body)
-time.sleep(0.3)        # bound by now; the answer is never read
-batch = b"".join(struct.pack(">IIII", 16, 0x00000015, 0, 2 + i) for i in range(4096))
-view = memoryview(batch)
-s.setblocking(False)
-start = time.monotonic()
-sent, off, closed_after, error = 0, 0, None, None
-while not stop and time.monotonic() - start < secs:
-    _, w, _ = select.select([], [s], [], 0.1)
-    if not w:
-        continue
-    try:
-        n = s.send(view[off:])
-    except BlockingIOError:
-        continue
-    except OSError as e:
-        closed_after, error = time.monotonic() - start, errno.errorcode.get(e.errno, str(e.errno))
-        break
-    sent += n
-    off = (off + n) % len(batch)   # whole PDUs: the batch is sent round and round
-print(json.dumps({"sent": sent, "closed_after": closed_after, "error": error}))
-PY
-
 base=$(rss_kb)
-python3 "$TMP/flood.py" "$in" "$FLOOD_SECS" > "$TMP/flood.json" &
+# The flooder (smpp_client.py flood): bound, it sends enquire_links without
+# ever reading.
+python3 "$(dirname "$0")/smpp_client.py" flood "127.0.0.1:$in" load secret "$FLOOD_SECS" > "$TMP/flood.json" &
 flood=$!
 STARTED_PIDS+=("$flood")
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \

@@ -9,7 +9,17 @@ emg's own codec:
   smpp_client.py bind HOST:PORT USER PASSWORD COUNT [SOURCE_ADDRESS]
       COUNT binds, each on a connection of its own (from SOURCE_ADDRESS when
       given); prints "OK REFUSED SECONDS" (binds answered with status 0, the
-      others, and the time they took)."""
+      others, and the time they took).
+  smpp_client.py flood HOST:PORT USER PASSWORD SECONDS
+      binds as a transceiver with a 4 KiB receive buffer, then sends
+      enquire_links in 64 KiB batches for SECONDS without ever reading (a
+      peer that does not read); prints, as JSON, the bytes sent and how long
+      after the first enquire_link the connection was closed on it (null: not
+      within the flood). SIGTERM ends it early, with the report."""
+import errno
+import json
+import select
+import signal
 import socket
 import struct
 import sys
@@ -42,9 +52,12 @@ def connect(address, source=None):
                                     source_address=(source, 0) if source else None)
 
 
+def bind_pdu(user, password, command_id):
+    return pdu(command_id, 1, user + b"\0" + password + b"\0" + b"\0" + bytes([0x34, 0, 0]) + b"\0")
+
+
 def bind(sock, user, password, command_id=0x00000002):
-    body = user + b"\0" + password + b"\0" + b"\0" + bytes([0x34, 0, 0]) + b"\0"
-    sock.sendall(pdu(command_id, 1, body))
+    sock.sendall(bind_pdu(user, password, command_id))
     answer, status = read_pdu(sock)
     if answer != command_id | 0x80000000:
         raise SystemExit("unexpected answer 0x%08x to a bind" % answer)
@@ -84,12 +97,44 @@ def binds(address, user, password, count, source):
     print("%d %d %.3f" % (ok, refused, time.monotonic() - start))
 
 
+def flood(address, user, password, secs):
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # the report still comes
+    host, port = address.rsplit(":", 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((host, int(port)))
+    s.sendall(bind_pdu(user, password, 0x00000009))
+    time.sleep(0.3)        # bound by now; the answer is never read
+    batch = b"".join(pdu(0x00000015, 2 + i, b"") for i in range(4096))
+    view = memoryview(batch)
+    s.setblocking(False)
+    start = time.monotonic()
+    sent, off, closed_after, error = 0, 0, None, None
+    while not stop and time.monotonic() - start < secs:
+        _, w, _ = select.select([], [s], [], 0.1)
+        if not w:
+            continue
+        try:
+            n = s.send(view[off:])
+        except BlockingIOError:
+            continue
+        except OSError as e:
+            closed_after, error = time.monotonic() - start, errno.errorcode.get(e.errno, str(e.errno))
+            break
+        sent += n
+        off = (off + n) % len(batch)   # whole PDUs: the batch is sent round and round
+    print(json.dumps({"sent": sent, "closed_after": closed_after, "error": error}))
+
+
 def main():
     mode, address, user, password, n = sys.argv[1:6]
     if mode == "submit":
         submit(address, user.encode(), password.encode(), int(n))
     elif mode == "bind":
         binds(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
+    elif mode == "flood":
+        flood(address, user.encode(), password.encode(), float(n))
     else:
         raise SystemExit("usage: see the top of this file")
 
