@@ -104,6 +104,12 @@ static int segment_open(struct spool *s, char *why, size_t why_len)
   }
   s->file_off = 0;
   s->cur_size = (uint64_t)st.st_size;
+  /* A spare from a segment that one big batch took past its size keeps
+   * only the segment's size: the rest would sit on disk as the current
+   * segment's tail, counted nowhere. */
+  uint64_t size = (s->opt.segment_size + PAGE - 1) / PAGE * PAGE;
+  if (reused && s->cur_size > size && ftruncate(s->fd, (off_t)size) == 0)
+    s->cur_size = size;
   s->direct_fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
   /* A retried open may find bytes of a failed write, to be cut; a reused
    * file's old bytes are left to be overwritten (they never validate). */

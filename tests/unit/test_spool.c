@@ -626,7 +626,9 @@ static void test_disk_full(void)
       last_ok = t;
       accepted++;
     }
-    if (i % 50 == 49)
+    /* Batches of 50 at most: one bigger than the space the filler gives
+     * back (a writer starved beside other tests) could never be written. */
+    for (int k = 0; i % 50 == 49 && k < 30000 && spool_durable(s) < last_ok && !spool_failing(s, NULL, 0); k++)
       sleep_ms(1);
   }
   CU_ASSERT_FATAL(spool_failing(s, why, sizeof why));
@@ -799,8 +801,10 @@ static void test_segments_reused(void)
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), live);
   for (size_t i = 0; i < c.n; i++)
     CU_ASSERT(c.recs[i].type != SPOOL_REC_MSG || c.recs[i].id > 300);
-  CU_ASSERT_EQUAL(c.warnings, 1);   /* the reused file's old records past the new ones, cut */
-  CU_ASSERT_PTR_NOT_NULL(strstr(c.last_warning, "torn record at the tail"));
+  /* The reused file's old records past the new ones are cut; unless the
+   * compaction copies the writer may have added meanwhile reached past them. */
+  CU_ASSERT(c.warnings <= 1);
+  CU_ASSERT(c.warnings == 0 || strstr(c.last_warning, "torn record at the tail"));
   spool_close(s);
   collector_reset(&c);
   dir_remove();
