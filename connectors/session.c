@@ -875,6 +875,52 @@ struct session *session_server_create(struct evloop *loop, int fd, const char *p
   return s;
 }
 
+int session_hand_over(struct session *s, int *fd, uint8_t **input, size_t *input_len)
+{
+  if (s->fd < 0 || s->cfg.role != SESSION_SERVER || s->closing)
+    return -1;
+  /* Answers of ours still queued (a keep-alive's before the bind) go now,
+   * or the connection stays: they must reach the peer before the next. */
+  while (iobuf_len(&s->out) && iobuf_write_fd(&s->out, s->fd) > 0)
+    ;
+  if (iobuf_len(&s->out))
+    return -1;
+  size_t len = iobuf_len(&s->in);
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy)
+    return -1;
+  memcpy(copy, iobuf_head(&s->in), len);
+  evloop_remove(s->loop, s->fd);
+  *fd = s->fd;
+  *input = copy;
+  *input_len = len;
+  s->fd = -1;   /* not closed by the destroy */
+  session_destroy(s);
+  return 0;
+}
+
+static void adopted_input(struct evloop *loop, void *arg)
+{
+  struct session *s = arg;
+  (void)loop;
+  if (!gone(s))
+    process_input(s);
+}
+
+struct session *session_server_adopt(struct evloop *loop, int fd, const char *peer,
+                                     const struct session_config *cfg, const struct session_handler *h,
+                                     void *app, const uint8_t *input, size_t input_len)
+{
+  struct session *s = session_server_create(loop, fd, peer, cfg, h, app);
+  if (!s)
+    return NULL;
+  if (input_len && (iobuf_append(&s->in, input, input_len) < 0 || evloop_defer(loop, adopted_input, s) < 0)) {
+    session_destroy(s);
+    return NULL;
+  }
+  return s;
+}
+
 static void free_deferred(struct evloop *loop, void *arg)
 {
   struct session *s = arg;

@@ -96,6 +96,22 @@ struct session *session_server_create(struct evloop *loop, int fd, const char *p
                                       const struct session_config *cfg,
                                       const struct session_handler *h, void *app);
 
+/* Server, from inside on_bind: gives the connection up, to be carried on by
+ * session_server_adopt in another loop (an emgd listener authenticates a
+ * bind, then hands the connection to an instance). *fd gets the socket and
+ * *input a copy of the unread input, the bind's own frame first (malloc'ed,
+ * *input_len bytes). The session is destroyed without closing the socket.
+ * Returns 0, or -1 with nothing changed (out of memory, or answers of ours
+ * that the peer has not taken yet). */
+int session_hand_over(struct session *s, int *fd, uint8_t **input, size_t *input_len);
+
+/* session_server_create for a connection given up by session_hand_over,
+ * with its input, which is handled at the end of the loop's iteration (the
+ * callbacks never run before this returns). NULL on failure (fd closed). */
+struct session *session_server_adopt(struct evloop *loop, int fd, const char *peer,
+                                     const struct session_config *cfg, const struct session_handler *h,
+                                     void *app, const uint8_t *input, size_t input_len);
+
 /* Sends a SUBMIT or DELIVER (or any request op); the session assigns its
  * ref. Returns 0, or -1 when not bound, the window is full or the rate limit
  * says wait (on_ready follows when it may go), or the PDU cannot be encoded. */

@@ -19,6 +19,7 @@
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
+#include "fd_budget.h"
 #include "http_edge.h"
 #include "netutil.h"
 #include "proto.h"
@@ -1178,7 +1179,8 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
     flags |= MHD_USE_IPv6;
   a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
-                               (unsigned)30, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                               (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)FD_BUDGET_ADMIN,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                                (unsigned)ADMIN_CONNECTIONS_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
                                http_edge_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
                                on_completed, NULL, MHD_OPTION_END);

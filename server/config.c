@@ -796,7 +796,11 @@ static const struct key connector_keys[] = {
   { STRING_KEY("id_field", id_field, 0), .only = MODE_CLIENT },
   { UINT_KEY("connections", connections, 1, 1000, 10), .only = MODE_CLIENT },
   { UINT_KEY("connections_per_ip", connections_per_ip, 1, 100000, 64), .only = MODE_SERVER },
+  { UINT_KEY("max_connections", max_connections, 1, 1000000, 1000), .only = MODE_SERVER },
   { UINT_KEY("request_timeout", request_timeout_s, 1, 3600, 30), .only = MODE_SERVER },
+  { UINT_KEY("bind_timeout", bind_timeout_ms, 100, 600000, 5000), .only = MODE_SERVER },
+  { UINT_KEY("unbound_per_ip", unbound_per_ip, 1, 100000, 16), .only = MODE_SERVER },
+  { UINT_KEY("unbound_max", unbound_max, 1, 100000, 128), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
@@ -816,12 +820,14 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
     if (s && (c->http || c->mode == CONFIG_CONN_CLIENT))
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
   }
-  static const char *const http_server_only[] = { "connections_per_ip", "request_timeout", NULL };
-  for (unsigned i = 0; http_server_only[i] && !c->http; i++) {
-    const config_setting_t *s = config_setting_get_member(grp, http_server_only[i]);
-    join_path(p, path, http_server_only[i]);
+  static const char *const http_server_only[] = { "connections_per_ip", "max_connections", "request_timeout", NULL };
+  static const char *const session_server_only[] = { "bind_timeout", "unbound_per_ip", "unbound_max", NULL };
+  const char *const *server_wrong = c->http ? session_server_only : http_server_only;
+  for (unsigned i = 0; server_wrong[i]; i++) {
+    const config_setting_t *s = config_setting_get_member(grp, server_wrong[i]);
+    join_path(p, path, server_wrong[i]);
     if (s && c->mode == CONFIG_CONN_SERVER)
-      report(ld, s, p, "applies only when protocol = \"http\"");
+      report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
   }
   if (c->mode != CONFIG_CONN_CLIENT)
     return;

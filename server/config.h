@@ -76,7 +76,12 @@ struct config_connector {
   unsigned connections;               /* HTTP client: connections kept alive; default 10 */
   /* HTTP server: what one client may hold */
   unsigned connections_per_ip;        /* connections at once from one address; default 64 */
+  unsigned max_connections;           /* connections at once in all; default 1000 */
   unsigned request_timeout_s;         /* for a request to come whole; default 30 */
+  /* SMPP/UCP server: connections that have not bound, held by the listener */
+  unsigned bind_timeout_ms;           /* for the bind to come; default 5000 */
+  unsigned unbound_per_ip;            /* at once from one address; default 16 */
+  unsigned unbound_max;               /* at once in all; default 128 */
   int line;                           /* where it was defined, for later messages */
 };
 

@@ -238,27 +238,19 @@ uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type t
 
 /* ---- session callbacks ---- */
 
+/* The bind the listener proved (connector_accept.c) comes first on every
+ * connection handed over: its account is taken without a second check. */
 static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
 {
   struct instance *in = session_app(s);
   const struct config_connector *cfg = in->conn->cfg;
-  struct core *core = in->conn->core;
-  /* An address that failed too often is refused unheard: guessing from it
-   * learns nothing until its block ends (logged once, by the guard). */
-  if (auth_guard_blocked(core->auth_guard, session_peer(s))) {
-    atomic_fetch_add(&core->stats.logins_blocked, 1);
-    return PROTO_E_AUTH;
+  int user = in->proven_user;
+  in->proven_user = -1;
+  if (user >= 0 && strcmp(cfg->users[user].name, bind->user) == 0) {
+    in->user = user;
+    return PROTO_OK;
   }
-  for (unsigned i = 0; i < cfg->n_users; i++)
-    if (strcmp(cfg->users[i].name, bind->user) == 0 &&
-        strcmp(cfg->users[i].password, bind->password) == 0) {
-      in->user = (int)i;
-      return PROTO_OK;
-    }
-  atomic_fetch_add(&core->stats.binds_refused, 1);
-  LOGW(in->log, "bind from %s as '%s' refused: unknown account or wrong password",
-       session_peer(s), bind->user);
-  auth_guard_failed(core->auth_guard, session_peer(s), "a bind");
+  LOGW(in->log, "bind from %s as '%s' refused: not the bind the listener proved", session_peer(s), bind->user);
   return PROTO_E_AUTH;
 }
 
@@ -380,43 +372,22 @@ static void take_handoff(struct instance *in)
   int fd = in->handoff_fd;
   char peer[64];
   memcpy(peer, in->handoff_peer, sizeof peer);
+  uint8_t *input = in->handoff_input;
+  size_t len = in->handoff_input_len;
+  in->proven_user = in->handoff_user;
   in->handoff_fd = -1;
+  in->handoff_input = NULL;
   pthread_mutex_unlock(&in->handoff_lock);
   if (fd < 0)
     return;
   in->user = -1;
-  in->session = session_server_create(in->loop, fd, peer, &in->conn->session_cfg,
-                                      &instance_handler, in);
+  in->session = session_server_adopt(in->loop, fd, peer, &in->conn->session_cfg, &instance_handler, in,
+                                     input, len);
+  free(input);
   if (!in->session) {
     LOGE(in->log, "instance %u: no session for %s (out of memory)", in->index, peer);
     atomic_store(&in->busy, false);
   }
-}
-
-/* The listener handed this instance a new connection while its session
- * had not bound (connector_accept.c: unbound_victim): the session goes.
- * One that has bound meanwhile stays, and the newcomer is closed. */
-static void drop_unbound_for_newcomer(struct instance *in)
-{
-  /* A bound session (every wake under load) is never dropped: no lock. */
-  if (!in->session || atomic_load(&in->bound))
-    return;
-  pthread_mutex_lock(&in->handoff_lock);
-  bool waiting = in->handoff_fd >= 0;
-  if (waiting && atomic_load(&in->bound)) {
-    close(in->handoff_fd);
-    in->handoff_fd = -1;
-    waiting = false;
-  }
-  pthread_mutex_unlock(&in->handoff_lock);
-  if (!waiting)
-    return;
-  LOGD(in->log, "instance %u: session from %s dropped before a bind, for a newcomer", in->index,
-       session_peer(in->session));
-  auth_guard_failed(in->conn->core->auth_guard, session_peer(in->session), "a connection that did not bind");
-  session_destroy(in->session);
-  in->session = NULL;
-  in->user = -1;
 }
 
 static void on_wake(struct evloop *loop, void *arg)
@@ -439,10 +410,8 @@ static void on_wake(struct evloop *loop, void *arg)
   if (in->conn->cfg->http) {
     connector_http_take_inbox(in);
     connector_http_take_done(in);
-  } else if (is_server(in->conn)) {
-    drop_unbound_for_newcomer(in);
-    if (!in->session)
-      take_handoff(in);
+  } else if (is_server(in->conn) && !in->session) {
+    take_handoff(in);
   }
   connector_release_held_acks(in, false);
   connector_pump(in);
@@ -554,6 +523,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     in->log = c->log;
     in->user = -1;
     in->handoff_fd = -1;
+    in->proven_user = -1;
     pthread_mutex_init(&in->handoff_lock, NULL);
     pthread_mutex_init(&in->info_lock, NULL);
     in->loop = evloop_create(10);
@@ -673,6 +643,9 @@ void connector_destroy(struct connector *c)
   for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);
+    if (c->instances[i].handoff_fd >= 0)
+      close(c->instances[i].handoff_fd);
+    free(c->instances[i].handoff_input);
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
     pthread_mutex_destroy(&c->instances[i].info_lock);
     free(c->instances[i].held.slots);
@@ -681,6 +654,7 @@ void connector_destroy(struct connector *c)
   free(c->instances);
   if (c->accept_loop)
     evloop_destroy(c->accept_loop);
+  connector_accept_free(c);
   if (c->listen_fd != -1)
     close(c->listen_fd);
   for (unsigned i = 0; c->user_queues && i < c->cfg->n_users; i++)

@@ -1,33 +1,33 @@
 /* connector_accept.c - a server connector's listener: its thread accepts
- * connections and hands each to a free instance, and refuses a connection
- * beyond the instances at its bind. */
+ * connections and holds each until its bind proves an account, then hands
+ * it to a free instance. So instances serve only bound sessions: a
+ * connection that never binds, or binds with a wrong password, costs the
+ * listener one of a bounded number of slots for at most bind_timeout, and
+ * no instance. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "connector_internal.h"
 #include "netutil.h"
 #include "strutil.h"
 
-/* A connection beyond the connector's instances gets a session of its own
- * in the listener's loop, only to answer its bind with a refusal (SMPP
- * ESME_RBINDFAIL, UCP NACK 07) and close: the client learns why, instead of
- * seeing its connection drop. */
 /* Lines a flood of connections would repeat: one each 10 s at most. */
 #define REFUSAL_LOG_MS 10000
 
-static enum proto_status refuse_bind(struct session *s, const struct proto_pdu *bind)
-{
-  struct connector *c = session_app(s);
-  uint64_t skipped;
-  atomic_fetch_add(&c->core->stats.sessions_refused, 1);
-  if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
-    LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use (%" PRIu64 " more refused "
-         "since the last such line)", session_peer(s), bind->user, c->n_instances, skipped);
-  return PROTO_E_AUTH;
-}
+/* An unbound connection closed for a newcomer after this long (a client
+ * binds within milliseconds) counts as a failed login. */
+#define UNBOUND_GRACE_MS 1000
+
+/* A connection that has not bound, in the listener's loop. */
+struct unbound {
+  struct session *session;
+  uint64_t since_ms;
+  char peer[64];
+};
 
 /* The host parts of two peers are the same. */
 static bool same_address(const char *peer, const char *other)
@@ -37,41 +37,115 @@ static bool same_address(const char *peer, const char *other)
   return net_peer_host(other, &other_host) == len && memcmp(host, other_host, len) == 0;
 }
 
-/* A connection has this long to bind before a newcomer from another
- * address may take its instance (a client binds within milliseconds). */
-#define UNBOUND_GRACE_MS 1000
-
-/* With every instance taken: the one held longest by a connection from
- * another address than peer's that has not bound within UNBOUND_GRACE_MS
- * (at once when its address failed lately: auth_guard), to be handed
- * peer's connection instead; NULL when there is none. Each such drop counts
- * as a failed login of its address, which the guard blocks after
- * auth_max_failures. So a client that connects and never binds, again and
- * again, holds instances only while nobody else wants them. */
-static struct instance *unbound_victim(struct connector *c, const char *peer, uint64_t now)
+static struct unbound *unbound_of(struct connector *c, const struct session *s)
 {
-  struct instance *victim = NULL;
-  for (unsigned i = 0; i < c->n_instances; i++) {
-    struct instance *in = &c->instances[i];
-    if (!atomic_load(&in->busy) || atomic_load(&in->bound) || same_address(in->handoff_peer, peer) ||
-        (victim && in->handoff_ms >= victim->handoff_ms) ||
-        (now - in->handoff_ms < UNBOUND_GRACE_MS && !auth_guard_suspect(c->core->auth_guard, in->handoff_peer)))
-      continue;
-    victim = in;
-  }
-  return victim;
+  for (unsigned i = 0; i < c->n_unbound; i++)
+    if (c->unbound[i].session == s)
+      return &c->unbound[i];
+  return NULL;
 }
 
-static void refused_gone(struct session *s, const char *reason)
+/* Forgets s (gone, or handed over) and destroys it when asked to. */
+static void unbound_forget(struct connector *c, struct session *s, bool destroy)
+{
+  struct unbound *u = unbound_of(c, s);
+  if (u)
+    *u = c->unbound[--c->n_unbound];
+  if (destroy)
+    session_destroy(s);
+}
+
+static unsigned unbound_from(const struct connector *c, const char *peer)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < c->n_unbound; i++)
+    n += same_address(c->unbound[i].peer, peer);
+  return n;
+}
+
+/* The index of the account bind names with its password, or -1. */
+static int account_proven(const struct config_connector *cfg, const struct proto_pdu *bind)
+{
+  for (unsigned i = 0; i < cfg->n_users; i++)
+    if (strcmp(cfg->users[i].name, bind->user) == 0 && strcmp(cfg->users[i].password, bind->password) == 0)
+      return (int)i;
+  return -1;
+}
+
+static struct instance *instance_take(struct connector *c)
+{
+  for (unsigned i = 0; i < c->n_instances; i++) {
+    bool expected = false;
+    if (atomic_compare_exchange_strong(&c->instances[i].busy, &expected, true))
+      return &c->instances[i];
+  }
+  return NULL;
+}
+
+/* Gives in the connection of s, whose bind proved account user: in's own
+ * session takes it from the bind on (connector.c: take_handoff). */
+static bool hand_over(struct connector *c, struct instance *in, struct session *s, int user)
+{
+  char peer[64];
+  int fd;
+  uint8_t *input;
+  size_t len;
+  str_copy(peer, sizeof peer, session_peer(s));
+  if (session_hand_over(s, &fd, &input, &len) < 0)
+    return false;
+  unbound_forget(c, s, false);   /* s is destroyed, its memory kept to the iteration's end */
+  pthread_mutex_lock(&in->handoff_lock);
+  if (in->handoff_fd >= 0) {   /* cannot be: the instance was free; never leak one */
+    close(in->handoff_fd);
+    free(in->handoff_input);
+  }
+  in->handoff_fd = fd;
+  in->handoff_input = input;
+  in->handoff_input_len = len;
+  in->handoff_user = user;
+  str_copy(in->handoff_peer, sizeof in->handoff_peer, peer);
+  pthread_mutex_unlock(&in->handoff_lock);
+  evloop_wake(in->loop);
+  return true;
+}
+
+static enum proto_status unbound_bind(struct session *s, const struct proto_pdu *bind)
 {
   struct connector *c = session_app(s);
-  for (unsigned i = 0; i < sizeof c->refusing / sizeof c->refusing[0]; i++)
-    if (c->refusing[i] == s)
-      c->refusing[i] = NULL;
-  session_destroy(s);
+  struct core *core = c->core;
+  uint64_t skipped;
+  /* An address that failed too often is refused unheard: guessing from it
+   * learns nothing until its block ends (logged once, by the guard). */
+  if (auth_guard_blocked(core->auth_guard, session_peer(s))) {
+    atomic_fetch_add(&core->stats.logins_blocked, 1);
+    return PROTO_E_AUTH;
+  }
+  int user = account_proven(c->cfg, bind);
+  if (user < 0) {
+    atomic_fetch_add(&core->stats.binds_refused, 1);
+    LOGW(c->log, "bind from %s as '%s' refused: unknown account or wrong password", session_peer(s), bind->user);
+    auth_guard_failed(core->auth_guard, session_peer(s), "a bind");
+    return PROTO_E_AUTH;
+  }
+  struct instance *in = atomic_load(&c->accepting) ? instance_take(c) : NULL;
+  if (!in) {
+    atomic_fetch_add(&core->stats.sessions_refused, 1);
+    if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
+      LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use (%" PRIu64 " more refused "
+           "since the last such line)", session_peer(s), bind->user, c->n_instances, skipped);
+    return PROTO_E_AUTH;
+  }
+  if (!hand_over(c, in, s, user)) {
+    atomic_store(&in->busy, false);
+    LOGW(c->log, "bind from %s as '%s' refused: the connection could not be handed to an instance "
+         "(out of memory, or answers it has not read)", session_peer(s), bind->user);
+    return PROTO_E_AUTH;
+  }
+  return PROTO_OK;   /* s is gone: the instance answers the bind */
 }
 
-static void refuse_request(struct session *s, const struct proto_pdu *req)
+/* A submit before the bind. */
+static void unbound_request(struct session *s, const struct proto_pdu *req)
 {
   struct proto_pdu resp;
   memset(&resp, 0, sizeof resp);
@@ -82,28 +156,70 @@ static void refuse_request(struct session *s, const struct proto_pdu *req)
   session_respond(s, &resp);
 }
 
-static const struct session_handler refuse_handler = {
-  .on_bind = refuse_bind,
-  .on_request = refuse_request,
-  .on_disconnect = refused_gone,
+static void unbound_gone(struct session *s, const char *reason)
+{
+  struct connector *c = session_app(s);
+  LOGD(c->log, "connection from %s ended before a bind: %s", session_peer(s), reason);
+  unbound_forget(c, s, true);
+}
+
+static const struct session_handler unbound_handler = {
+  .on_bind = unbound_bind,
+  .on_request = unbound_request,
+  .on_disconnect = unbound_gone,
 };
 
-static void refuse_session(struct connector *c, int fd, const char *peer)
+/* Room for a connection from peer among the unbound ones: false when its
+ * address holds unbound_per_ip already. With all unbound_max taken, the
+ * oldest from another address goes: a client binds within milliseconds,
+ * so what goes is nearly always a squatter's, however fast squatters
+ * cycle their connections; one held past UNBOUND_GRACE_MS counts as a
+ * failed login of its address, which the guard blocks after
+ * auth_max_failures. */
+static bool unbound_room(struct connector *c, const char *peer, uint64_t now)
 {
-  /* A bounded number at a time: a flood of extra connections is closed. */
-  unsigned slot = 0;
-  while (slot < sizeof c->refusing / sizeof c->refusing[0] && c->refusing[slot])
-    slot++;
-  if (slot == sizeof c->refusing / sizeof c->refusing[0] || !atomic_load(&c->accepting) ||
-      !(c->refusing[slot] = session_server_create(c->accept_loop, fd, peer, &c->session_cfg,
-                                                  &refuse_handler, c))) {
-    uint64_t skipped;
-    atomic_fetch_add(&c->core->stats.sessions_refused, 1);
-    if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
-      LOGW(c->log, "connection from %s closed: all %u instances are in use (%" PRIu64 " more refused "
-           "since the last such line)", peer, c->n_instances, skipped);
-    close(fd);
+  uint64_t skipped;
+  if (unbound_from(c, peer) >= c->cfg->unbound_per_ip) {
+    if (log_every_due(&c->unbound_log, now, REFUSAL_LOG_MS, &skipped))
+      LOGW(c->log, "connection from %s closed: %u connections from its address have not bound yet "
+           "(unbound_per_ip; %" PRIu64 " more such since the last such line)",
+           peer, c->cfg->unbound_per_ip, skipped);
+    return false;
   }
+  if (c->n_unbound < c->cfg->unbound_max)
+    return true;
+  struct unbound *oldest = NULL;
+  for (unsigned i = 0; i < c->n_unbound; i++)
+    if ((!oldest || c->unbound[i].since_ms < oldest->since_ms) && !same_address(c->unbound[i].peer, peer))
+      oldest = &c->unbound[i];
+  if (log_every_due(&c->unbound_full_log, now, REFUSAL_LOG_MS, &skipped))
+    LOGW(c->log, "connection from %s: all %u unbound slots taken (unbound_max); %s (%" PRIu64 " more "
+         "such since the last such line)", peer, c->cfg->unbound_max,
+         oldest ? "the oldest from another address closed for it" : "closed", skipped);
+  if (!oldest)
+    return false;
+  if (now - oldest->since_ms >= UNBOUND_GRACE_MS)
+    auth_guard_failed(c->core->auth_guard, oldest->peer, "a connection that did not bind");
+  unbound_forget(c, oldest->session, true);
+  return true;
+}
+
+static void unbound_add(struct connector *c, int fd, const char *peer, uint64_t now)
+{
+  if (!atomic_load(&c->accepting) || !unbound_room(c, peer, now)) {
+    atomic_fetch_add(&c->core->stats.sessions_refused, 1);
+    close(fd);
+    return;
+  }
+  struct session *s = session_server_create(c->accept_loop, fd, peer, &c->unbound_cfg, &unbound_handler, c);
+  if (!s) {   /* fd closed */
+    atomic_fetch_add(&c->core->stats.sessions_refused, 1);
+    return;
+  }
+  struct unbound *u = &c->unbound[c->n_unbound++];
+  u->session = s;
+  u->since_ms = now;
+  str_copy(u->peer, sizeof u->peer, peer);
 }
 
 /* How long the listener stops accepting when the process is out of
@@ -113,10 +229,16 @@ static void refuse_session(struct connector *c, int fd, const char *peer)
 
 static void pause_accepting(struct connector *c, struct evloop *loop, int err)
 {
-  if (!c->accept_pauses++)
-    LOGW(c->log, "listener: cannot accept: %s; accepting paused %d ms at a time until descriptors are free",
-         strerror(err), ACCEPT_PAUSE_MS);
-  c->accept_paused_until = evloop_now_ms(loop) + ACCEPT_PAUSE_MS;
+  uint64_t skipped, now = evloop_now_ms(loop);
+  c->accept_pauses++;
+  /* Once per 10 s at most: descriptors freed and taken again make the
+   * listener pause and resume in turn. */
+  if (log_every_due(&c->emfile_log, now, REFUSAL_LOG_MS, &skipped)) {
+    LOGW(c->log, "listener: cannot accept: %s; accepting paused %d ms at a time until descriptors are free "
+         "(%" PRIu64 " more pauses since the last such line)", strerror(err), ACCEPT_PAUSE_MS, skipped);
+    c->accept_warned = true;
+  }
+  c->accept_paused_until = now + ACCEPT_PAUSE_MS;
   evloop_modify(loop, c->listen_fd, 0);
 }
 
@@ -137,47 +259,18 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
   int cfd;
   (void)events;
   while ((cfd = net_accept(fd, peer, sizeof peer)) != -1) {
-    if (c->accept_pauses) {
+    if (c->accept_warned) {
       LOGI(c->log, "listener: accepting again, after %" PRIu64 " pauses for want of descriptors", c->accept_pauses);
-      c->accept_pauses = 0;
+      c->accept_warned = false;
     }
-    /* An address the guard blocks is closed at once: it costs no instance. */
+    c->accept_pauses = 0;
+    /* An address the guard blocks is closed at once: it costs no slot. */
     if (auth_guard_blocked(c->core->auth_guard, peer)) {
       atomic_fetch_add(&c->core->stats.logins_blocked, 1);
       close(cfd);
       continue;
     }
-    struct instance *free_in = NULL;
-    for (unsigned i = 0; i < c->n_instances && !free_in; i++) {
-      bool expected = false;
-      if (atomic_compare_exchange_strong(&c->instances[i].busy, &expected, true))
-        free_in = &c->instances[i];
-    }
-    uint64_t now = evloop_now_ms(loop);
-    if (!free_in && atomic_load(&c->accepting) && (free_in = unbound_victim(c, peer, now))) {
-      /* Its instance drops the unbound connection for this one (on_wake);
-       * busy again in case that connection has just gone by itself. */
-      atomic_store(&free_in->busy, true);
-      uint64_t skipped;
-      if (log_every_due(&c->unbound_log, now, REFUSAL_LOG_MS, &skipped))
-        LOGW(c->log, "connection from %s, which had not bound within %d ms, dropped for one from %s "
-             "(every instance was taken; %" PRIu64 " more such since the last such line)",
-             free_in->handoff_peer, UNBOUND_GRACE_MS, peer, skipped);
-    }
-    if (!free_in || !atomic_load(&c->accepting)) {
-      if (free_in)
-        atomic_store(&free_in->busy, false);
-      refuse_session(c, cfd, peer);
-      continue;
-    }
-    pthread_mutex_lock(&free_in->handoff_lock);
-    if (free_in->handoff_fd >= 0)   /* one handed over already waits there */
-      close(free_in->handoff_fd);
-    free_in->handoff_fd = cfd;
-    free_in->handoff_ms = now;
-    str_copy(free_in->handoff_peer, sizeof free_in->handoff_peer, peer);
-    pthread_mutex_unlock(&free_in->handoff_lock);
-    evloop_wake(free_in->loop);
+    unbound_add(c, cfd, peer, evloop_now_ms(loop));
   }
   if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
     pause_accepting(c, loop, errno);
@@ -194,11 +287,8 @@ static void *accept_main(void *arg)
 {
   struct connector *c = arg;
   evloop_run(c->accept_loop);
-  for (unsigned i = 0; i < sizeof c->refusing / sizeof c->refusing[0]; i++)
-    if (c->refusing[i]) {
-      session_destroy(c->refusing[i]);
-      c->refusing[i] = NULL;
-    }
+  while (c->n_unbound)
+    unbound_forget(c, c->unbound[c->n_unbound - 1].session, true);
   evloop_remove(c->accept_loop, c->listen_fd);
   close(c->listen_fd);
   c->listen_fd = -1;
@@ -207,6 +297,14 @@ static void *accept_main(void *arg)
 
 int connector_listen(struct connector *c, char *err)
 {
+  c->unbound_cfg = c->session_cfg;
+  c->unbound_cfg.window = 1;
+  c->unbound_cfg.bind_timeout_ms = c->cfg->bind_timeout_ms;
+  c->unbound = calloc(c->cfg->unbound_max, sizeof *c->unbound);
+  if (!c->unbound) {
+    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    return -1;
+  }
   c->listen_fd = net_listen(c->cfg->listen, err);
   if (c->listen_fd == -1)
     return -1;
@@ -236,4 +334,10 @@ int connector_accept_start(struct connector *c, char *err)
   pthread_setname_np(c->accept_thread, name);
   c->accept_started = true;
   return 0;
+}
+
+void connector_accept_free(struct connector *c)
+{
+  free(c->unbound);
+  c->unbound = NULL;
 }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include "clock.h"
 #include "connector_internal.h"
+#include "fd_budget.h"
 #include "http_callback.h"
 #include "http_client.h"
 #include "strutil.h"
@@ -267,6 +268,7 @@ int connector_http_start(struct connector *c, char *err)
   c->callbacks = http_callback_start(&limits, http_callback_done, c);
   struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1,
                                       .connections_per_ip = c->cfg->connections_per_ip,
+                                      .connection_limit = fd_budget_http_limit(c->core->cfg, c->index),
                                       .request_timeout_s = c->cfg->request_timeout_s };
   struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
   if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))

@@ -69,6 +69,7 @@ struct http_done_item;
 struct http_client;
 struct http_callback;
 struct ucp_scts_alloc;
+struct unbound;
 
 struct instance {
   struct connector *conn;
@@ -80,13 +81,17 @@ struct instance {
   struct log_category *log;
   struct id_block ids;
   _Atomic int phase;
-  /* server: a connection handed over by the listener */
+  /* server: a connection the listener handed over once its bind proved
+   * the account: the socket, its unread input (the bind first), the account */
   pthread_mutex_t handoff_lock;
   int handoff_fd;
   char handoff_peer[64];
-  uint64_t handoff_ms;             /* the listener's loop time at the hand-over */
+  uint8_t *handoff_input;
+  size_t handoff_input_len;
+  int handoff_user;
   _Atomic bool busy;               /* has (or is being handed) a connection */
   int user;                        /* index of the bound account, -1 */
+  int proven_user;                 /* the account the listener proved for the coming bind, -1 */
   struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
   _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
   _Atomic bool bound;
@@ -133,14 +138,19 @@ struct connector {
   pthread_t accept_thread;
   bool accept_started;
   _Atomic bool accepting;
-  /* sessions answering a refusal, in the listener's loop */
-  struct session *refusing[16];
+  /* connections that have not bound, in the listener's loop (connector_accept.c) */
+  struct session_config unbound_cfg;
+  struct unbound *unbound;         /* unbound_max slots */
+  unsigned n_unbound;
   /* out of descriptors: accepting paused until then (the listener's loop ms;
    * 0 = accepting), and the pauses since it last accepted */
   uint64_t accept_paused_until;
   uint64_t accept_pauses;
+  bool accept_warned;              /* the pause was logged: so is the end of it */
+  struct log_every emfile_log;     /* the pause, at most every 10 s */
   struct log_every refusal_log;    /* "all instances are in use", at most every 10 s */
-  struct log_every unbound_log;    /* unbound connections dropped for a newcomer, likewise */
+  struct log_every unbound_log;    /* connections closed for unbound_per_ip, likewise */
+  struct log_every unbound_full_log; /* ... and for unbound_max */
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct ucp_scts_alloc *scts;
@@ -283,5 +293,8 @@ int connector_listen(struct connector *c, char *err);
 
 /* Starts the listener's thread. 0, or -1 with err filled. */
 int connector_accept_start(struct connector *c, char *err);
+
+/* Frees what the listener holds (called once its thread has ended). */
+void connector_accept_free(struct connector *c);
 
 #endif

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "admin.h"
 #include "config.h"
+#include "fd_budget.h"
 #include "cluster.h"
 #include "connector.h"
 #include "core.h"
@@ -509,6 +510,24 @@ static void raise_fd_limit(struct log_category *log)
   LOGI(log, "open files limit %llu", (unsigned long long)rl.rlim_cur);
 }
 
+/* Each listener's share of the descriptors (fd_budget.c), and a warning
+ * when they do not fit the open files limit. */
+static void log_fd_budget(struct log_category *log, const struct config *cfg)
+{
+  struct fd_budget b;
+  char text[1024];
+  fd_budget_plan(cfg, &b);
+  fd_budget_describe(cfg, text, sizeof text);
+  if (!b.fits)
+    LOGW(log, "%s: above the limit, so a flood on one listener could take the descriptors of the others; "
+         "raise the limit (LimitNOFILE= in the service unit) or lower unbound_max and max_connections", text);
+  else if (b.cut)
+    LOGW(log, "%s: the HTTP connectors' max_connections lowered so that one listener's flood cannot take "
+         "the descriptors of the others; raise the limit to serve more", text);
+  else
+    LOGI(log, "%s", text);
+}
+
 /* spool_dir holds the journal (persist on) and the message log's spill
  * files (with a database). */
 static bool uses_spool_dir(const struct config *cfg)
@@ -660,6 +679,7 @@ int main(int argc, char **argv)
   atexit(log_shutdown);
   d.log = log_category("emg.main");
   raise_fd_limit(d.log);
+  log_fd_budget(d.log, d.cfg);
   /* Before anything reads or writes the spool: a second emgd on it would
    * replay the first one's live journal and truncate what it writes. */
   d.spool_lock_fd = -1;

@@ -1,40 +1,43 @@
 #!/usr/bin/env bash
 # fd_exhaustion.sh BUILD - emgd out of file descriptors (here a hard limit
-# of 64, filled by idle HTTP clients): its SMPP listener pauses instead of
-# spinning on EMFILE, says so once, and accepts again as soon as
-# descriptors are free.
+# of 64, far below what its listeners' shares need, filled by idle
+# connections to the SMPP listener from ten addresses): it warns at start
+# that the shares do not fit, its SMPP listener pauses instead of spinning
+# on EMFILE, says so once, and accepts again as soon as descriptors are
+# free.
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
 start_sink s smpp
 smpp=$(free_port)
-web=$(free_port)
 {
   echo 'general: { node_id = 17; persist = false; };'
   echo 'connectors = ('
-  conf_server smpp-in smpp "$smpp" 2
-  conf_server web http "$web" 1
+  # bind_timeout: the idle connections stay for the whole test
+  printf '  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:%s"; instances = 2;\n' "$smpp"
+  printf '    bind_timeout = 60000; users = ( { name = "load"; password = "secret"; } ); },\n'
   conf_to_sink "$SINK_PORT_s"
 } > "$TMP/emgd.conf"
 EMGD_PREFIX="prlimit --nofile=64:64" start_emgd g "$TMP/emgd.conf"
 wait_port "$smpp"
-wait_port "$web"
 check "emgd logs its open files limit" bash -c "sleep 0.3; grep -q 'open files limit 64' '$TMP/g.log'"
+check "... and warns that its listeners' shares do not fit it" \
+  grep -q 'descriptors: listeners may hold 130 (smpp-in 130), emgd itself about [0-9]*; open files limit 64: above the limit' "$TMP/g.log"
 
-# 100 idle connections to the HTTP connector take every free descriptor;
-# then 20 SMPP clients knock. Held open by one python process, in the
-# background, until told to let go.
-python3 - "$web" "$smpp" "$TMP/hold" <<'PY' &
+# 120 idle connections (12 from each of ten addresses, under
+# unbound_per_ip) take every free descriptor. Held open by one python
+# process, in the background, until told to let go.
+python3 - "$smpp" "$TMP/hold" <<'PY' &
 import os, socket, sys, time
-web, smpp, flag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+smpp, flag = int(sys.argv[1]), sys.argv[2]
 held = []
-for port, n in ((web, 100), (smpp, 20)):
-    for _ in range(n):
-        s = socket.socket()
-        s.setblocking(False)
-        s.connect_ex(("127.0.0.1", port))
-        held.append(s)
-        time.sleep(0.005)
+for i in range(120):
+    s = socket.socket()
+    s.setblocking(False)
+    s.bind(("127.0.0.%d" % (10 + i % 10), 0))
+    s.connect_ex(("127.0.0.1", smpp))
+    held.append(s)
+    time.sleep(0.005)
 open(flag, "w").write("held")
 for _ in range(600):
     if not os.path.exists(flag):
