@@ -68,6 +68,8 @@ struct fixture {
   int listen_fd;
   char addr[64];
   bool raw_server;                 /* accepted connections go to raw, not a session */
+  bool gate;                       /* accepted connections bind at a gate that hands them over */
+  int handed;                      /* connections the gate handed over */
   struct session_config client_cfg;
   struct session_config server_cfg;
   struct side client;
@@ -242,6 +244,28 @@ static void raw_send_bytes(struct fixture *f, const void *bytes, size_t len)
   CU_ASSERT_EQUAL(write(f->raw.fd, bytes, len), (ssize_t)len);
 }
 
+/* A gate (an emgd listener) takes the bind, then hands the connection to
+ * the server side's own session, which handles the bind and what follows. */
+static enum proto_status gate_on_bind(struct session *s, const struct proto_pdu *bind)
+{
+  struct fixture *f = session_app(s);
+  int fd;
+  uint8_t *input;
+  size_t len;
+  (void)bind;
+  char peer[64];
+  snprintf(peer, sizeof peer, "%s", session_peer(s));
+  CU_ASSERT_FATAL(session_hand_over(s, &fd, &input, &len) == 0);
+  f->handed++;
+  f->server.s = session_server_adopt(f->loop, fd, peer, &f->server_cfg, &handler, &f->server, input, len);
+  CU_ASSERT_PTR_NOT_NULL(f->server.s);
+  CU_ASSERT_EQUAL(f->server.binds, 0);   /* handled later in the iteration, not inside the adopt */
+  free(input);
+  return PROTO_OK;
+}
+
+static const struct session_handler gate_handler = { .on_bind = gate_on_bind };
+
 /* ---- fixture ---- */
 
 static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
@@ -261,6 +285,10 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
     return;
   }
   CU_ASSERT_PTR_NULL(f->server.s); /* one connection at a time in these tests */
+  if (f->gate) {
+    CU_ASSERT_PTR_NOT_NULL(session_server_create(loop, conn, peer, &f->server_cfg, &gate_handler, f));
+    return;
+  }
   f->server.s = session_server_create(loop, conn, peer, &f->server_cfg, &handler, &f->server);
   CU_ASSERT_PTR_NOT_NULL(f->server.s);
 }
@@ -997,6 +1025,55 @@ static void test_destroy_in_callback(void)
   fixture_destroy(f);
 }
 
+static bool raw_has_four(struct fixture *f)
+{
+  return f->raw.count >= 4;
+}
+
+/* A bind and three submits in one write: the gate hands the connection
+ * over at the bind, and the adopting session answers all four in order. */
+static void hand_over(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  f->gate = true;
+  raw_connect(f);
+  struct iobuf out;
+  iobuf_init(&out);
+  struct proto_pdu bind = { .op = PROTO_OP_BIND, .ref = 1, .bind_mode = PROTO_BIND_TRX };
+  snprintf(bind.user, sizeof bind.user, "load");
+  snprintf(bind.password, sizeof bind.password, PASSWORD);
+  CU_ASSERT_FATAL(proto->encode(&bind, &out, &defaults) > 0);
+  static const uint8_t text[] = { 'h', 'i' };
+  for (uint32_t i = 0; i < 3; i++) {
+    struct proto_pdu req = { .op = PROTO_OP_SUBMIT, .ref = 2 + i };
+    snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
+    snprintf(req.msg.dst.addr, sizeof req.msg.dst.addr, "4900%u", i);
+    req.msg.src.ton = req.msg.dst.ton = MSG_TON_INTERNATIONAL;
+    req.msg.src.npi = req.msg.dst.npi = 1;
+    req.msg.data = text;
+    req.msg.data_len = sizeof text;
+    CU_ASSERT_FATAL(proto->encode(&req, &out, &defaults) > 0);
+  }
+  raw_send_bytes(f, iobuf_head(&out), iobuf_len(&out));
+  iobuf_destroy(&out);
+  CU_ASSERT(run_until(f, raw_has_four, 1000));
+  CU_ASSERT_EQUAL(f->handed, 1);
+  CU_ASSERT_EQUAL(f->server.binds, 1);
+  CU_ASSERT_EQUAL(f->server.requests, 3);
+  CU_ASSERT_EQUAL_FATAL(f->raw.count, 4);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].op, PROTO_OP_BIND_RESP);
+  CU_ASSERT_EQUAL(f->raw.pdus[0].status, PROTO_OK);
+  for (int i = 1; i < 4; i++) {
+    CU_ASSERT_EQUAL(f->raw.pdus[i].op, PROTO_OP_SUBMIT_RESP);
+    CU_ASSERT_EQUAL(f->raw.pdus[i].ref, (uint32_t)(1 + i));
+  }
+  CU_ASSERT_EQUAL(session_state(f->server.s), SESSION_BOUND);
+  fixture_destroy(f);
+}
+
+static void test_hand_over_smpp(void) { hand_over(&smpp_proto_ops); }
+static void test_hand_over_ucp(void) { hand_over(&ucp_proto_ops); }
+
 /* Connecting to a port nobody listens on: each failure is one loss. */
 static void test_connect_refused(void)
 {
@@ -1046,6 +1123,8 @@ void suite_session(void)
     { "client bind time-out", test_client_bind_timeout },
     { "destroy inside a callback", test_destroy_in_callback },
     { "connect refused", test_connect_refused },
+    { "bind at a gate, handed over with what follows (SMPP)", test_hand_over_smpp },
+    { "bind at a gate, handed over with what follows (UCP)", test_hand_over_ucp },
     { NULL, NULL },
   };
   test_add_suite("session", cases);
