@@ -13,7 +13,7 @@ packages=(
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark kannel
   # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)
-  procps psmisc iproute2 jq curl nodejs chromium gnuplot-nox
+  procps psmisc iproute2 strace jq curl nodejs chromium gnuplot-nox
 )
 
 missing=()

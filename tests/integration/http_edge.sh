@@ -7,7 +7,7 @@
 #    connection closed;
 #  - a chunked body of 100 MiB is refused 413 once past the body limit
 #    (1 MiB on the connector, 64 KiB on the admin API), after a few MiB at
-#    most, not read to its end;
+#    most, not read to its end: emgd's reads (traced) stay within 2 MiB;
 #  - one address holds at most connections_per_ip connections (64 here; 16
 #    on the admin API) while another is still served;
 #  - a request sent one byte a second is cut off at request_timeout (3 s
@@ -56,10 +56,19 @@ for target in "connector $web /api/v1/messages" "admin $admin /api/reload"; do
   set -- $target
   auth=$WEB_AUTH
   [ "$1" = admin ] && auth=$ADMIN_AUTH
+  # What emgd reads meanwhile, from its system calls (every thread).
+  strace -qq -f -e trace=read,recvfrom,recvmsg -e signal=none -o "$TMP/reads.$1" \
+    -p "$(ls "/proc/$EMGD_PID_g/task" | paste -sd,)" &
+  tracer=$!
+  sleep 0.5
   read -r status sent closed < <($EDGE chunked "$2" "$3" "$auth" 100)
+  kill -INT "$tracer"
+  wait "$tracer" || true
+  read_bytes=$(sed -n 's/.*) = \([0-9][0-9]*\)$/\1/p' "$TMP/reads.$1" | awk '{ n += $1 } END { print n + 0 }')
   check "$1: a chunked body of 100 MiB is answered $status (want 413) and $closed" \
     [ "$status" = 413 -a "$closed" = closed ]
   check "$1: ... after $sent bytes sent (at most 4 MiB)" between "$sent" 1 $((4 * 1024 * 1024))
+  check "$1: ... of which emgd read $read_bytes bytes (at most 2 MiB)" between "$read_bytes" 1 $((2 * 1024 * 1024))
 done
 
 # 100 connections from 127.0.0.1: 64 kept (16 on the admin API), the rest
