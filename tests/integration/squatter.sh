@@ -61,13 +61,22 @@ legit_binds() {
   python3 "$(dirname "$0")/smpp_client.py" bind "127.0.0.1:$smpp" load secret "$1" 127.0.0.2
 }
 
+# squat_then_bind NAME BINDS CONNECTIONS ADDRESS...: squatters as squat's,
+# given 1.5 s to settle; then BINDS binds from 127.0.0.2; sets ok, refused
+# and secs, and leaves the squatters' reopen count in $TMP/NAME.count.
+squat_then_bind() {
+  local name=$1 binds=$2
+  shift 2
+  squat "$TMP/$name" "$@"
+  wait_file "$TMP/$name"
+  sleep 1.5
+  read -r ok refused secs < <(legit_binds "$binds")
+  rm -f "$TMP/$name"
+  wait "$squatter" || true
+}
+
 # 1. One address, far past its share.
-squat "$TMP/squat1" 20 127.0.0.1
-wait_file "$TMP/squat1"
-sleep 1.5
-read -r ok refused secs < <(legit_binds 30)
-rm -f "$TMP/squat1"
-wait "$squatter" || true
+squat_then_bind squat1 30 20 127.0.0.1
 check "with a squatter at 127.0.0.1, 127.0.0.2 bound 30 times of 30 ($ok; $refused refused) in $secs s" \
   [ "$ok/$refused" = 30/0 ]
 check "... all 30 within a second" awk -v s="$secs" 'BEGIN { exit !(s < 1) }'
@@ -75,12 +84,7 @@ check "the squatter's connections past 8 were closed and came back ($(cat "$TMP/
   [ "$(cat "$TMP/squat1.count" 2>/dev/null || echo 0)" -gt 0 ]
 
 # 2. Many addresses, every slot taken.
-squat "$TMP/squat2" 4 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6
-wait_file "$TMP/squat2"
-sleep 1.5
-read -r ok refused secs < <(legit_binds 10)
-rm -f "$TMP/squat2"
-wait "$squatter" || true
+squat_then_bind squat2 10 4 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6
 check "with all 16 unbound slots taken by 127.0.0.3-6, 127.0.0.2 bound 10 times of 10 ($ok; $refused refused) in $secs s" \
   [ "$ok/$refused" = 10/0 ]
 

@@ -137,16 +137,23 @@ static void app_on_unanswered(struct session *s, void *cookie, enum session_loss
   d->unanswered[why]++;
 }
 
+/* A submit of "hi" to 4900<index>: the destination tells the answers apart. */
+static void submit_fill(struct proto_pdu *req, int index)
+{
+  static const uint8_t text[] = { 'h', 'i' };
+  req->op = PROTO_OP_SUBMIT;
+  snprintf(req->msg.src.addr, sizeof req->msg.src.addr, "4911");
+  snprintf(req->msg.dst.addr, sizeof req->msg.dst.addr, "4900%d", index);
+  req->msg.src.ton = req->msg.dst.ton = MSG_TON_INTERNATIONAL;
+  req->msg.src.npi = req->msg.dst.npi = 1;
+  req->msg.data = text;
+  req->msg.data_len = sizeof text;
+}
+
 static int submit(struct side *d, int index)
 {
-  struct proto_pdu req = { .op = PROTO_OP_SUBMIT };
-  static const uint8_t text[] = { 'h', 'i' };
-  snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
-  snprintf(req.msg.dst.addr, sizeof req.msg.dst.addr, "4900%d", index);
-  req.msg.src.ton = req.msg.dst.ton = MSG_TON_INTERNATIONAL;
-  req.msg.src.npi = req.msg.dst.npi = 1;
-  req.msg.data = text;
-  req.msg.data_len = sizeof text;
+  struct proto_pdu req = { 0 };
+  submit_fill(&req, index);
   int rc = session_request(d->s, &req, (void *)(intptr_t)index);
   if (rc == 0)
     d->sent++;
@@ -1043,15 +1050,9 @@ static void hand_over(const struct proto_ops *proto)
   snprintf(bind.user, sizeof bind.user, "load");
   snprintf(bind.password, sizeof bind.password, PASSWORD);
   CU_ASSERT_FATAL(proto->encode(&bind, &out, &defaults) > 0);
-  static const uint8_t text[] = { 'h', 'i' };
-  for (uint32_t i = 0; i < 3; i++) {
-    struct proto_pdu req = { .op = PROTO_OP_SUBMIT, .ref = 2 + i };
-    snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
-    snprintf(req.msg.dst.addr, sizeof req.msg.dst.addr, "4900%u", i);
-    req.msg.src.ton = req.msg.dst.ton = MSG_TON_INTERNATIONAL;
-    req.msg.src.npi = req.msg.dst.npi = 1;
-    req.msg.data = text;
-    req.msg.data_len = sizeof text;
+  for (int i = 0; i < 3; i++) {
+    struct proto_pdu req = { .ref = 2 + (uint32_t)i };
+    submit_fill(&req, i);
     CU_ASSERT_FATAL(proto->encode(&req, &out, &defaults) > 0);
   }
   raw_send_bytes(f, iobuf_head(&out), iobuf_len(&out));
