@@ -448,13 +448,23 @@ static const struct key root_keys[] = {
   { GROUP_KEY("database", database_section) },
   { LIST_KEY("connectors", connectors, n_connectors, connector_section, 1, 65535),
     .unique = "name", .required = ALWAYS },
-  { LIST_KEY("routes", routes, n_routes, route_section, 0, 100000) },
-  { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000), .unique = "name" },
+  { LIST_KEY("routes", routes, n_routes, route_section, 0, 100000), .live = true },
+  { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000), .unique = "name", .live = true },
 };
 #undef TARGET
 static const struct section root_section = { SECTION(root_keys) };
 
 /* ---- the API ---- */
+
+bool config_needs_restart(const struct config *running, const struct config *next, char *why, size_t len)
+{
+  char path[KEY_PATH_LEN];
+  if (!section_differs(&root_section, running, next, "", path))
+    return false;
+  snprintf(why, len, "%s changed: only routes and plugins are put in place by a reload, a restart applies the rest",
+           path);
+  return true;
+}
 
 void config_free(struct config *c)
 {

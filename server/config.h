@@ -190,6 +190,10 @@ struct config *config_load(const char *path, struct config_errors *errors);
 /* The same for text in memory; name stands for the file in messages. */
 struct config *config_load_string(const char *text, const char *name, struct config_errors *errors);
 
+/* Whether next differs from the running configuration in a key a reload
+ * cannot put in place (all but routes and plugins); why names the first. */
+bool config_needs_restart(const struct config *running, const struct config *next, char *why, size_t len);
+
 void config_free(struct config *c);
 
 /* The connector named name, or NULL. */

@@ -66,6 +66,7 @@ struct key {
   const char *unique;              /* KEY_LIST: a string key no two elements share */
   unsigned only;                   /* the modes it belongs to; 0 = all */
   unsigned required;               /* the modes it must appear in; 0 = none */
+  bool live;                       /* a reload puts it in place (else a change is refused) */
 };
 
 struct section {
@@ -115,6 +116,11 @@ void read_group(struct load *ld, const config_setting_t *grp, const struct secti
                 const char *path);
 /* Frees the arrays the lists of sec allocated in base. */
 void free_lists(const struct section *sec, void *base);
+
+/* Whether a and b, both read with sec, differ in a key that is not live;
+ * the first such key's path (as the error messages write it) in path. */
+bool section_differs(const struct section *sec, const void *a, const void *b, const char *prefix,
+                     char *path);
 
 /* Sorts ld's errors by file and line into out; returns their count. */
 unsigned finish_errors(struct load *ld, struct config_errors *out);

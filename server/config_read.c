@@ -600,3 +600,82 @@ void free_lists(const struct section *sec, void *base)
   }
 }
 
+
+/* ---- what a reload would change ---- */
+
+static size_t value_size(enum key_type type)
+{
+  switch (type) {
+  case KEY_BOOL: return sizeof(bool);
+  case KEY_UINT: return sizeof(unsigned);
+  case KEY_SIZE: return sizeof(size_t);
+  case KEY_DOUBLE: return sizeof(double);
+  case KEY_ENUM: return sizeof(int);
+  case KEY_PROTO: return sizeof(const struct proto_ops *);
+  default: return 0;
+  }
+}
+
+/* One value of type at a and b: strings by their text, the rest by bytes. */
+static bool value_differs(enum key_type type, const void *a, const void *b)
+{
+  if (type == KEY_STRING || type == KEY_ADDR)
+    return strcmp(a, b) != 0;
+  return memcmp(a, b, value_size(type)) != 0;
+}
+
+static bool key_differs(const struct key *k, const void *a, const void *b, const char *path, char *out)
+{
+  const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+  switch (k->type) {
+  case KEY_GROUP:
+    return section_differs(k->sub, a, b, path, out);
+  case KEY_LIST: {
+    unsigned na = *(const unsigned *)((const char *)a + k->count_offset);
+    unsigned nb = *(const unsigned *)((const char *)b + k->count_offset);
+    if (na != nb) {
+      snprintf(out, KEY_PATH_LEN, "%s", path);
+      return true;
+    }
+    const char *ea, *eb;
+    memcpy(&ea, fa, sizeof ea);
+    memcpy(&eb, fb, sizeof eb);
+    char elem[KEY_PATH_LEN];
+    for (unsigned i = 0; i < na; i++) {
+      elem_path(elem, path, i);
+      if (section_differs(k->sub, ea + i * k->size, eb + i * k->size, elem, out))
+        return true;
+    }
+    return false;
+  }
+  case KEY_ARRAY: {
+    unsigned na = *(const unsigned *)((const char *)a + k->count_offset);
+    unsigned nb = *(const unsigned *)((const char *)b + k->count_offset);
+    bool differs = na != nb;
+    for (unsigned i = 0; !differs && i < na; i++)
+      differs = value_differs(k->elem, fa + i * k->size, fb + i * k->size);
+    if (differs)
+      snprintf(out, KEY_PATH_LEN, "%s", path);
+    return differs;
+  }
+  default:
+    if (!value_differs(k->type, fa, fb))
+      return false;
+    snprintf(out, KEY_PATH_LEN, "%s", path);
+    return true;
+  }
+}
+
+bool section_differs(const struct section *sec, const void *a, const void *b, const char *prefix, char *path)
+{
+  char p[KEY_PATH_LEN];
+  for (size_t i = 0; i < sec->n_keys; i++) {
+    const struct key *k = &sec->keys[i];
+    if (k->live)
+      continue;
+    join_path(p, prefix, k->name);
+    if (key_differs(k, a, b, p, path))
+      return true;
+  }
+  return false;
+}

@@ -144,11 +144,9 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
     goto out;
   }
   const char *why = NULL;
-  if (next->n_connectors != d->cfg->n_connectors)
-    why = "the connectors changed (a restart applies that)";
-  for (unsigned i = 0; !why && i < next->n_connectors; i++)
-    if (strcmp(next->connectors[i].name, d->cfg->connectors[i].name) != 0)
-      why = "the connectors changed (a restart applies that)";
+  char restart_why[512];
+  if (config_needs_restart(d->cfg, next, restart_why, sizeof restart_why))
+    why = restart_why;
   char plugin_err[2048] = "";
   struct plugin_host *plugins = why ? NULL : plugin_host_load(next, plugin_err, sizeof plugin_err);
   if (!why && !plugins)

@@ -65,6 +65,17 @@ check "reload: the reason names the file and line" grep -q "reload: .*g.conf:[0-
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw1 \
   --count 100 --json --quiet --give-up 20 > "$TMP/r2.json" || true
 check "after the refused reload the routes in place still work" [ "$(jget "$TMP/r2.json" .acked)" = 100 ]
+# A change a reload cannot put in place is refused, naming its key.
+write_conf "$TMP/g.conf" to-b "dlr_ttl = 3600;"
+kill -HUP "$EMGD_PID_g"
+sed -i 's/password = "pw1"/password = "pw2"/' "$TMP/g.conf"
+sed -i 's/dlr_ttl = 3600;//' "$TMP/g.conf"
+kill -HUP "$EMGD_PID_g"
+for _ in $(seq 50); do [ "$(grep -c 'reload refused' "$TMP/g.log")" -ge 3 ] && break; sleep 0.1; done
+check "reload: a changed dlr_ttl is refused, naming the key" \
+  grep -q "reload refused, routes unchanged: general.dlr_ttl changed: only routes and plugins are put in place by a reload" "$TMP/g.log"
+check "reload: a changed password is refused, naming the key" \
+  grep -q "reload refused, routes unchanged: connectors.\[0\].users.\[0\].password changed" "$TMP/g.log"
 stop_emgd g 20
 check "refusals are counted: one wrong password, one session beyond the instances" \
   grep -q "binds refused 1, sessions refused 1," "$TMP/g.log"

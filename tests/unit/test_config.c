@@ -649,6 +649,43 @@ static void test_log_level_names(void)
   CU_ASSERT_STRING_EQUAL(config_log_level_name((enum config_log_level)42), "unknown");
 }
 
+/* A reload puts routes and plugins in place; any other change is refused,
+ * named by its key's path. */
+static void test_restart_keys(void)
+{
+  struct config_errors e;
+  const char *base = ONE_CLIENT "routes = ( { to = \"out\"; } );\n";
+  struct config *running = config_load_string(base, NAME, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(running);
+  struct {
+    const char *text;
+    const char *key;   /* NULL: put in place by a reload */
+  } cases[] = {
+    { ONE_CLIENT "routes = ( { to = \"out\"; } );\n", NULL },
+    { ONE_CLIENT "routes = ( { to = \"out\"; dst_prefix = \"49\"; }, { to = \"out\"; } );\n", NULL },
+    { "\n\n" ONE_CLIENT "routes = ( { to = \"out\"; } );\n", NULL },   /* only lines moved */
+    { "general: { dlr_ttl = 60; };\n" ONE_CLIENT "routes = ( { to = \"out\"; } );\n", "general.dlr_ttl" },
+    { "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n"
+      "  connect = \"127.0.0.1:2776\"; system_id = \"emg\"; } );\nroutes = ( { to = \"out\"; } );\n",
+      "connectors.[0].connect" },
+    { ONE_CLIENT "routes = ( { to = \"out\"; } );\nadmin: { listen = \"127.0.0.1:8080\"; "
+      "token = \"0123456789abcdef0123\"; };\n", "admin.listen" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct config *next = config_load_string(cases[i].text, NAME, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(next);
+    char why[512] = "";
+    bool refused = config_needs_restart(running, next, why, sizeof why);
+    CU_ASSERT_EQUAL(refused, cases[i].key != NULL);
+    if (cases[i].key && strncmp(why, cases[i].key, strlen(cases[i].key)) != 0) {
+      CU_FAIL("the refusal names another key");
+      fprintf(stderr, "case %zu: %s\n", i, why);
+    }
+    config_free(next);
+  }
+  config_free(running);
+}
+
 void suite_config(void);
 void suite_config(void)
 {
@@ -674,6 +711,7 @@ void suite_config(void)
     { "no passwords in messages", test_no_passwords },
     { "included file", test_included_file },
     { "log level names", test_log_level_names },
+    { "what a reload cannot put in place", test_restart_keys },
     { NULL, NULL },
   };
   test_add_suite("config", cases);
