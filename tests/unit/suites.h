@@ -2,6 +2,7 @@
  * Each SUITE(name) needs a `void suite_<name>(void)` that adds a CUnit suite;
  * ctest runs each suite as its own test (tests/CMakeLists.txt). */
 SUITE(hexutil)
+SUITE(cidr)
 SUITE(charset)
 SUITE(sms_text)
 SUITE(ucp)
