@@ -10,6 +10,7 @@ packages=(
   # libraries (design.md)
   libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev
+  libcrypt-dev libsodium-dev
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark kannel
   # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)

@@ -3,6 +3,7 @@
  * ctest runs each suite as its own test (tests/CMakeLists.txt). */
 SUITE(hexutil)
 SUITE(cidr)
+SUITE(password)
 SUITE(charset)
 SUITE(sms_text)
 SUITE(ucp)
