@@ -2,6 +2,7 @@
  * libxcrypt (yescrypt, bcrypt, SHA-512 crypt) and libsodium (argon2id);
  * see password.h. Nothing here logs: the caller knows whose login it is. */
 #include <crypt.h>
+#include <ctype.h>
 #include <errno.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -164,6 +165,70 @@ static const char *crypt_form(enum password_kind kind)
   }
 }
 
+/* The most a stored hash may ask of one login. Only a mistake goes past
+ * them (each takes seconds here, see password.h), and password_hash_valid
+ * would otherwise hash its probe for hours ("$2b$31$") or map more memory
+ * than the machine has. */
+#define MAX_MEMORY (1ull << 30)      /* yescrypt and argon2id: libxcrypt's top cost */
+#define MAX_BCRYPT_COST 16
+#define MAX_SHA512_ROUNDS 10000000ul
+#define MAX_ARGON2_PASSES 10
+
+/* A character's value in crypt's base 64, or -1. */
+static int a64(char c)
+{
+  const char *p = c ? strchr(CRYPT_ALPHABET, c) : NULL;
+  return p ? (int)(p - CRYPT_ALPHABET) : -1;
+}
+
+/* What the cost parameters, read without hashing, ask of one login: a
+ * message when it is too much. Forms this cannot read are left to the probe
+ * (yescrypt's longer parameter forms, which libxcrypt itself does not
+ * write, are not limited). */
+static bool cost_bearable(const char *stored, enum password_kind kind, char *err, size_t err_len)
+{
+  unsigned long v = 0;
+  switch (kind) {
+  case PASSWORD_BCRYPT:
+    if (isdigit((unsigned char)stored[4]) && isdigit((unsigned char)stored[5]))
+      v = (unsigned long)(stored[4] - '0') * 10 + (unsigned long)(stored[5] - '0');
+    if (v > MAX_BCRYPT_COST)
+      return fail(err, err_len, "bcrypt cost %lu is too high: at most %d (each step doubles a "
+                  "login's time; cost 10 takes about 60 ms)", v, MAX_BCRYPT_COST);
+    break;
+  case PASSWORD_SHA512:
+    if (strncmp(stored + 3, "rounds=", 7) == 0 && isdigit((unsigned char)stored[10]) &&
+        (v = strtoul(stored + 10, NULL, 10)) > MAX_SHA512_ROUNDS)
+      return fail(err, err_len, "sha512crypt rounds=%lu is too many: at most %lu (5,000 take "
+                  "about 2.5 ms)", v, MAX_SHA512_ROUNDS);
+    break;
+  case PASSWORD_YESCRYPT: {
+    /* "$y$" flavor, log2(N) - 1, r - 1, one character each as libxcrypt
+     * writes them (values under 48); memory is 128 * r * N bytes. */
+    int flavor = a64(stored[3]), n = flavor < 0 ? -1 : a64(stored[4]);
+    int r = n < 0 ? -1 : a64(stored[5]);
+    if (flavor >= 48 || n < 0 || r < 0 || r >= 48)
+      break;
+    if (n >= 40 || (128ull * (unsigned)(r + 1) << (n + 1)) > MAX_MEMORY)
+      return fail(err, err_len, "yescrypt parameters '%.3s' ask too much memory of a login: "
+                  "at most 1 GiB (libxcrypt's highest cost, 11, as mkpasswd -R 11 writes)",
+                  stored + 3);
+    break;
+  }
+  case PASSWORD_ARGON2ID: {
+    unsigned long m = 0, t = 0;
+    if (sscanf(stored, "$argon2id$v=%*u$m=%lu,t=%lu,", &m, &t) == 2 &&
+        (m > MAX_MEMORY / 1024 || t > MAX_ARGON2_PASSES))
+      return fail(err, err_len, "argon2id m=%lu,t=%lu asks too much of a login: at most "
+                  "m=%llu (1 GiB) and t=%d", m, t, MAX_MEMORY / 1024, MAX_ARGON2_PASSES);
+    break;
+  }
+  case PASSWORD_UNKNOWN:
+    break;
+  }
+  return true;
+}
+
 /* A crypt(3) hash some password can match: hashing a probe with it as the
  * setting must work, and give a string of the stored one's form. */
 static bool crypt_hash_valid(const char *stored, enum password_kind kind, char *err,
@@ -203,26 +268,22 @@ bool password_hash_valid(const char *stored, char *err, size_t err_len)
   if (!stored || !*stored)
     return fail(err, err_len, "empty password hash");
   enum password_kind kind = password_kind_of(stored);
-  switch (kind) {
-  case PASSWORD_UNKNOWN:
+  if (kind == PASSWORD_UNKNOWN)
     return unknown_hash(stored, err, err_len);
-  case PASSWORD_ARGON2ID:
-    if (!sodium_ready())
-      return fail(err, err_len, "argon2id hash not checked: libsodium did not start");
-    /* Decodes the whole string (parameters, salt, digest) without hashing. */
-    if (strlen(stored) >= crypto_pwhash_argon2id_STRBYTES ||
-        crypto_pwhash_argon2id_str_needs_rehash(stored, crypto_pwhash_argon2id_OPSLIMIT_INTERACTIVE,
-                                                crypto_pwhash_argon2id_MEMLIMIT_INTERACTIVE) == -1)
-      return fail(err, err_len, "malformed argon2id hash: expected "
-                  "$argon2id$v=19$m=MEMORY,t=TIME,p=LANES$SALT$DIGEST, at most %d characters",
-                  crypto_pwhash_argon2id_STRBYTES - 1);
-    return true;
-  case PASSWORD_YESCRYPT:
-  case PASSWORD_BCRYPT:
-  case PASSWORD_SHA512:
-    break;
-  }
-  return crypt_hash_valid(stored, kind, err, err_len);
+  if (!cost_bearable(stored, kind, err, err_len))
+    return false;
+  if (kind != PASSWORD_ARGON2ID)
+    return crypt_hash_valid(stored, kind, err, err_len);
+  if (!sodium_ready())
+    return fail(err, err_len, "argon2id hash not checked: libsodium did not start");
+  /* Decodes the whole string (parameters, salt, digest) without hashing. */
+  if (strlen(stored) >= crypto_pwhash_argon2id_STRBYTES ||
+      crypto_pwhash_argon2id_str_needs_rehash(stored, crypto_pwhash_argon2id_OPSLIMIT_INTERACTIVE,
+                                              crypto_pwhash_argon2id_MEMLIMIT_INTERACTIVE) == -1)
+    return fail(err, err_len, "malformed argon2id hash: expected "
+                "$argon2id$v=19$m=MEMORY,t=TIME,p=LANES$SALT$DIGEST, at most %d characters",
+                crypto_pwhash_argon2id_STRBYTES - 1);
+  return true;
 }
 
 bool password_verify(const char *stored, bool stored_is_hash, const char *given)

@@ -52,17 +52,24 @@ enum password_kind password_kind_of(const char *stored);
 const char *password_kind_name(enum password_kind kind);
 
 /* For the configuration loader: whether stored is a hash that some password
- * can match. A crypt(3) hash is hashed once as a probe, which costs one
- * verification (see above): the hash must not make crypt_r fail ("*0"),
- * and the probe's result must have the stored string's form (same
- * parameters and salt, a digest of the same length and alphabet), or no
- * password would ever match it, as with a hash cut short in copying. An
- * argon2id hash is decoded by libsodium, without hashing: it must be
- * shorter than 128 characters (libsodium decodes no longer one), and a
- * digest cut short but still 16 bytes or more passes (it reads as a
- * shorter tag, which never matches). On false, err
- * (err_len bytes; may be NULL) says what is wrong, quoting at most the
- * scheme prefix, never the salt or digest. */
+ * can match, at a cost a login can bear.
+ *
+ * The cost parameters are read first, without hashing: more than 1 GiB of
+ * memory (yescrypt, argon2id), a bcrypt cost over 16, SHA-512 rounds over
+ * 10,000,000 or argon2id t over 10 are refused (each takes seconds a
+ * login; the probe below would take hours for "$2b$31$").
+ *
+ * A crypt(3) hash is then hashed once as a probe, which costs one
+ * verification (see above): crypt_r must not fail ("*0"), and its result
+ * must have the stored string's form (same parameters and salt, a digest
+ * of the same length and alphabet), or no password would ever match it, as
+ * with a hash cut short in copying. An argon2id hash is decoded by
+ * libsodium, without hashing: it must be shorter than 128 characters
+ * (libsodium decodes no longer one); a digest cut short but still 16 bytes
+ * or more passes (it reads as a shorter tag, which never matches).
+ *
+ * On false, err (err_len bytes; may be NULL) says what is wrong, quoting
+ * at most the scheme and the cost parameters, never the salt or digest. */
 bool password_hash_valid(const char *stored, char *err, size_t err_len);
 
 /* Whether given is the password stored holds. stored_is_hash says whether

@@ -210,14 +210,14 @@ static void test_malformed(void)
   s[strlen(s) - 1] = '+';
   malformed(s, "malformed bcrypt hash: its digest has characters other than");
 
-  malformed("$2b$99$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "COST from 04 to 31");
-  malformed("$2b$03$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "malformed bcrypt");
+  malformed("$2b$99$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "bcrypt cost 99 is too high");
+  malformed("$2b$03$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "COST from 04 to 31");
   malformed("$2b$10$/rN0N1YqVjIBZLYX4frC", "malformed bcrypt hash");
   snprintf(s, sizeof s, "%.*s", (int)strlen(b) - 1, b);
   malformed(s, "its digest is 1 character shorter");
 
   malformed("$6$rounds=abc$SECRETsalt$x", "$6$rounds=N$SALT$DIGEST");
-  malformed("$6$rounds=99999999999999$SECRETsalt$x", "malformed sha512crypt hash");
+  malformed("$6$rounds=99999999999999$SECRETsalt$x", "is too many");
   snprintf(s, sizeof s, "%.*s", (int)strlen(known[4].hash) - 10, known[4].hash);
   malformed(s, "10 characters shorter");
   /* A salt past SHA-512 crypt's 16 characters is cut by crypt: no match. */
@@ -243,6 +243,55 @@ static void test_malformed(void)
   CU_ASSERT_FALSE(password_hash_valid("secret", small, sizeof small));
   CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
   CU_ASSERT_FALSE(password_hash_valid("secret", NULL, 0));
+}
+
+/* Costs past the limits are refused before any hashing (this test would
+ * otherwise run for hours); those at the limits are not refused for cost.
+ * password_verify is not asked: it would pay the cost. */
+static void test_cost_limits(void)
+{
+  char err[PASSWORD_ERR_LEN];
+  const char *too_much[][2] = {
+    { "$2b$17$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "bcrypt cost 17 is too high" },
+    { "$2b$31$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe", "at most 16" },
+    { "$6$rounds=10000001$w1GWD2HT9oQ.dG1N$x", "rounds=10000001 is too many" },
+    { "$6$rounds=999999999$w1GWD2HT9oQ.dG1N$x", "at most 10000000" },
+    /* N = 2^19, r = 32: 2 GiB; N = 2^18, r = 33: just over 1 GiB. */
+    { "$y$jGT$z5A6Ixbsf1jJ5MEdMyN21/$MmVFiYbTBPV2pP/69TOK4.DYN94BvWcO8xaYaLhR3AB",
+      "yescrypt parameters 'jGT' ask too much memory" },
+    { "$y$jFU$z5A6Ixbsf1jJ5MEdMyN21/$x", "at most 1 GiB" },
+    { "$y$jyT$z5A6Ixbsf1jJ5MEdMyN21/$x", "too much memory" },
+    { "$argon2id$v=19$m=1048577,t=2,p=1$dzc1SkNQWWZCb01YVUlvQw$+Ght0u9G9u+Eej9JOQftVqZ8LfsQhNuO8fqKjmlLY0Q",
+      "argon2id m=1048577,t=2 asks too much" },
+    { "$argon2id$v=19$m=4096,t=11,p=1$dzc1SkNQWWZCb01YVUlvQw$+Ght0u9G9u+Eej9JOQftVqZ8LfsQhNuO8fqKjmlLY0Q",
+      "at most m=1048576 (1 GiB) and t=10" },
+  };
+  for (size_t i = 0; i < sizeof too_much / sizeof too_much[0]; i++) {
+    err[0] = '\0';
+    CU_ASSERT_FALSE(password_hash_valid(too_much[i][0], err, sizeof err));
+    if (!strstr(err, too_much[i][1]))
+      printf("\n  %.20s...: \"%s\" lacks \"%s\"\n", too_much[i][0], err, too_much[i][1]);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, too_much[i][1]));
+  }
+  /* At the limits, or unreadable (left to the probe): other messages. */
+  const char *not_for_cost[] = {
+    "$2b$16$/rN0N1YqVjIBZLYX4frC",          /* salt cut: the probe refuses it at once */
+    "$2b$xx$/rN0N1YqVjIBZLYX4frCKOwjWlrDkLI67tlZTU2wRDIvsxSKjptPe",
+    "$6$rounds=10000000$!x",                /* '!': libxcrypt refuses it at once */
+    "$6$rounds=-1$w1GWD2HT9oQ.dG1N$x",
+    "$y$",
+    "$y$j",
+    "$y$jF",
+    "$y$jFT$!x",                            /* 1 GiB, the limit; '!' refused at once */
+    "$argon2id$v=19$m=1048576,t=10,p=1$x",
+  };
+  for (size_t i = 0; i < sizeof not_for_cost / sizeof not_for_cost[0]; i++) {
+    err[0] = '\0';
+    CU_ASSERT_FALSE(password_hash_valid(not_for_cost[i], err, sizeof err));
+    if (strstr(err, "too "))
+      printf("\n  %s refused for its cost: %s\n", not_for_cost[i], err);
+    CU_ASSERT_PTR_NULL(strstr(err, "too "));
+  }
 }
 
 static void test_hash_new(void)
@@ -323,6 +372,7 @@ void suite_password(void)
     { "hashes made by other programs", test_known_hashes },
     { "hashes made here, each kind", test_generated },
     { "malformed hashes refused", test_malformed },
+    { "costs no login should bear", test_cost_limits },
     { "new hash round trip", test_hash_new },
     { "threads with small stacks", test_threads },
     { NULL, NULL },
