@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "account.h"
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
@@ -469,6 +470,9 @@ static json_t *status_json(struct admin *a)
   json_t *counts = json_object();
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
     json_object_set_new(counts, totals[i].key, json_integer((json_int_t)total_value(c, &totals[i])));
+  json_t *refusals = json_object();
+  for (enum account_refusal r = ACCOUNT_OK + 1; r < ACCOUNT_REFUSALS; r++)
+    json_object_set_new(refusals, account_refusal_key(r), json_integer((json_int_t)accounts_refused(c->accounts, r)));
   json_t *rates = json_object();
   static const unsigned spans[] = { 1, 10, 60 };
   for (unsigned i = 0; i < sizeof spans / sizeof spans[0]; i++) {
@@ -479,10 +483,10 @@ static json_t *status_json(struct admin *a)
     json_object_set_new(rates, key, json_pack("{s:f, s:f}", "received", in, "sent", out));
   }
   return json_pack(
-    "{s:s, s:o, s:I, s:i, s:b, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
+    "{s:s, s:o, s:I, s:i, s:b, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
     "version", EMGD_VERSION, "started", json_time_ms(c->started * 1000), "uptime_s",
     (json_int_t)(time(NULL) - c->started), "node_id", (int)c->cfg->node_id, "persist",
-    c->cfg->persist, "totals", counts, "rates", rates, "queue", "in_flight",
+    c->cfg->persist, "totals", counts, "refusals", refusals, "rates", rates, "queue", "in_flight",
     (json_int_t)atomic_load(&c->in_flight), "queued", (json_int_t)queued_total(c), "soft_limit",
     (json_int_t)c->cfg->max_total_queue_soft, "hard_limit", (json_int_t)c->cfg->max_total_queue,
     "dlr", dlr_json(c), "spool", spool_json(c), "database", database_json(c), "plugins", plugins_json(c),
@@ -920,6 +924,10 @@ static char *metrics_text(struct admin *a)
     fprintf(f, t->label ? "%s{%s} %" PRIu64 "\n" : "%s%s %" PRIu64 "\n", t->metric, t->label ? t->label : "",
             total_value(c, t));
   }
+  metric_head(f, "emg_logins_refused_total", "counter", "Binds and HTTP logins refused, by reason.");
+  for (enum account_refusal r = ACCOUNT_OK + 1; r < ACCOUNT_REFUSALS; r++)
+    fprintf(f, "emg_logins_refused_total{reason=\"%s\"} %" PRIu64 "\n", account_refusal_key(r),
+            accounts_refused(c->accounts, r));
   metric_value(f, "emg_uptime_seconds", "gauge", "Seconds since emgd started.",
                (uint64_t)(time(NULL) - c->started));
   metric_value(f, "emg_in_flight", "gauge", "Messages accepted and not yet sent or failed.",

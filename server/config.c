@@ -84,8 +84,7 @@ static const struct key connector_keys[] = {
   { STRING_KEY("system_id", system_id, 1), .only = MODE_CLIENT },   /* required: check_connector */
   { STRING_KEY("password", password, 0), .only = MODE_CLIENT },
   { ENUM_KEY("bind_mode", bind_mode, bind_modes, PROTO_BIND_TRX), .only = MODE_CLIENT },
-  { LIST_KEY("users", users, n_users, user_section, 1, 100000), .unique = "name",
-    .only = MODE_SERVER, .required = MODE_SERVER },
+  { LIST_KEY("users", users, n_users, user_section, 1, 100000), .unique = "name", .only = MODE_SERVER },
   { DOUBLE_KEY("max_rate", max_rate, 0, 1000000, 0) },
   { UINT_KEY("response_timeout", response_timeout_ms, 1, 3600000, 30000) },
   { UINT_KEY("keepalive", keepalive_ms, 1, 3600000, 30000) },
@@ -448,6 +447,9 @@ static const struct key root_keys[] = {
   { GROUP_KEY("database", database_section) },
   { LIST_KEY("connectors", connectors, n_connectors, connector_section, 1, 65535),
     .unique = "name", .required = ALWAYS },
+  /* After the connectors: a change of a users entry is then named by its
+   * own path, not by the account it became (config_accounts.c). */
+  { LIST_KEY("accounts", accounts, n_accounts, account_section, 0, 100000), .unique = "name" },
   { LIST_KEY("routes", routes, n_routes, route_section, 0, 100000), .live = true },
   { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000), .unique = "name", .live = true },
 };
@@ -499,6 +501,7 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
   ld.cfg = c;
   const config_setting_t *root = config_root_setting(lc);
   read_group(&ld, root, &root_section, c, "");
+  config_accounts_merge(&ld, root, c);
   c->has_admin = config_setting_get_member(root, "admin") != NULL;
   c->has_database = config_setting_get_member(root, "database") != NULL;
 out:

@@ -21,9 +21,39 @@ enum config_log_level {
   CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG, CONFIG_LOG_DEBUG2
 };
 
+/* A connector's `users` entry (the shorthand for an account of that
+ * connector); once loaded, a server connector's users are the accounts
+ * that may use it, each with its index in config.accounts. */
 struct config_user {
   char name[MSG_USER_LEN];
   char password[MSG_USER_LEN];
+  unsigned account;
+};
+
+#define CONFIG_ACCOUNT_LIST_MAX 32       /* connectors, allow_ip, senders of one account */
+#define CONFIG_PASSWORD_HASH_LEN 256
+#define CONFIG_CREDIT_UNLIMITED ((size_t)INT64_MAX)   /* credit absent */
+
+/* An account: who may bind or submit, from where, how much. */
+struct config_account {
+  char name[MSG_USER_LEN];
+  char password[MSG_USER_LEN];        /* cleartext, or "" when password_hash is given */
+  char password_hash[CONFIG_PASSWORD_HASH_LEN]; /* yescrypt, bcrypt, SHA-512 crypt or argon2id */
+  char connectors[CONFIG_ACCOUNT_LIST_MAX][CONFIG_NAME_LEN]; /* none = every server connector */
+  unsigned n_connectors;
+  char allow_ip[CONFIG_ACCOUNT_LIST_MAX][64]; /* CIDRs; none = any address */
+  unsigned n_allow_ip;
+  unsigned max_binds;                 /* sessions at once over all connectors; 0 = no limit */
+  double max_rate;                    /* messages a second over all its sessions; 0 = no limit */
+  size_t credit;                      /* message parts it may still send; CONFIG_CREDIT_UNLIMITED */
+  char senders[CONFIG_ACCOUNT_LIST_MAX][MSG_ADDR_LEN]; /* allowed sources or prefixes; none = any */
+  unsigned n_senders;
+  char default_sender[MSG_ADDR_LEN];  /* for a submit without one; "" = none */
+  bool enabled;
+  char expires[32];                   /* "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC); "" = never */
+  int64_t expires_at;                 /* the same in seconds since 1970; 0 = never */
+  bool from_users;                    /* written as a connector's users entry */
+  int line;
 };
 
 enum config_conn_mode {
@@ -168,6 +198,8 @@ struct config {
   char db_conninfo[512];
   bool db_message_log;
 
+  struct config_account *accounts;
+  unsigned n_accounts;
   struct config_connector *connectors;
   unsigned n_connectors;
   struct config_route *routes;
@@ -195,6 +227,9 @@ struct config *config_load_string(const char *text, const char *name, struct con
 bool config_needs_restart(const struct config *running, const struct config *next, char *why, size_t len);
 
 void config_free(struct config *c);
+
+/* The index in c->accounts of the account named name, or -1. */
+int config_account_index(const struct config *c, const char *name);
 
 /* The connector named name, or NULL. */
 const struct config_connector *config_connector(const struct config *c, const char *name);

@@ -125,6 +125,14 @@ bool section_differs(const struct section *sec, const void *a, const void *b, co
 /* Sorts ld's errors by file and line into out; returns their count. */
 unsigned finish_errors(struct load *ld, struct config_errors *out);
 
+/* ---- config_accounts.c ---- */
+
+extern const struct section account_section;
+
+/* Turns the connectors' users entries into accounts and rebuilds each
+ * server connector's users as the accounts that may use it. */
+void config_accounts_merge(struct load *ld, const config_setting_t *root, struct config *c);
+
 /* ---- the tables (config.c, config_accounts.c) ---- */
 
 /* ---- the tables ---- */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clock.h"
+#include "account.h"
 #include "connector_internal.h"
 #include "http_callback.h"
 #include "netutil.h"
@@ -238,6 +239,14 @@ uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type t
 
 /* ---- session callbacks ---- */
 
+/* Gives back the account's bind the listener took for this session. */
+static void bind_release(struct instance *in)
+{
+  if (in->bind_held >= 0)
+    accounts_unbind(in->conn->core->accounts, in->conn->index, in->bind_held);
+  in->bind_held = -1;
+}
+
 /* The bind the listener proved (connector_accept.c) comes first on every
  * connection handed over: its account is taken without a second check. */
 static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
@@ -347,6 +356,7 @@ static void on_disconnect(struct session *s, const char *reason)
     session_destroy(s);
     in->session = NULL;
     in->user = -1;
+    bind_release(in);
     atomic_store(&in->busy, false);
   } else {
     LOGW(in->log, "instance %u: connection to %s lost: %s", in->index, in->conn->cfg->connect,
@@ -374,7 +384,7 @@ static void take_handoff(struct instance *in)
   memcpy(peer, in->handoff_peer, sizeof peer);
   uint8_t *input = in->handoff_input;
   size_t len = in->handoff_input_len;
-  in->proven_user = in->handoff_user;
+  in->proven_user = in->bind_held = in->handoff_user;
   in->handoff_fd = -1;
   in->handoff_input = NULL;
   pthread_mutex_unlock(&in->handoff_lock);
@@ -386,6 +396,7 @@ static void take_handoff(struct instance *in)
   free(input);
   if (!in->session) {
     LOGE(in->log, "instance %u: no session for %s (out of memory)", in->index, peer);
+    bind_release(in);
     atomic_store(&in->busy, false);
   }
 }
@@ -523,7 +534,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     in->log = c->log;
     in->user = -1;
     in->handoff_fd = -1;
-    in->proven_user = -1;
+    in->proven_user = in->bind_held = -1;
     pthread_mutex_init(&in->handoff_lock, NULL);
     pthread_mutex_init(&in->info_lock, NULL);
     in->loop = evloop_create(10);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "account.h"
 #include "connector_internal.h"
 #include "netutil.h"
 #include "strutil.h"
@@ -63,15 +64,6 @@ static unsigned unbound_from(const struct connector *c, const char *peer)
   return n;
 }
 
-/* The index of the account bind names with its password, or -1. */
-static int account_proven(const struct config_connector *cfg, const struct proto_pdu *bind)
-{
-  for (unsigned i = 0; i < cfg->n_users; i++)
-    if (strcmp(cfg->users[i].name, bind->user) == 0 && strcmp(cfg->users[i].password, bind->password) == 0)
-      return (int)i;
-  return -1;
-}
-
 static struct instance *instance_take(struct connector *c)
 {
   for (unsigned i = 0; i < c->n_instances; i++) {
@@ -109,34 +101,48 @@ static bool hand_over(struct connector *c, struct instance *in, struct session *
   return true;
 }
 
+static enum proto_status refuse(struct connector *c, struct session *s, const struct proto_pdu *bind,
+                                enum account_refusal why)
+{
+  if (why != ACCOUNT_NO_INSTANCE)   /* counted as a session refused */
+    atomic_fetch_add(&c->core->stats.binds_refused, 1);
+  uint64_t skipped = 0;
+  /* Guessing is logged through the guard's lines; a flood of binds beyond
+   * the instances once each 10 s. */
+  if (why != ACCOUNT_NO_INSTANCE ||
+      log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
+    LOGW(c->log, "bind from %s as '%s' refused: %s%s", session_peer(s), bind->user, account_refusal_text(why),
+         why == ACCOUNT_NO_INSTANCE && skipped ? " (and more since the last such line)" : "");
+  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD)
+    auth_guard_failed(c->core->auth_guard, session_peer(s), "a bind");
+  return account_refusal_status(why);
+}
+
 static enum proto_status unbound_bind(struct session *s, const struct proto_pdu *bind)
 {
   struct connector *c = session_app(s);
   struct core *core = c->core;
-  uint64_t skipped;
   /* An address that failed too often is refused unheard: guessing from it
    * learns nothing until its block ends (logged once, by the guard). */
   if (auth_guard_blocked(core->auth_guard, session_peer(s))) {
     atomic_fetch_add(&core->stats.logins_blocked, 1);
     return PROTO_E_AUTH;
   }
-  int user = account_proven(c->cfg, bind);
-  if (user < 0) {
-    atomic_fetch_add(&core->stats.binds_refused, 1);
-    LOGW(c->log, "bind from %s as '%s' refused: unknown account or wrong password", session_peer(s), bind->user);
-    auth_guard_failed(core->auth_guard, session_peer(s), "a bind");
-    return PROTO_E_AUTH;
-  }
+  int user;
+  enum account_refusal why = accounts_login(core->accounts, c->index, session_peer(s), bind->user, bind->password,
+                                            true, &user);
+  if (why != ACCOUNT_OK)
+    return refuse(c, s, bind, why);
   struct instance *in = atomic_load(&c->accepting) ? instance_take(c) : NULL;
   if (!in) {
+    accounts_unbind(core->accounts, c->index, user);
+    accounts_count(core->accounts, ACCOUNT_NO_INSTANCE);
     atomic_fetch_add(&core->stats.sessions_refused, 1);
-    if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
-      LOGW(c->log, "bind from %s as '%s' refused: all %u instances are in use (%" PRIu64 " more refused "
-           "since the last such line)", session_peer(s), bind->user, c->n_instances, skipped);
-    return PROTO_E_AUTH;
+    return refuse(c, s, bind, ACCOUNT_NO_INSTANCE);
   }
   if (!hand_over(c, in, s, user)) {
     atomic_store(&in->busy, false);
+    accounts_unbind(core->accounts, c->index, user);
     LOGW(c->log, "bind from %s as '%s' refused: the connection could not be handed to an instance "
          "(out of memory, or answers it has not read)", session_peer(s), bind->user);
     return PROTO_E_AUTH;

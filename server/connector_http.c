@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "account.h"
 #include "connector_internal.h"
 #include "fd_budget.h"
 #include "http_callback.h"
@@ -45,11 +46,15 @@ static int http_check_user(void *ctx, const char *peer, const char *user, const 
     atomic_fetch_add(&c->core->stats.logins_blocked, 1);
     return -1;
   }
-  for (unsigned i = 0; i < c->cfg->n_users; i++)
-    if (strcmp(c->cfg->users[i].name, user) == 0 && strcmp(c->cfg->users[i].password, password) == 0)
-      return 0;
+  int index;
+  enum account_refusal why = accounts_login(c->core->accounts, c->index, peer, user, password, false, &index);
+  if (why == ACCOUNT_OK)
+    return 0;
   atomic_fetch_add(&c->core->stats.binds_refused, 1);
-  auth_guard_failed(c->core->auth_guard, peer, "an HTTP request");
+  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD)
+    auth_guard_failed(c->core->auth_guard, peer, "an HTTP request");
+  else
+    LOGW(c->log, "HTTP request from %s as '%s' refused: %s", peer, user, account_refusal_text(why));
   return -1;
 }
 

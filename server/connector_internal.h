@@ -92,6 +92,7 @@ struct instance {
   _Atomic bool busy;               /* has (or is being handed) a connection */
   int user;                        /* index of the bound account, -1 */
   int proven_user;                 /* the account the listener proved for the coming bind, -1 */
+  int bind_held;                   /* the account whose max_binds this session holds one of, -1 */
   struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
   _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
   _Atomic bool bound;

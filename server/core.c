@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "account.h"
 #include "core.h"
 #include "sms_text.h"
 
@@ -39,8 +40,10 @@ int core_init(struct core *c, const struct config *cfg)
   c->history = history_create(cfg->history_size);
   c->auth_guard = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
                                     log_category("emg.auth"));
+  char err[256];
+  c->accounts = accounts_create(cfg, err, sizeof err);
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
-  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->auth_guard || !c->connectors) {
+  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->auth_guard || !c->accounts || !c->connectors) {
     core_destroy(c);
     return -1;
   }
@@ -70,6 +73,8 @@ void core_destroy(struct core *c)
   c->history = NULL;
   auth_guard_destroy(c->auth_guard);
   c->auth_guard = NULL;
+  accounts_destroy(c->accounts);
+  c->accounts = NULL;
   free(c->connectors);
   c->connectors = NULL;
 }

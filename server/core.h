@@ -86,6 +86,7 @@ struct core {
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
   struct auth_guard *auth_guard;      /* failed logins per source address */
+  struct accounts *accounts;          /* who may log in where (account.h) */
   struct ids ids;
   struct connector **connectors;
   unsigned n_connectors;

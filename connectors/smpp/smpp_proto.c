@@ -105,8 +105,8 @@ enum proto_status smpp_proto_status(uint32_t command_status)
   case SMPP_ESME_RMSGQFUL: return PROTO_E_QUEUE_FULL;
   case SMPP_ESME_RSYSERR:
   case SMPP_ESME_RX_T_APPN: return PROTO_E_TEMPORARY;
-  case SMPP_ESME_RINVPASWD:
-  case SMPP_ESME_RINVSYSID:
+  case SMPP_ESME_RINVPASWD: return PROTO_E_AUTH_PASSWORD;
+  case SMPP_ESME_RINVSYSID: return PROTO_E_AUTH_ACCOUNT;
   case SMPP_ESME_RBINDFAIL: return PROTO_E_AUTH;
   case SMPP_ESME_RINVBNDSTS: return PROTO_E_BIND_STATE;
   case SMPP_ESME_RALYBND: return PROTO_E_ALREADY_BOUND;
@@ -131,6 +131,8 @@ uint32_t smpp_proto_command_status(enum proto_op op, enum proto_status status,
   case PROTO_E_TEMPORARY:
     return op == PROTO_OP_DELIVER_RESP ? SMPP_ESME_RX_T_APPN : SMPP_ESME_RSYSERR;
   case PROTO_E_AUTH: return SMPP_ESME_RBINDFAIL;
+  case PROTO_E_AUTH_ACCOUNT: return SMPP_ESME_RINVSYSID;
+  case PROTO_E_AUTH_PASSWORD: return SMPP_ESME_RINVPASWD;
   case PROTO_E_BIND_STATE: return SMPP_ESME_RINVBNDSTS;
   case PROTO_E_ALREADY_BOUND: return SMPP_ESME_RALYBND;
   case PROTO_E_UNSUPPORTED: return SMPP_ESME_RINVCMDID;

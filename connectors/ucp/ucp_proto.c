@@ -127,7 +127,9 @@ int ucp_proto_ec(enum proto_status s)
   case PROTO_E_BIND_STATE: return 4;
   case PROTO_E_ALREADY_BOUND: return 4;
   case PROTO_E_ADDRESS: return 6;
-  case PROTO_E_AUTH: return 7;
+  case PROTO_E_AUTH:
+  case PROTO_E_AUTH_ACCOUNT:
+  case PROTO_E_AUTH_PASSWORD: return 7;
   case PROTO_E_TOO_LONG: return 24;
   case PROTO_E_TEMPORARY: return UCP_EC_SYSTEM;
   case PROTO_E_THROTTLED: return UCP_EC_THROTTLED;

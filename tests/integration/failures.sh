@@ -35,7 +35,7 @@ wait_port "$smpp_in"
 probe "$smpp_in" before-bind > "$TMP/p1"
 check "submit before bind: ESME_RINVBNDSTS" grep -qx "submit_status=0x04" "$TMP/p1"
 probe "$smpp_in" bad-password esme > "$TMP/p2"
-check "wrong password: ESME_RBINDFAIL" grep -qx "bind_status=0x0d" "$TMP/p2"
+check "wrong password: ESME_RINVPASWD" grep -qx "bind_status=0x0e" "$TMP/p2"
 check "wrong password: then the connection is closed" grep -qx "closed=1" "$TMP/p2"
 probe "$smpp_in" unknown-command esme pw1 > "$TMP/p3"
 check "unknown command: generic_nack ESME_RINVCMDID with its sequence number" \

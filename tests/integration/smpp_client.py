@@ -10,6 +10,11 @@ emg's own codec:
       COUNT binds, each on a connection of its own (from SOURCE_ADDRESS when
       given); prints "OK REFUSED SECONDS" (binds answered with status 0, the
       others, and the time they took).
+  smpp_client.py statuses HOST:PORT USER PASSWORD COUNT [SOURCE_ADDRESS]
+      COUNT binds as transceiver, each on a connection of its own, all kept
+      open until the last is answered; prints each bind_resp's
+      command_status in hex, space-separated ("closed" when the connection
+      went without an answer).
   smpp_client.py flood HOST:PORT USER PASSWORD SECONDS
       binds as a transceiver with a 4 KiB receive buffer, then sends
       enquire_links in 64 KiB batches for SECONDS without ever reading (a
@@ -97,6 +102,20 @@ def binds(address, user, password, count, source):
     print("%d %d %.3f" % (ok, refused, time.monotonic() - start))
 
 
+def statuses(address, user, password, count, source):
+    held, out = [], []
+    for _ in range(count):
+        sock = connect(address, source)
+        held.append(sock)
+        try:
+            out.append("0x%02x" % bind(sock, user, password, 0x00000009))
+        except ConnectionError:
+            out.append("closed")
+    print(" ".join(out))
+    for sock in held:
+        sock.close()
+
+
 def flood(address, user, password, secs):
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))   # the report still comes
@@ -133,6 +152,8 @@ def main():
         submit(address, user.encode(), password.encode(), int(n))
     elif mode == "bind":
         binds(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
+    elif mode == "statuses":
+        statuses(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
     elif mode == "flood":
         flood(address, user.encode(), password.encode(), float(n))
     else:

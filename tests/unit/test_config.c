@@ -58,7 +58,7 @@ static void test_default_file(void)
   CU_ASSERT_EQUAL(in->window, 10);
   CU_ASSERT_EQUAL_FATAL(in->n_users, 1);
   CU_ASSERT_STRING_EQUAL(in->users[0].name, "load");
-  CU_ASSERT_STRING_EQUAL(in->users[0].password, "secret");
+  CU_ASSERT_STRING_EQUAL(c->accounts[in->users[0].account].password, "secret");
   CU_ASSERT(in->line > 0);
 
   const struct config_connector *out = config_connector(c, "smpp-out");
@@ -196,7 +196,7 @@ static void test_all_keys(void)
   CU_ASSERT_DOUBLE_EQUAL(in->max_rate, 250.5, 1e-9);
   CU_ASSERT_EQUAL_FATAL(in->n_users, 2);
   CU_ASSERT_STRING_EQUAL(in->users[1].name, "b");
-  CU_ASSERT_STRING_EQUAL(in->users[1].password, "q");
+  CU_ASSERT_STRING_EQUAL(c->accounts[in->users[1].account].password, "q");
   CU_ASSERT_STRING_EQUAL(out->connect, "smsc.example.net:5000");
   CU_ASSERT_STRING_EQUAL(out->system_id, "me");
   CU_ASSERT_STRING_EQUAL(out->password, "pw");
@@ -374,7 +374,7 @@ static void test_modes(void)
            &e);
   CU_ASSERT_EQUAL(e.count, 12);
   CU_ASSERT(has_error(&e, 2, "connectors.[0].listen", "missing (required when mode = \"server\")"));
-  CU_ASSERT(has_error(&e, 2, "connectors.[0].users", "missing (required when mode = \"server\")"));
+  CU_ASSERT(has_error(&e, 2, "connectors.[0]", "no account may use this server connector"));
   CU_ASSERT(has_error(&e, 3, "connectors.[0].connect", "applies only when mode = \"client\""));
   CU_ASSERT(has_error(&e, 3, "connectors.[0].system_id", "applies only when mode = \"client\""));
   CU_ASSERT(has_error(&e, 3, "connectors.[0].reconnect_min", "applies only when mode = \"client\""));
@@ -649,6 +649,90 @@ static void test_log_level_names(void)
   CU_ASSERT_STRING_EQUAL(config_log_level_name((enum config_log_level)42), "unknown");
 }
 
+#define TWO_SERVERS \
+  "connectors = (\n" \
+  "  { name = \"smpp-in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:1\";\n" \
+  "    users = ( { name = \"u1\"; password = \"p1\"; } ); },\n" \
+  "  { name = \"ucp-in\"; protocol = \"ucp\"; mode = \"server\"; listen = \"127.0.0.1:2\";\n" \
+  "    users = ( { name = \"u1\"; password = \"p1\"; }, { name = \"u2\"; password = \"p2\"; } ); },\n" \
+  "  { name = \"out\"; protocol = \"smpp\"; mode = \"client\"; connect = \"h:1\"; system_id = \"s\"; }\n" \
+  ");\n"
+
+/* Accounts: the top-level list with every key, and the users lists as its
+ * shorthand; each server connector's users are the accounts that may use it. */
+static void test_accounts(void)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(
+      "accounts = ( { name = \"acme\"; password_hash = \"$y$j9T$Xib.iFndFAHMXBdG80OKB/$pjODb2D38g43Gr8knzCBTXG3MNlLPU79UmIn4bLzzg2\"; connectors = [ \"smpp-in\" ];\n"
+      "  allow_ip = [ \"10.0.0.0/8\", \"::1\" ]; max_binds = 4; max_rate = 1000.5; credit = 5000;\n"
+      "  senders = [ \"ACME\", \"4917\" ]; default_sender = \"ACME\"; expires = \"2027-01-31\"; },\n"
+      "  { name = \"every\"; password = \"pw\"; enabled = false; expires = \"2027-01-31T12:30:00Z\"; } );\n"
+      TWO_SERVERS, NAME, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_EQUAL_FATAL(c->n_accounts, 4);
+  const struct config_account *acme = &c->accounts[0], *every = &c->accounts[1];
+  CU_ASSERT_STRING_EQUAL(acme->password_hash, "$y$j9T$Xib.iFndFAHMXBdG80OKB/$pjODb2D38g43Gr8knzCBTXG3MNlLPU79UmIn4bLzzg2");
+  CU_ASSERT_STRING_EQUAL(acme->password, "");
+  CU_ASSERT_EQUAL(acme->n_connectors, 1);
+  CU_ASSERT_EQUAL(acme->n_allow_ip, 2);
+  CU_ASSERT_STRING_EQUAL(acme->allow_ip[1], "::1");
+  CU_ASSERT_EQUAL(acme->max_binds, 4);
+  CU_ASSERT_DOUBLE_EQUAL(acme->max_rate, 1000.5, 1e-9);
+  CU_ASSERT_EQUAL(acme->credit, 5000);
+  CU_ASSERT_EQUAL(acme->n_senders, 2);
+  CU_ASSERT_STRING_EQUAL(acme->default_sender, "ACME");
+  CU_ASSERT_TRUE(acme->enabled);
+  CU_ASSERT_EQUAL(acme->expires_at, 1801353600);   /* 2027-01-31T00:00:00Z */
+  CU_ASSERT_FALSE(every->enabled);
+  CU_ASSERT_EQUAL(every->expires_at, 1801398600);
+  CU_ASSERT_EQUAL(every->credit, CONFIG_CREDIT_UNLIMITED);
+  /* u1 of both server connectors is one account of both; u2 of one. */
+  int u1 = config_account_index(c, "u1"), u2 = config_account_index(c, "u2");
+  CU_ASSERT_FATAL(u1 >= 0 && u2 >= 0);
+  CU_ASSERT_EQUAL(c->accounts[u1].n_connectors, 2);
+  CU_ASSERT_TRUE(c->accounts[u1].from_users);
+  CU_ASSERT_EQUAL(c->accounts[u2].n_connectors, 1);
+  CU_ASSERT_EQUAL(config_account_index(c, "nobody"), -1);
+  /* smpp-in: acme, every, u1; ucp-in: every, u1, u2 (in the accounts' order). */
+  const struct config_connector *smpp = config_connector(c, "smpp-in"), *ucp = config_connector(c, "ucp-in");
+  CU_ASSERT_EQUAL_FATAL(smpp->n_users, 3);
+  CU_ASSERT_STRING_EQUAL(smpp->users[0].name, "acme");
+  CU_ASSERT_EQUAL(smpp->users[0].account, 0);
+  CU_ASSERT_STRING_EQUAL(smpp->users[2].name, "u1");
+  CU_ASSERT_EQUAL(smpp->users[2].account, (unsigned)u1);
+  CU_ASSERT_EQUAL_FATAL(ucp->n_users, 3);
+  CU_ASSERT_STRING_EQUAL(ucp->users[0].name, "every");
+  CU_ASSERT_STRING_EQUAL(ucp->users[2].name, "u2");
+  config_free(c);
+
+  load_bad("accounts = ( { name = \"a\"; password = \"x\"; password_hash = \"$y$x\"; },\n"
+           "  { name = \"b\"; },\n"
+           "  { name = \"c\"; password_hash = \"plain\"; expires = \"31.01.2027\"; },\n"
+           "  { name = \"d\"; password = \"x\"; connectors = [ \"out\", \"nope\" ]; },\n"
+           "  { name = \"u2\"; password = \"x\"; } );\n"
+           TWO_SERVERS, &e);
+  CU_ASSERT_EQUAL(e.count, 8);
+  CU_ASSERT(has_error(&e, 1, "accounts.[0].password", "give either password or password_hash, not both"));
+  CU_ASSERT(has_error(&e, 1, "accounts.[0].password_hash", "malformed yescrypt hash"));
+  CU_ASSERT(has_error(&e, 2, "accounts.[1].password", "not neither"));
+  CU_ASSERT(has_error(&e, 3, "accounts.[2].password_hash", "not a password hash"));
+  CU_ASSERT(has_error(&e, 3, "accounts.[2].expires", "must be a date"));
+  CU_ASSERT(has_error(&e, 4, "accounts.[3].connectors", "'out' is a client connector"));
+  CU_ASSERT(has_error(&e, 4, "accounts.[3].connectors", "no connector is named 'nope'"));
+  CU_ASSERT(has_error(&e, 10, "connectors.[1].users.[1]", "account 'u2' is also in accounts (line 5)"));
+  config_errors_free(&e);
+
+  load_bad("connectors = (\n"
+           "  { name = \"a\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:1\";\n"
+           "    users = ( { name = \"u\"; password = \"p1\"; } ); },\n"
+           "  { name = \"b\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:2\";\n"
+           "    users = ( { name = \"u\"; password = \"p2\"; } ); } );\n", &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 5, "connectors.[1].users.[0]", "with another password"));
+  config_errors_free(&e);
+}
+
 /* A reload puts routes and plugins in place; any other change is refused,
  * named by its key's path. */
 static void test_restart_keys(void)
@@ -712,6 +796,7 @@ void suite_config(void)
     { "included file", test_included_file },
     { "log level names", test_log_level_names },
     { "what a reload cannot put in place", test_restart_keys },
+    { "accounts, and users as their shorthand", test_accounts },
     { NULL, NULL },
   };
   test_add_suite("config", cases);

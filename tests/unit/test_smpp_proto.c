@@ -363,12 +363,16 @@ static void test_bind_resp(void)
   CU_ASSERT_EQUAL(back.status, PROTO_OK);
   CU_ASSERT_STRING_EQUAL(back.user, "SMSC");
 
-  /* refused: the header alone; the code the handler gave, else RBINDFAIL */
+  /* refused: the header alone; a wrong password and an unknown account
+   * each with its own code, any other refusal RBINDFAIL */
   pdu.bind_mode = PROTO_BIND_TX;
-  pdu.status = PROTO_E_AUTH;
-  pdu.raw_status = SMPP_ESME_RINVPASWD;
+  pdu.status = PROTO_E_AUTH_PASSWORD;
   CU_ASSERT_EQUAL(encode(&pdu), 16);
   CU_ASSERT(out_is("00000010 80000002 0000000e 00000001"));
+  pdu.status = PROTO_E_AUTH_ACCOUNT;
+  CU_ASSERT_EQUAL(encode(&pdu), 16);
+  CU_ASSERT(out_is("00000010 80000002 0000000f 00000001"));
+  pdu.status = PROTO_E_AUTH;
   pdu.raw_status = 0;
   roundtrip(&pdu, &back);
   CU_ASSERT(out_is("00000010 80000002 0000000d 00000001"));
@@ -799,8 +803,8 @@ static void test_status_mapping(void)
     { SMPP_ESME_RMSGQFUL, PROTO_E_QUEUE_FULL },
     { SMPP_ESME_RSYSERR, PROTO_E_TEMPORARY },
     { SMPP_ESME_RX_T_APPN, PROTO_E_TEMPORARY },
-    { SMPP_ESME_RINVPASWD, PROTO_E_AUTH },
-    { SMPP_ESME_RINVSYSID, PROTO_E_AUTH },
+    { SMPP_ESME_RINVPASWD, PROTO_E_AUTH_PASSWORD },
+    { SMPP_ESME_RINVSYSID, PROTO_E_AUTH_ACCOUNT },
     { SMPP_ESME_RBINDFAIL, PROTO_E_AUTH },
     { SMPP_ESME_RINVBNDSTS, PROTO_E_BIND_STATE },
     { SMPP_ESME_RALYBND, PROTO_E_ALREADY_BOUND },
@@ -820,7 +824,7 @@ static void test_status_mapping(void)
   /* every status SMPP can say comes back as itself, in every response */
   static const enum proto_op resp_ops[] = { PROTO_OP_BIND_RESP, PROTO_OP_SUBMIT_RESP,
                                             PROTO_OP_DELIVER_RESP, PROTO_OP_NACK };
-  for (enum proto_status s = PROTO_OK; s <= PROTO_E_CMD_LEN; s++) {
+  for (enum proto_status s = PROTO_OK; s <= PROTO_E_AUTH_PASSWORD; s++) {
     if (s == PROTO_E_SYNTAX || s == PROTO_E_CHECKSUM)
       continue;
     for (size_t o = 0; o < 4; o++)

@@ -1,0 +1,177 @@
+/* account.c - the accounts at run time: logins checked against the
+ * configuration's accounts (password or its hash, allow_ip, enabled,
+ * expires, max_binds), with the refusals counted by reason.
+ *
+ * The configuration is fixed for the process's life here; what changes is
+ * each account's count of sessions, kept in an atomic so that listeners and
+ * instances of every connector share it without a lock. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "account.h"
+#include "cidr.h"
+#include "password.h"
+
+struct account_rt {
+  const struct config_account *cfg;
+  struct cidr *allow;              /* n_allow_ip parsed */
+  _Atomic unsigned binds;
+};
+
+struct accounts {
+  const struct config *cfg;
+  struct account_rt *list;         /* cfg->n_accounts */
+  int **user_of;                   /* per connector (server only): account -> its users index, or -1 */
+  _Atomic uint64_t refused[ACCOUNT_REFUSALS];
+};
+
+static const struct {
+  const char *text, *key;
+  enum proto_status status;
+} refusals[ACCOUNT_REFUSALS] = {
+  [ACCOUNT_OK] = { "accepted", "ok", PROTO_OK },
+  [ACCOUNT_UNKNOWN] = { "unknown account", "unknown", PROTO_E_AUTH_ACCOUNT },
+  [ACCOUNT_PASSWORD] = { "wrong password", "password", PROTO_E_AUTH_PASSWORD },
+  [ACCOUNT_DISABLED] = { "account disabled", "disabled", PROTO_E_AUTH },
+  [ACCOUNT_EXPIRED] = { "account expired", "expired", PROTO_E_AUTH },
+  [ACCOUNT_ADDRESS] = { "address not allowed (allow_ip)", "address", PROTO_E_AUTH },
+  [ACCOUNT_MAX_BINDS] = { "max_binds reached", "max_binds", PROTO_E_AUTH },
+  [ACCOUNT_NO_INSTANCE] = { "all instances are in use", "no_instance", PROTO_E_AUTH },
+};
+
+const char *account_refusal_text(enum account_refusal why)
+{
+  return (unsigned)why < ACCOUNT_REFUSALS ? refusals[why].text : "?";
+}
+
+const char *account_refusal_key(enum account_refusal why)
+{
+  return (unsigned)why < ACCOUNT_REFUSALS ? refusals[why].key : "?";
+}
+
+enum proto_status account_refusal_status(enum account_refusal why)
+{
+  return (unsigned)why < ACCOUNT_REFUSALS ? refusals[why].status : PROTO_E_AUTH;
+}
+
+void accounts_destroy(struct accounts *a)
+{
+  if (!a)
+    return;
+  for (unsigned i = 0; a->list && i < a->cfg->n_accounts; i++)
+    free(a->list[i].allow);
+  for (unsigned c = 0; a->user_of && c < a->cfg->n_connectors; c++)
+    free(a->user_of[c]);
+  free(a->user_of);
+  free(a->list);
+  free(a);
+}
+
+struct accounts *accounts_create(const struct config *cfg, char *err, size_t err_len)
+{
+  struct accounts *a = calloc(1, sizeof *a);
+  if (!a)
+    goto no_memory;
+  a->cfg = cfg;
+  a->list = calloc(cfg->n_accounts ? cfg->n_accounts : 1, sizeof *a->list);
+  a->user_of = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->user_of);
+  if (!a->list || !a->user_of)
+    goto no_memory;
+  for (unsigned i = 0; i < cfg->n_accounts; i++) {
+    const struct config_account *ac = &cfg->accounts[i];
+    struct account_rt *rt = &a->list[i];
+    rt->cfg = ac;
+    if (ac->n_allow_ip && !(rt->allow = calloc(ac->n_allow_ip, sizeof *rt->allow)))
+      goto no_memory;
+    for (unsigned k = 0; k < ac->n_allow_ip; k++) {
+      char why[CIDR_ERR_LEN];
+      if (cidr_parse(ac->allow_ip[k], &rt->allow[k], why, sizeof why) < 0) {
+        snprintf(err, err_len, "account %s: allow_ip %s: %s", ac->name, ac->allow_ip[k], why);
+        accounts_destroy(a);
+        return NULL;
+      }
+    }
+  }
+  for (unsigned c = 0; c < cfg->n_connectors; c++) {
+    const struct config_connector *cc = &cfg->connectors[c];
+    if (cc->mode != CONFIG_CONN_SERVER)
+      continue;
+    if (!(a->user_of[c] = malloc((cfg->n_accounts ? cfg->n_accounts : 1) * sizeof *a->user_of[c])))
+      goto no_memory;
+    for (unsigned i = 0; i < cfg->n_accounts; i++)
+      a->user_of[c][i] = -1;
+    for (unsigned u = 0; u < cc->n_users; u++)
+      a->user_of[c][cc->users[u].account] = (int)u;
+  }
+  return a;
+no_memory:
+  snprintf(err, err_len, "out of memory for %u accounts", cfg->n_accounts);
+  accounts_destroy(a);
+  return NULL;
+}
+
+void accounts_count(struct accounts *a, enum account_refusal why)
+{
+  if ((unsigned)why < ACCOUNT_REFUSALS)
+    atomic_fetch_add(&a->refused[why], 1);
+}
+
+uint64_t accounts_refused(const struct accounts *a, enum account_refusal why)
+{
+  return (unsigned)why < ACCOUNT_REFUSALS ? atomic_load(&a->refused[why]) : 0;
+}
+
+/* One of rt's max_binds, when one is left. */
+static bool bind_take(struct account_rt *rt)
+{
+  unsigned max = rt->cfg->max_binds, now = atomic_load(&rt->binds);
+  do {
+    if (max && now >= max)
+      return false;
+  } while (!atomic_compare_exchange_weak(&rt->binds, &now, now + 1));
+  return true;
+}
+
+static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
+                                  const char *password, bool bind, int *user_index)
+{
+  const struct config *cfg = a->cfg;
+  int i = connector < cfg->n_connectors && a->user_of[connector] ? config_account_index(cfg, user) : -1;
+  if (i < 0 || a->user_of[connector][i] < 0)
+    return ACCOUNT_UNKNOWN;
+  struct account_rt *rt = &a->list[i];
+  const struct config_account *ac = rt->cfg;
+  bool hashed = ac->password_hash[0] != '\0';
+  if (!password_verify(hashed ? ac->password_hash : ac->password, hashed, password))
+    return ACCOUNT_PASSWORD;
+  if (!ac->enabled)
+    return ACCOUNT_DISABLED;
+  if (ac->expires_at && (int64_t)time(NULL) >= ac->expires_at)
+    return ACCOUNT_EXPIRED;
+  if (ac->n_allow_ip && !cidr_match_any(rt->allow, ac->n_allow_ip, peer))
+    return ACCOUNT_ADDRESS;
+  if (bind && !bind_take(rt))
+    return ACCOUNT_MAX_BINDS;
+  *user_index = a->user_of[connector][i];
+  return ACCOUNT_OK;
+}
+
+enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
+                                    const char *password, bool bind, int *user_index)
+{
+  enum account_refusal why = check(a, connector, peer, user, password, bind, user_index);
+  if (why != ACCOUNT_OK)
+    accounts_count(a, why);
+  return why;
+}
+
+void accounts_unbind(struct accounts *a, unsigned connector, int user_index)
+{
+  if (connector >= a->cfg->n_connectors || user_index < 0 ||
+      (unsigned)user_index >= a->cfg->connectors[connector].n_users)
+    return;
+  struct account_rt *rt = &a->list[a->cfg->connectors[connector].users[user_index].account];
+  atomic_fetch_sub(&rt->binds, 1);
+}
