@@ -55,7 +55,8 @@ enum proto_status {
   PROTO_E_TOO_LONG,        /* message too long */
   PROTO_E_CMD_LEN,         /* SMPP command_length invalid: answer, then close */
   PROTO_E_AUTH_ACCOUNT,    /* no such account (ESME_RINVSYSID; UCP: as PROTO_E_AUTH) */
-  PROTO_E_AUTH_PASSWORD    /* wrong password (ESME_RINVPASWD; UCP: as PROTO_E_AUTH) */
+  PROTO_E_AUTH_PASSWORD,   /* wrong password (ESME_RINVPASWD; UCP: as PROTO_E_AUTH) */
+  PROTO_E_SOURCE           /* a source address the sender may not use (ESME_RINVSRCADR; UCP 04) */
 };
 
 /* Is this outcome worth a retry of the same message? */

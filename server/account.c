@@ -14,15 +14,24 @@
 #include "cidr.h"
 #include "password.h"
 
+/* max_rate as a generic cell rate algorithm: one atomic "theoretical
+ * arrival time" per account, shared by every instance thread without a
+ * lock. A submit is let through when it would not put that time more than
+ * the tolerance ahead of now, and moves it one interval on. */
 struct account_rt {
   const struct config_account *cfg;
   struct cidr *allow;              /* n_allow_ip parsed */
   _Atomic unsigned binds;
+  _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
+  uint64_t interval_ns, tolerance_ns;
+  _Atomic uint64_t submitted, refused_rate, refused_sender;
 };
 
 struct accounts {
   const struct config *cfg;
   struct account_rt *list;         /* cfg->n_accounts */
+  int *by_name;                    /* open addressing: account index + 1, 0 = empty */
+  size_t by_name_mask;
   int **user_of;                   /* per connector (server only): account -> its users index, or -1 */
   _Atomic uint64_t refused[ACCOUNT_REFUSALS];
 };
@@ -64,9 +73,47 @@ void accounts_destroy(struct accounts *a)
     free(a->list[i].allow);
   for (unsigned c = 0; a->user_of && c < a->cfg->n_connectors; c++)
     free(a->user_of[c]);
+  free(a->by_name);
   free(a->user_of);
   free(a->list);
   free(a);
+}
+
+/* FNV-1a: names are short, and this runs once per message. */
+static size_t name_hash(const char *name)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *name; name++)
+    h = (h ^ (uint8_t)*name) * 0x100000001b3ull;
+  return (size_t)h;
+}
+
+int accounts_find(const struct accounts *a, const char *name)
+{
+  for (size_t i = name_hash(name) & a->by_name_mask;; i = (i + 1) & a->by_name_mask) {
+    int v = a->by_name[i];
+    if (!v)
+      return -1;
+    if (strcmp(a->cfg->accounts[v - 1].name, name) == 0)
+      return v - 1;
+  }
+}
+
+static bool index_names(struct accounts *a)
+{
+  size_t cap = 16;
+  while (cap < 2 * (size_t)a->cfg->n_accounts)
+    cap *= 2;
+  if (!(a->by_name = calloc(cap, sizeof *a->by_name)))
+    return false;
+  a->by_name_mask = cap - 1;
+  for (unsigned k = 0; k < a->cfg->n_accounts; k++) {
+    size_t i = name_hash(a->cfg->accounts[k].name) & a->by_name_mask;
+    while (a->by_name[i])
+      i = (i + 1) & a->by_name_mask;
+    a->by_name[i] = (int)k + 1;
+  }
+  return true;
 }
 
 struct accounts *accounts_create(const struct config *cfg, char *err, size_t err_len)
@@ -77,12 +124,20 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
   a->cfg = cfg;
   a->list = calloc(cfg->n_accounts ? cfg->n_accounts : 1, sizeof *a->list);
   a->user_of = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->user_of);
-  if (!a->list || !a->user_of)
+  if (!a->list || !a->user_of || !index_names(a))
     goto no_memory;
   for (unsigned i = 0; i < cfg->n_accounts; i++) {
     const struct config_account *ac = &cfg->accounts[i];
     struct account_rt *rt = &a->list[i];
     rt->cfg = ac;
+    if (ac->max_rate > 0) {
+      rt->interval_ns = (uint64_t)(1e9 / ac->max_rate);
+      /* A quarter of a second's messages may come at once: a budget left
+       * unused while the instances wait for a core (two cores, a client
+       * pushing flat out) is not lost, and a burst stays small against a
+       * second's worth. */
+      rt->tolerance_ns = ac->max_rate >= 4 ? (uint64_t)(0.25e9) : rt->interval_ns;
+    }
     if (ac->n_allow_ip && !(rt->allow = calloc(ac->n_allow_ip, sizeof *rt->allow)))
       goto no_memory;
     for (unsigned k = 0; k < ac->n_allow_ip; k++) {
@@ -138,7 +193,7 @@ static enum account_refusal check(struct accounts *a, unsigned connector, const 
                                   const char *password, bool bind, int *user_index)
 {
   const struct config *cfg = a->cfg;
-  int i = connector < cfg->n_connectors && a->user_of[connector] ? config_account_index(cfg, user) : -1;
+  int i = connector < cfg->n_connectors && a->user_of[connector] ? accounts_find(a, user) : -1;
   if (i < 0 || a->user_of[connector][i] < 0)
     return ACCOUNT_UNKNOWN;
   struct account_rt *rt = &a->list[i];
@@ -174,4 +229,54 @@ void accounts_unbind(struct accounts *a, unsigned connector, int user_index)
     return;
   struct account_rt *rt = &a->list[a->cfg->connectors[connector].users[user_index].account];
   atomic_fetch_sub(&rt->binds, 1);
+}
+
+/* max_rate: whether one more submit fits the account's budget at now. */
+static bool rate_take(struct account_rt *rt, uint64_t now)
+{
+  uint64_t tat = atomic_load_explicit(&rt->tat_ns, memory_order_relaxed), next;
+  do {
+    next = (tat > now ? tat : now) + rt->interval_ns;
+    if (next - now > rt->interval_ns + rt->tolerance_ns)
+      return false;
+  } while (!atomic_compare_exchange_weak_explicit(&rt->tat_ns, &tat, next, memory_order_relaxed,
+                                                  memory_order_relaxed));
+  return true;
+}
+
+/* A source the account may use: one of its senders, or one starting with
+ * a sender that is all digits (a number range). */
+static bool sender_allowed(const struct config_account *ac, const char *src)
+{
+  for (unsigned i = 0; i < ac->n_senders; i++) {
+    const char *s = ac->senders[i];
+    size_t len = strlen(s);
+    if (strcmp(s, src) == 0 || (strspn(s, "0123456789") == len && strncmp(s, src, len) == 0))
+      return true;
+  }
+  return false;
+}
+
+enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, uint64_t now_ns)
+{
+  if (index < 0 || (unsigned)index >= a->cfg->n_accounts)
+    return PROTO_OK;
+  struct account_rt *rt = &a->list[index];
+  const struct config_account *ac = rt->cfg;
+  if (!m->src.addr[0] && ac->default_sender[0]) {
+    size_t len = strlen(ac->default_sender);
+    bool number = msg_addr_is_number(ac->default_sender, len);
+    msg_addr_set(&m->src, ac->default_sender, len, number ? MSG_TON_INTERNATIONAL : MSG_TON_ALPHANUMERIC,
+                 number ? 1 : 0);
+  }
+  if (ac->n_senders && !sender_allowed(ac, m->src.addr)) {
+    atomic_fetch_add_explicit(&rt->refused_sender, 1, memory_order_relaxed);
+    return PROTO_E_SOURCE;
+  }
+  if (rt->interval_ns && !rate_take(rt, now_ns)) {
+    atomic_fetch_add_explicit(&rt->refused_rate, 1, memory_order_relaxed);
+    return PROTO_E_THROTTLED;
+  }
+  atomic_fetch_add_explicit(&rt->submitted, 1, memory_order_relaxed);
+  return PROTO_OK;
 }

@@ -40,6 +40,16 @@ enum account_refusal accounts_login(struct accounts *a, unsigned connector, cons
                                     const char *password, bool bind, int *user_index);
 void accounts_unbind(struct accounts *a, unsigned connector, int user_index);
 
+/* The index in the configuration's accounts of the one named name, or -1
+ * (a hash lookup: it is done for every message). */
+int accounts_find(const struct accounts *a, const char *name);
+
+/* A submit of account index at now_ns (CLOCK_MONOTONIC): PROTO_OK, or
+ * PROTO_E_THROTTLED when it is past its max_rate (all its sessions share
+ * one budget), or PROTO_E_SOURCE when its source address is not among its
+ * senders. A submit without a source gets the account's default_sender. */
+enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, uint64_t now_ns);
+
 /* Counts a refusal the caller made itself (ACCOUNT_NO_INSTANCE). */
 void accounts_count(struct accounts *a, enum account_refusal why);
 

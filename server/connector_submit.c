@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "account.h"
 #include "connector_internal.h"
 #include "sms_text.h"
 #include "strutil.h"
@@ -247,6 +248,18 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   struct core *core = c->core;
   in->counted.submits_in++;
   uint64_t received_ns = clock_now_ns();
+  /* The account's own limits first: the cheapest refusals. */
+  struct msg head = *msg;
+  struct msg *m = &head;
+  if (is_server(c)) {
+    enum proto_status verdict = accounts_admit(core->accounts, accounts_find(core->accounts, origin_user), m,
+                                               received_ns);
+    if (verdict != PROTO_OK) {
+      LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(verdict));
+      connector_reply_to(in, rp, verdict, NULL);
+      return;
+    }
+  }
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
   if (admit == CORE_ADMIT_FULL) {
     atomic_fetch_add(&core->stats.refused_full, 1);
@@ -256,8 +269,6 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   }
   /* From here the message holds its place in in_flight (core_admit took
    * it); every refusal below gives it back. */
-  struct msg head = *msg;
-  struct msg *m = &head;
   const char *user = "";
   int target = -1;
   struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);

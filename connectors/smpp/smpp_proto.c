@@ -110,7 +110,7 @@ enum proto_status smpp_proto_status(uint32_t command_status)
   case SMPP_ESME_RBINDFAIL: return PROTO_E_AUTH;
   case SMPP_ESME_RINVBNDSTS: return PROTO_E_BIND_STATE;
   case SMPP_ESME_RALYBND: return PROTO_E_ALREADY_BOUND;
-  case SMPP_ESME_RINVSRCADR:
+  case SMPP_ESME_RINVSRCADR: return PROTO_E_SOURCE;
   case SMPP_ESME_RINVDSTADR: return PROTO_E_ADDRESS;
   case SMPP_ESME_RINVMSGLEN: return PROTO_E_TOO_LONG;
   case SMPP_ESME_RINVCMDID: return PROTO_E_UNSUPPORTED;
@@ -133,6 +133,7 @@ uint32_t smpp_proto_command_status(enum proto_op op, enum proto_status status,
   case PROTO_E_AUTH: return SMPP_ESME_RBINDFAIL;
   case PROTO_E_AUTH_ACCOUNT: return SMPP_ESME_RINVSYSID;
   case PROTO_E_AUTH_PASSWORD: return SMPP_ESME_RINVPASWD;
+  case PROTO_E_SOURCE: return SMPP_ESME_RINVSRCADR;
   case PROTO_E_BIND_STATE: return SMPP_ESME_RINVBNDSTS;
   case PROTO_E_ALREADY_BOUND: return SMPP_ESME_RALYBND;
   case PROTO_E_UNSUPPORTED: return SMPP_ESME_RINVCMDID;

@@ -808,7 +808,7 @@ static void test_status_mapping(void)
     { SMPP_ESME_RBINDFAIL, PROTO_E_AUTH },
     { SMPP_ESME_RINVBNDSTS, PROTO_E_BIND_STATE },
     { SMPP_ESME_RALYBND, PROTO_E_ALREADY_BOUND },
-    { SMPP_ESME_RINVSRCADR, PROTO_E_ADDRESS },
+    { SMPP_ESME_RINVSRCADR, PROTO_E_SOURCE },
     { SMPP_ESME_RINVDSTADR, PROTO_E_ADDRESS },
     { SMPP_ESME_RINVMSGLEN, PROTO_E_TOO_LONG },
     { SMPP_ESME_RINVCMDID, PROTO_E_UNSUPPORTED },
@@ -824,7 +824,7 @@ static void test_status_mapping(void)
   /* every status SMPP can say comes back as itself, in every response */
   static const enum proto_op resp_ops[] = { PROTO_OP_BIND_RESP, PROTO_OP_SUBMIT_RESP,
                                             PROTO_OP_DELIVER_RESP, PROTO_OP_NACK };
-  for (enum proto_status s = PROTO_OK; s <= PROTO_E_AUTH_PASSWORD; s++) {
+  for (enum proto_status s = PROTO_OK; s <= PROTO_E_SOURCE; s++) {
     if (s == PROTO_E_SYNTAX || s == PROTO_E_CHECKSUM)
       continue;
     for (size_t o = 0; o < 4; o++)
