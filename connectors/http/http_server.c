@@ -144,6 +144,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
   if (header)
     MHD_add_response_header(resp, header, header_value);
+  /* Too fast, or full: when to try again (RFC 9110, 10.2.3). */
+  if (status == MHD_HTTP_TOO_MANY_REQUESTS || status == MHD_HTTP_SERVICE_UNAVAILABLE)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   enum MHD_Result rc = MHD_queue_response(conn, status, resp);
   MHD_destroy_response(resp);
   return rc;
