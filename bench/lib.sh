@@ -158,17 +158,33 @@ bench_start_emgd() {
   # (10) carries fewer than the 100 submits emgload keeps outstanding, and a
   # long run then piles receipts up (UCP allows 99). UCP_WINDOW changes it.
   local ucp_window=${UCP_WINDOW:-99}
+  # ACCOUNTS=N: the clients' account "load" and N-1 others as an accounts
+  # list, each with allow_ip, a max_rate far above the test's and a credit,
+  # instead of the connectors' bare users lists (all connections bind as
+  # "load": one budget shared by every instance, the contended case).
+  local users='users = ( { name = "load"; password = "secret"; } );' accounts=""
+  if [ -n "${ACCOUNTS:-}" ]; then
+    users=""
+    accounts="accounts = ( { name = \"load\"; password = \"secret\"; allow_ip = [ \"127.0.0.0/8\", \"::1\" ];
+                max_rate = 1000000.0; credit = 1000000000; }"
+    for ((i = 1; i < ACCOUNTS; i++)); do
+      accounts+=", { name = \"load$i\"; password = \"secret$i\"; allow_ip = [ \"127.0.0.0/8\" ]; max_rate = 1000000.0;
+                credit = 1000000000; }"
+    done
+    accounts+=" );"
+  fi
   cat > "$dir/emgd.conf" <<CONF
 general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
            dlr_table_size = 4000000; max_total_queue = 110000; max_total_queue_soft = 100000;
            history_size = $history_size; journal_commit_interval_us = ${COMMIT_US:-500}; };
 admin: { listen = "127.0.0.1:$admin_port"; token = "bench-admin-token-0123"; };
 $database
+$accounts
 connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
-    users = ( { name = "load"; password = "secret"; } ); },
+    $users },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
-    window = $ucp_window; users = ( { name = "load"; password = "secret"; } ); },
+    window = $ucp_window; $users },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
     instances = 10; system_id = "emg"; password = "secret"; window = 100; }
 );

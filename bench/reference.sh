@@ -22,7 +22,9 @@ usage: bench/reference.sh [--count N | --duration S] [--variants LIST] [--out DI
                      debug2       the base at log level debug2
   --out DIR        where reference-results.md and reference-throughput.svg go (default doc)
 Environment: NO_BUILD=1 uses the binaries in build/ as they are (otherwise
-scripts/install-deps.sh and a RelWithDebInfo build run first).
+scripts/install-deps.sh and a RelWithDebInfo build run first). ACCOUNTS=N
+declares the clients' account and N-1 others in an accounts list, with allow_ip,
+max_rate and credit, instead of the bare users lists (bench/lib.sh).
 A variant in which emgload fails (refused, unanswered or unsent messages,
 missing receipts) or emgsink's counts do not cover emgload's stops the script
 with a message on stderr and status 1, without writing the results.

@@ -153,7 +153,7 @@ static const struct section connector_section = {
 
 static bool route_is_default(const struct config_route *r)
 {
-  return !r->from[0] && !r->dst_prefix[0] && !r->src_prefix[0];
+  return !r->from[0] && !r->dst_prefix[0] && !r->src_prefix[0] && !r->account[0];
 }
 
 /* One default route at most: a second could never be taken. */
@@ -220,6 +220,7 @@ static const struct key route_keys[] = {
   { STRING_KEY("from", from, 0), .connector_ref = true },
   { STRING_KEY("dst_prefix", dst_prefix, 0), .chars = DIGITS, .chars_why = "digits" },
   { STRING_KEY("src_prefix", src_prefix, 0), .chars = DIGITS, .chars_why = "digits" },
+  { STRING_KEY("account", account, 0) },   /* checked once the accounts are known: config_accounts.c */
   { STRINGS_KEY("to", to, n_to, 1), .connector_ref = true, .required = ALWAYS },
   { ENUM_KEY("mode", mode, route_modes, CONFIG_ROUTE_FAILOVER) },
   /* Capped so that a weighted route's sequence (router.c) stays a few kilobytes. */

@@ -128,6 +128,7 @@ struct config_route {
   char from[CONFIG_NAME_LEN];         /* source connector; "" = any */
   char dst_prefix[MSG_ADDR_LEN];      /* "" = any */
   char src_prefix[MSG_ADDR_LEN];      /* "" = any */
+  char account[MSG_USER_LEN];         /* the submitting account; "" = any */
   char to[CONFIG_ROUTE_TARGETS_MAX][CONFIG_NAME_LEN]; /* destination connectors: one, or a group */
   unsigned n_to;
   enum config_route_mode mode;        /* default failover */

@@ -212,4 +212,14 @@ void config_accounts_merge(struct load *ld, const config_setting_t *root, struct
     if (c->connectors[i].mode == CONFIG_CONN_SERVER)
       users_rebuild(ld, grp ? grp : root, c, &c->connectors[i], path);
   }
+  /* A route's account condition names an account, from either list. */
+  const config_setting_t *routes = config_setting_get_member(root, "routes");
+  for (unsigned i = 0; routes && i < c->n_routes; i++) {
+    const config_setting_t *grp = config_setting_get_elem(routes, i);
+    if (!grp || !c->routes[i].account[0] || config_account_index(c, c->routes[i].account) >= 0)
+      continue;
+    elem_path(path, "routes", i);
+    join_path(p, path, "account");
+    report(ld, grp, p, "no account is named '%s'", c->routes[i].account);
+  }
 }

@@ -271,6 +271,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
    * it); every refusal below gives it back. */
   const char *user = "";
   int target = -1;
+  str_copy(m->origin.user, sizeof m->origin.user, origin_user);   /* routes may name the account */
   struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
   char reason[PLUGIN_HOST_REASON_LEN];
   enum plugin_host_verdict verdict =

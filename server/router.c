@@ -31,6 +31,7 @@ struct route {
   size_t dst_len, src_len;
   char dst_prefix[MSG_ADDR_LEN];
   char src_prefix[MSG_ADDR_LEN];
+  char account[MSG_USER_LEN];     /* the submitting account; "" = any */
   unsigned n_members;
   int members[CONFIG_ROUTE_TARGETS_MAX];  /* connector indexes, in the order of the file */
   struct rotation *rotation;      /* weighted groups of two or more; NULL: failover */
@@ -110,6 +111,7 @@ static int route_init(struct route *rt, const struct config *cfg, const struct c
   rt->n_members = c->n_to;
   memcpy(rt->dst_prefix, c->dst_prefix, sizeof rt->dst_prefix);
   memcpy(rt->src_prefix, c->src_prefix, sizeof rt->src_prefix);
+  memcpy(rt->account, c->account, sizeof rt->account);
   rt->dst_len = strlen(rt->dst_prefix);
   rt->src_len = strlen(rt->src_prefix);
   if (c->mode == CONFIG_ROUTE_WEIGHTED && rt->n_members > 1 &&
@@ -152,13 +154,15 @@ void router_destroy(struct router *r)
 }
 
 /* Orders two matching routes: longer destination prefix, then a specific
- * source connector, then a longer source prefix. */
+ * source connector, then a specific account, then a longer source prefix. */
 static int more_specific(const struct route *a, const struct route *b)
 {
   if (a->dst_len != b->dst_len)
     return a->dst_len > b->dst_len;
   if ((a->from >= 0) != (b->from >= 0))
     return a->from >= 0;
+  if (!a->account[0] != !b->account[0])
+    return a->account[0] != '\0';
   return a->src_len > b->src_len;
 }
 
@@ -256,6 +260,8 @@ int router_route_user(const struct router *r, int from, const struct msg *m,
     if (rt->dst_len && strncmp(m->dst.addr, rt->dst_prefix, rt->dst_len) != 0)
       continue;
     if (rt->src_len && strncmp(m->src.addr, rt->src_prefix, rt->src_len) != 0)
+      continue;
+    if (rt->account[0] && strcmp(m->origin.user, rt->account) != 0)
       continue;
     if (!best || more_specific(rt, best))
       best = rt;

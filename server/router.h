@@ -2,10 +2,11 @@
  *
  * Routes come from the configuration: each may name a source connector, a
  * destination prefix and a source address prefix, and names a target.
+ * Routes may also name the submitting account (m->origin.user).
  * The most specific route wins: the longest destination prefix first, then
- * a route for this source connector over one for any, then the longest
- * source prefix, then the earliest in the file. A route with no condition is
- * the default.
+ * a route for this source connector over one for any, then one for this
+ * account over one for any, then the longest source prefix, then the
+ * earliest in the file. A route with no condition is the default.
  *
  * A target is one connector or a group. A failover group takes its first
  * usable connector, in the order of the file. A weighted group spreads

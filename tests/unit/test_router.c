@@ -343,6 +343,42 @@ static bool has_error(const struct config_errors *e, unsigned line, const char *
   return config_check_has_error(e, "router.conf", line, key, what);
 }
 
+/* A route may name the submitting account: it ranks after the source
+ * connector and before the source prefix. */
+static void test_account_condition(void)
+{
+  struct router *r = router_of(
+    "connectors = (\n"
+    "  { name = \"in\"; protocol = \"ucp\"; mode = \"server\"; listen = \"127.0.0.1:1\";\n"
+    "    users = ( { name = \"u\"; password = \"p\"; }, { name = \"v\"; password = \"p\"; } ); },\n"
+    "  { name = \"a\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:3\"; system_id = \"x\"; },\n"
+    "  { name = \"b\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:4\"; system_id = \"x\"; },\n"
+    "  { name = \"c\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:5\"; system_id = \"x\"; }\n"
+    ");\n"
+    "routes = (\n"
+    "  { dst_prefix = \"49\"; src_prefix = \"31\"; to = \"a\"; },\n"
+    "  { dst_prefix = \"49\"; account = \"u\"; to = \"b\"; },\n"
+    "  { dst_prefix = \"4917\"; to = \"c\"; },\n"
+    "  { to = \"a\"; }\n"
+    ");\n");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  struct msg m = message("3161", "4930");
+  snprintf(m.origin.user, sizeof m.origin.user, "u");
+  CU_ASSERT_EQUAL(router_route(r, 0, &m, NULL, NULL), 2);     /* the account beats the source prefix */
+  snprintf(m.origin.user, sizeof m.origin.user, "v");
+  CU_ASSERT_EQUAL(router_route(r, 0, &m, NULL, NULL), 1);     /* another account: the source prefix */
+  snprintf(m.dst.addr, sizeof m.dst.addr, "4917");
+  snprintf(m.origin.user, sizeof m.origin.user, "u");
+  CU_ASSERT_EQUAL(router_route(r, 0, &m, NULL, NULL), 3);     /* a longer destination prefix beats it */
+  router_destroy(r);
+
+  struct config_errors e = { 0 };
+  load_bad(ABC_CONNECTORS "routes = ( { account = \"nobody\"; to = \"a\"; } );\n", &e);
+  CU_ASSERT_EQUAL(e.count, 1);
+  CU_ASSERT(has_error(&e, 6, "routes.[0].account", "no account is named 'nobody'"));
+  config_errors_free(&e);
+}
+
 static void test_config_errors(void)
 {
   struct config_errors e = { 0 };
@@ -452,6 +488,7 @@ void suite_router(void);
 void suite_router(void)
 {
   static const struct test_case cases[] = {
+    { "account condition", test_account_condition },
     { "precedence", test_precedence },
     { "the earliest of equal routes", test_equal_routes },
     { "without a default", test_no_default },
