@@ -5,6 +5,8 @@
  * The configuration is fixed for the process's life here; what changes is
  * each account's count of sessions, kept in an atomic so that listeners and
  * instances of every connector share it without a lock. */
+#include <pthread.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +27,23 @@ struct account_rt {
   _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
   uint64_t interval_ns, tolerance_ns;
   _Atomic uint64_t submitted, refused_rate, refused_sender;
+  /* The password last proven against the hash, as a keyed digest: a client
+   * that reconnects (all its binds at once, after a restart) costs one
+   * hashing, not one each. */
+  pthread_mutex_t proven_lock;
+  uint8_t proven[crypto_generichash_BYTES];
+  int64_t proven_until;             /* seconds (CLOCK_MONOTONIC); 0 = none */
 };
+
+/* How long a proven password spares the hashing. */
+#define PROVEN_S 600
 
 struct accounts {
   const struct config *cfg;
   struct account_rt *list;         /* cfg->n_accounts */
   int *by_name;                    /* open addressing: account index + 1, 0 = empty */
   size_t by_name_mask;
+  uint8_t digest_key[crypto_generichash_KEYBYTES];   /* random: the digests mean nothing elsewhere */
   int **user_of;                   /* per connector (server only): account -> its users index, or -1 */
   _Atomic uint64_t refused[ACCOUNT_REFUSALS];
 };
@@ -69,8 +81,11 @@ void accounts_destroy(struct accounts *a)
 {
   if (!a)
     return;
-  for (unsigned i = 0; a->list && i < a->cfg->n_accounts; i++)
+  for (unsigned i = 0; a->list && i < a->cfg->n_accounts; i++) {
     free(a->list[i].allow);
+    pthread_mutex_destroy(&a->list[i].proven_lock);
+  }
+  sodium_memzero(a->digest_key, sizeof a->digest_key);
   for (unsigned c = 0; a->user_of && c < a->cfg->n_connectors; c++)
     free(a->user_of[c]);
   free(a->by_name);
@@ -124,8 +139,11 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
   a->cfg = cfg;
   a->list = calloc(cfg->n_accounts ? cfg->n_accounts : 1, sizeof *a->list);
   a->user_of = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->user_of);
-  if (!a->list || !a->user_of || !index_names(a))
+  if (!a->list || !a->user_of || !index_names(a) || sodium_init() < 0)
     goto no_memory;
+  randombytes_buf(a->digest_key, sizeof a->digest_key);
+  for (unsigned i = 0; i < cfg->n_accounts; i++)
+    pthread_mutex_init(&a->list[i].proven_lock, NULL);
   for (unsigned i = 0; i < cfg->n_accounts; i++) {
     const struct config_account *ac = &cfg->accounts[i];
     struct account_rt *rt = &a->list[i];
@@ -189,6 +207,36 @@ static bool bind_take(struct account_rt *rt)
   return true;
 }
 
+static int64_t monotonic_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec;
+}
+
+/* Whether given is rt's password: a cleartext one compared at once, a
+ * hashed one hashed unless it is the one last proven (PROVEN_S). */
+static bool password_proven(struct accounts *a, struct account_rt *rt, const char *given)
+{
+  const struct config_account *ac = rt->cfg;
+  if (!ac->password_hash[0])
+    return password_verify(ac->password, false, given);
+  uint8_t digest[crypto_generichash_BYTES];
+  crypto_generichash(digest, sizeof digest, (const unsigned char *)given, strlen(given), a->digest_key,
+                     sizeof a->digest_key);
+  int64_t now = monotonic_s();
+  pthread_mutex_lock(&rt->proven_lock);
+  bool known = rt->proven_until > now && sodium_memcmp(rt->proven, digest, sizeof digest) == 0;
+  pthread_mutex_unlock(&rt->proven_lock);
+  if (!known && !password_verify(ac->password_hash, true, given))
+    return false;
+  pthread_mutex_lock(&rt->proven_lock);
+  memcpy(rt->proven, digest, sizeof digest);
+  rt->proven_until = now + PROVEN_S;
+  pthread_mutex_unlock(&rt->proven_lock);
+  return true;
+}
+
 static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
                                   const char *password, bool bind, int *user_index)
 {
@@ -198,8 +246,7 @@ static enum account_refusal check(struct accounts *a, unsigned connector, const 
     return ACCOUNT_UNKNOWN;
   struct account_rt *rt = &a->list[i];
   const struct config_account *ac = rt->cfg;
-  bool hashed = ac->password_hash[0] != '\0';
-  if (!password_verify(hashed ? ac->password_hash : ac->password, hashed, password))
+  if (!password_proven(a, rt, password))
     return ACCOUNT_PASSWORD;
   if (!ac->enabled)
     return ACCOUNT_DISABLED;

@@ -4,6 +4,7 @@
 SUITE(hexutil)
 SUITE(cidr)
 SUITE(password)
+SUITE(account)
 SUITE(charset)
 SUITE(sms_text)
 SUITE(ucp)
