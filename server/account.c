@@ -150,11 +150,11 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
     rt->cfg = ac;
     if (ac->max_rate > 0) {
       rt->interval_ns = (uint64_t)(1e9 / ac->max_rate);
-      /* A quarter of a second's messages may come at once: a budget left
-       * unused while the instances wait for a core (two cores, a client
-       * pushing flat out) is not lost, and a burst stays small against a
-       * second's worth. */
-      rt->tolerance_ns = ac->max_rate >= 4 ? (uint64_t)(0.25e9) : rt->interval_ns;
+      /* A second's messages may come at once (a token bucket of one
+       * second): a budget left unused while the instances wait for a core
+       * (a client pushing flat out on two cores) is caught up, so the rate
+       * holds per second, and an idle account may send a second's worth. */
+      rt->tolerance_ns = ac->max_rate >= 1 ? (uint64_t)1000000000 : rt->interval_ns;
     }
     if (ac->n_allow_ip && !(rt->allow = calloc(ac->n_allow_ip, sizeof *rt->allow)))
       goto no_memory;

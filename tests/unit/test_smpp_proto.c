@@ -592,7 +592,7 @@ static void test_data_sm(void)
   CU_ASSERT(decode(&pdu, wire, build(&p)) < 0);
   CU_ASSERT_EQUAL(pdu.op, PROTO_OP_NACK);
   CU_ASSERT_EQUAL(pdu.raw_status, SMPP_ESME_RINVSRCADR);
-  CU_ASSERT_EQUAL(pdu.status, PROTO_E_ADDRESS);
+  CU_ASSERT_EQUAL(pdu.status, PROTO_E_SOURCE);
 }
 
 static void test_deliver_mo(void)
@@ -843,8 +843,8 @@ static void test_status_mapping(void)
   CU_ASSERT_EQUAL(smpp_proto_command_status(PROTO_OP_BIND_RESP, PROTO_E_AUTH, 0),
                   SMPP_ESME_RBINDFAIL);
   /* raw_status wins when it says the same: specific and vendor codes pass */
-  CU_ASSERT_EQUAL(smpp_proto_command_status(PROTO_OP_SUBMIT_RESP, PROTO_E_ADDRESS,
-                                            SMPP_ESME_RINVSRCADR), SMPP_ESME_RINVSRCADR);
+  CU_ASSERT_EQUAL(smpp_proto_command_status(PROTO_OP_SUBMIT_RESP, PROTO_E_TEMPORARY,
+                                            SMPP_ESME_RX_T_APPN), SMPP_ESME_RX_T_APPN);
   CU_ASSERT_EQUAL(smpp_proto_command_status(PROTO_OP_SUBMIT_RESP, PROTO_E_PERMANENT, 0x401), 0x401);
   CU_ASSERT_EQUAL(smpp_proto_command_status(PROTO_OP_SUBMIT_RESP, PROTO_E_THROTTLED,
                                             SMPP_ESME_RINVSRCADR), SMPP_ESME_RTHROTTLED);
