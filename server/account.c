@@ -327,3 +327,20 @@ enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, u
   atomic_fetch_add_explicit(&rt->submitted, 1, memory_order_relaxed);
   return PROTO_OK;
 }
+
+unsigned accounts_count_all(const struct accounts *a)
+{
+  return a->cfg->n_accounts;
+}
+
+void accounts_view(const struct accounts *a, unsigned index, struct account_view *out)
+{
+  struct account_rt *rt = &a->list[index];
+  *out = (struct account_view){
+    .cfg = rt->cfg,
+    .binds = atomic_load(&rt->binds),
+    .submitted = atomic_load_explicit(&rt->submitted, memory_order_relaxed),
+    .refused_rate = atomic_load_explicit(&rt->refused_rate, memory_order_relaxed),
+    .refused_sender = atomic_load_explicit(&rt->refused_sender, memory_order_relaxed),
+  };
+}

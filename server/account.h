@@ -50,6 +50,15 @@ int accounts_find(const struct accounts *a, const char *name);
  * senders. A submit without a source gets the account's default_sender. */
 enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, uint64_t now_ns);
 
+/* What the admin API shows of an account. */
+struct account_view {
+  const struct config_account *cfg;
+  unsigned binds;                  /* sessions now */
+  uint64_t submitted, refused_rate, refused_sender;
+};
+unsigned accounts_count_all(const struct accounts *a);
+void accounts_view(const struct accounts *a, unsigned index, struct account_view *out);
+
 /* Counts a refusal the caller made itself (ACCOUNT_NO_INSTANCE). */
 void accounts_count(struct accounts *a, enum account_refusal why);
 

@@ -494,6 +494,30 @@ static json_t *status_json(struct admin *a)
     (json_int_t)history_capacity(c->history), "recorded", (json_int_t)history_recorded(c->history));
 }
 
+/* ---- accounts ---- */
+
+static json_t *accounts_json(const struct core *c)
+{
+  json_t *list = json_array();
+  for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
+    struct account_view v;
+    accounts_view(c->accounts, i, &v);
+    const struct config_account *ac = v.cfg;
+    json_t *connectors = json_array(), *allow = json_array();
+    for (unsigned k = 0; k < ac->n_connectors; k++)
+      json_array_append_new(connectors, json_string(ac->connectors[k]));
+    for (unsigned k = 0; k < ac->n_allow_ip; k++)
+      json_array_append_new(allow, json_string(ac->allow_ip[k]));
+    json_array_append_new(list, json_pack(
+      "{s:s, s:b, s:o, s:o, s:o, s:i, s:I, s:f, s:I, s:I, s:I}", "name", ac->name, "enabled", ac->enabled,
+      "expires", json_text_or_null(ac->expires), "connectors", connectors, "allow_ip", allow, "binds",
+      (int)v.binds, "max_binds", (json_int_t)ac->max_binds, "max_rate", ac->max_rate, "submitted",
+      (json_int_t)v.submitted, "refused_rate", (json_int_t)v.refused_rate, "refused_sender",
+      (json_int_t)v.refused_sender));
+  }
+  return json_pack("{s:o}", "accounts", list);
+}
+
 /* ---- queues ---- */
 
 /* What a listing shows of one item, copied under the queue's lock (the
@@ -928,6 +952,26 @@ static char *metrics_text(struct admin *a)
   for (enum account_refusal r = ACCOUNT_OK + 1; r < ACCOUNT_REFUSALS; r++)
     fprintf(f, "emg_logins_refused_total{reason=\"%s\"} %" PRIu64 "\n", account_refusal_key(r),
             accounts_refused(c->accounts, r));
+  static const struct {
+    const char *name, *type, *help;
+  } account_families[] = {
+    { "emg_account_binds", "gauge", "Sessions an account holds now." },
+    { "emg_account_submitted_total", "counter", "Submits an account's limits let through." },
+    { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason." },
+  };
+  for (unsigned fam = 0; fam < 3; fam++) {
+    metric_head(f, account_families[fam].name, account_families[fam].type, account_families[fam].help);
+    for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
+      struct account_view v;
+      accounts_view(c->accounts, i, &v);
+      for (unsigned r = 0; r < (fam == 2 ? 2u : 1u); r++) {
+        fprintf(f, "%s{account=\"", account_families[fam].name);
+        label_value(f, v.cfg->name);
+        fprintf(f, fam == 2 ? "\",reason=\"%s\"} " : "\"} ", r ? "sender" : "rate");
+        fprintf(f, "%" PRIu64 "\n", fam == 0 ? v.binds : fam == 1 ? v.submitted : r ? v.refused_sender : v.refused_rate);
+      }
+    }
+  }
   metric_value(f, "emg_uptime_seconds", "gauge", "Seconds since emgd started.",
                (uint64_t)(time(NULL) - c->started));
   metric_value(f, "emg_in_flight", "gauge", "Messages accepted and not yet sent or failed.",
@@ -1119,6 +1163,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return reply_json(conn, MHD_HTTP_OK, queues_json(a));
   if (get && strcmp(url, "/api/dlr") == 0)
     return reply_json(conn, MHD_HTTP_OK, dlr_json(c));
+  if (get && strcmp(url, "/api/accounts") == 0)
+    return reply_json(conn, MHD_HTTP_OK, accounts_json(c));
   if (get && strcmp(url, "/metrics") == 0) {
     char *text = metrics_text(a);
     return text ? reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", text)

@@ -466,6 +466,28 @@ static void print_queues(json_t *j)
          num(j, "in_flight"), num(j, "soft_limit"), num(j, "hard_limit"));
 }
 
+static void print_accounts(json_t *j)
+{
+  json_t *a;
+  size_t i;
+  struct table t;
+  table_init(&t, "llrrrrr");
+  table_row(&t, "ACCOUNT" SEP "STATE" SEP "BINDS" SEP "MAX_RATE" SEP "SUBMITTED" SEP "THROTTLED" SEP "BAD SENDER");
+  json_array_foreach(at(j, "accounts"), i, a) {
+    char binds[32], rate[32] = "-";
+    if (num(a, "max_binds"))
+      snprintf(binds, sizeof binds, "%lld/%lld", num(a, "binds"), num(a, "max_binds"));
+    else
+      snprintf(binds, sizeof binds, "%lld", num(a, "binds"));
+    if (json_real_value(at(a, "max_rate")) > 0)
+      snprintf(rate, sizeof rate, "%g", json_real_value(at(a, "max_rate")));
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%lld" SEP "%lld", text(a, "name"),
+              json_is_true(at(a, "enabled")) ? "enabled" : "disabled", binds, rate, num(a, "submitted"),
+              num(a, "refused_rate"), num(a, "refused_sender"));
+  }
+  table_print(&t);
+}
+
 static void print_queue(json_t *j)
 {
   json_t *list = at(j, "messages"), *m;
@@ -530,6 +552,7 @@ static void usage(FILE *out)
           "  status                        totals, rates, limits, DLR table, journal, plugins\n"
           "  connectors                    each connector and its instances\n"
           "  queues                        what waits, per connector and account\n"
+          "  accounts                      each account: sessions, max_rate, submits and refusals\n"
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
           "  msg ID                        one message's history (ID decimal or 0x hex)\n"
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
@@ -669,6 +692,9 @@ int main(int argc, char **argv)
   } else if (strcmp(command, "connectors") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/connectors");
     print = print_connectors;
+  } else if (strcmp(command, "accounts") == 0 && extra == 0) {
+    snprintf(path, sizeof path, "/api/accounts");
+    print = print_accounts;
   } else if (strcmp(command, "queues") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/queues");
     print = print_queues;

@@ -65,7 +65,16 @@ curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/status" >
 check "/api/status counts the refusals by reason ($(jq -c .refusals "$TMP/status.json"))" \
   [ "$(jq -c '.refusals | [.unknown, .password, .disabled, .expired, .address, .max_binds, .no_instance]' \
         "$TMP/status.json")" = "[2,1,1,1,1,1,0]" ]
+curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/accounts" > "$TMP/accounts.json"
+check "/api/accounts lists the four accounts, ucponly with its 50 submits and acme with no session left" \
+  [ "$(jq -c '[.accounts[] | [.name, .submitted, .binds, .max_binds]]' "$TMP/accounts.json")" = \
+    '[["acme",0,0,2],["off",0,0,0],["old",0,0,0],["ucponly",50,0,0]]' ]
+"$BIN/emgctl" --url "http://127.0.0.1:$admin" --token "$TOKEN" accounts > "$TMP/accounts.txt"
+check "emgctl accounts: a table that fits 80 columns, acme's sessions against max_binds" \
+  bash -c "[ \$(awk '{ print length }' '$TMP/accounts.txt' | sort -n | tail -1) -le 80 ] &&
+           grep -Eq '^acme +enabled +0/2 ' '$TMP/accounts.txt' && grep -Eq '^ucponly +enabled +0 +- +50 ' '$TMP/accounts.txt'"
 curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/metrics" > "$TMP/metrics.txt"
+check "/metrics counts per account" grep -qx 'emg_account_submitted_total{account="ucponly"} 50' "$TMP/metrics.txt"
 check "/metrics has them as emg_logins_refused_total" \
   grep -qx 'emg_logins_refused_total{reason="address"} 1' "$TMP/metrics.txt"
 stop_emgd g
