@@ -1119,10 +1119,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   /* Guessing the token is braked per address, as logins are. */
   char peer[64];
   http_edge_peer(conn, peer, sizeof peer);
-  if (auth_guard_blocked(c->auth_guard, peer)) {
-    atomic_fetch_add(&c->stats.logins_blocked, 1);
+  if (core_login_blocked(c, peer))
     return reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed attempts from this address: try later");
-  }
   const char *authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
   if (!token_matches(a, authorization)) {
     /* A request with no credentials at all (a browser's first look, a

@@ -124,10 +124,8 @@ static enum proto_status unbound_bind(struct session *s, const struct proto_pdu 
   struct core *core = c->core;
   /* An address that failed too often is refused unheard: guessing from it
    * learns nothing until its block ends (logged once, by the guard). */
-  if (auth_guard_blocked(core->auth_guard, session_peer(s))) {
-    atomic_fetch_add(&core->stats.logins_blocked, 1);
+  if (core_login_blocked(core, session_peer(s)))
     return PROTO_E_AUTH;
-  }
   int user;
   enum account_refusal why = accounts_login(core->accounts, c->index, session_peer(s), bind->user, bind->password,
                                             true, &user);
@@ -271,8 +269,7 @@ static void on_accept(struct evloop *loop, int fd, unsigned events, void *arg)
     }
     c->accept_pauses = 0;
     /* An address the guard blocks is closed at once: it costs no slot. */
-    if (auth_guard_blocked(c->core->auth_guard, peer)) {
-      atomic_fetch_add(&c->core->stats.logins_blocked, 1);
+    if (core_login_blocked(c->core, peer)) {
       close(cfd);
       continue;
     }

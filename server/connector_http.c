@@ -42,10 +42,8 @@ static int http_check_user(void *ctx, const char *peer, const char *user, const 
 {
   const struct connector *c = ctx;
   /* As for binds: an address that failed too often is refused unread. */
-  if (auth_guard_blocked(c->core->auth_guard, peer)) {
-    atomic_fetch_add(&c->core->stats.logins_blocked, 1);
+  if (core_login_blocked(c->core, peer))
     return -1;
-  }
   int index;
   enum account_refusal why = accounts_login(c->core->accounts, c->index, peer, user, password, false, &index);
   if (why == ACCOUNT_OK)

@@ -249,3 +249,11 @@ void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previou
     floor = previous_floor + CORE_SCTS_RUNAHEAD_S + 1;
   c->scts_floor = floor;
 }
+
+bool core_login_blocked(struct core *c, const char *peer)
+{
+  if (!auth_guard_blocked(c->auth_guard, peer))
+    return false;
+  atomic_fetch_add(&c->stats.logins_blocked, 1);
+  return true;
+}

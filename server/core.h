@@ -146,6 +146,10 @@ void core_rates(struct core *c, unsigned seconds, double *received, double *sent
  * if it refuses the message after all. */
 enum core_admit core_admit(struct core *c);
 
+/* Whether peer's logins are refused unheard: its address failed too often
+ * (auth_guard); each such refusal is counted as logins_blocked. */
+bool core_login_blocked(struct core *c, const char *peer);
+
 /* Replaces the router (a reload); the old one stays valid until core_destroy. */
 void core_swap_router(struct core *c, struct router *r);
 
