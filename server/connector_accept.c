@@ -107,12 +107,13 @@ static enum proto_status refuse(struct connector *c, struct session *s, const st
   if (why != ACCOUNT_NO_INSTANCE)   /* counted as a session refused */
     atomic_fetch_add(&c->core->stats.binds_refused, 1);
   uint64_t skipped = 0;
-  /* Guessing is logged through the guard's lines; a flood of binds beyond
-   * the instances once each 10 s. */
-  if (why != ACCOUNT_NO_INSTANCE ||
-      log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
-    LOGW(c->log, "bind from %s as '%s' refused: %s%s", session_peer(s), bind->user, account_refusal_text(why),
-         why == ACCOUNT_NO_INSTANCE && skipped ? " (and more since the last such line)" : "");
+  /* A flood of binds beyond the instances is logged once each 10 s, with
+   * a count; guessing is braked by the guard, which logs its blocks. */
+  if (why != ACCOUNT_NO_INSTANCE)
+    LOGW(c->log, "bind from %s as '%s' refused: %s", session_peer(s), bind->user, account_refusal_text(why));
+  else if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
+    LOGW(c->log, "bind from %s as '%s' refused: %s (%" PRIu64 " more refused since the last such line)",
+         session_peer(s), bind->user, account_refusal_text(why), skipped);
   if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD)
     auth_guard_failed(c->core->auth_guard, session_peer(s), "a bind");
   return account_refusal_status(why);
@@ -148,18 +149,6 @@ static enum proto_status unbound_bind(struct session *s, const struct proto_pdu 
   return PROTO_OK;   /* s is gone: the instance answers the bind */
 }
 
-/* A submit before the bind. */
-static void unbound_request(struct session *s, const struct proto_pdu *req)
-{
-  struct proto_pdu resp;
-  memset(&resp, 0, sizeof resp);
-  resp.op = req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP;
-  resp.ref = req->ref;
-  resp.raw_status = req->raw_status;
-  resp.status = PROTO_E_BIND_STATE;
-  session_respond(s, &resp);
-}
-
 static void unbound_gone(struct session *s, const char *reason)
 {
   struct connector *c = session_app(s);
@@ -167,9 +156,10 @@ static void unbound_gone(struct session *s, const char *reason)
   unbound_forget(c, s, true);
 }
 
+/* No on_request: the session runtime answers a submit before the bind
+ * itself (ESME_RINVBNDSTS, UCP NACK 04). */
 static const struct session_handler unbound_handler = {
   .on_bind = unbound_bind,
-  .on_request = unbound_request,
   .on_disconnect = unbound_gone,
 };
 
