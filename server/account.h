@@ -41,7 +41,7 @@ enum account_refusal accounts_login(struct accounts *a, unsigned connector, cons
 void accounts_unbind(struct accounts *a, unsigned connector, int user_index);
 
 /* The index in the configuration's accounts of the one named name, or -1
- * (a hash lookup: it is done for every message). */
+ * (a hash lookup: HTTP finds an account this way for every message). */
 int accounts_find(const struct accounts *a, const char *name);
 
 /* A submit of account index at now_ns (CLOCK_MONOTONIC): PROTO_OK, or

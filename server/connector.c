@@ -286,14 +286,15 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   struct connector *c = in->conn;
   if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
     struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_SUBMIT_RESP };
-    connector_accept_message(in, &req->msg, session_user(s), &rp);
+    /* Bound, so the listener proved its account: in->user is set. */
+    connector_accept_message(in, &req->msg, session_user(s), (int)c->cfg->users[in->user].account, &rp);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
     connector_receipt_in(in, req);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
     /* An MO: routed like any other message. */
     atomic_fetch_add(&c->core->stats.mo_in, 1);
     struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_DELIVER_RESP };
-    connector_accept_message(in, &req->msg, session_user(s), &rp);
+    connector_accept_message(in, &req->msg, session_user(s), -1, &rp);
   } else {
     connector_respond(in, req->ref, req->raw_status,
                       req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,

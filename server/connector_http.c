@@ -99,7 +99,8 @@ void connector_http_take_inbox(struct instance *in)
     if (atomic_load(&in->phase) != PHASE_RUN)
       connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
     else
-      connector_accept_message(in, item->msg, item->msg->origin.user, &rp);
+      connector_accept_message(in, item->msg, item->msg->origin.user,
+                               accounts_find(in->conn->core->accounts, item->msg->origin.user), &rp);
     msg_free(item->msg);
     free(item);
     item = next;

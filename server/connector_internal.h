@@ -226,8 +226,10 @@ void connector_release_held_acks(struct instance *in, bool all);
  * account user's), or NULL when the account is not there. */
 struct queue *connector_target_queue(struct connector *out, const char *user);
 
-/* Takes a submit (or an MO) into the core and answers rp. */
-void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user,
+/* Takes a submit (or an MO) into the core and answers rp. account is the
+ * submitting account's index in the configuration's accounts (its limits
+ * apply: account.h), -1 for an MO. */
+void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
                               const struct reply *rp);
 
 /* ---- connector_send.c ---- */

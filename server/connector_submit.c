@@ -241,7 +241,7 @@ static struct qlist split_message(struct instance *in, struct msg *m, enum proto
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
  * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
-void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user,
+void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
                               const struct reply *rp)
 {
   struct connector *c = in->conn;
@@ -251,14 +251,11 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   /* The account's own limits first: the cheapest refusals. */
   struct msg head = *msg;
   struct msg *m = &head;
-  if (is_server(c)) {
-    enum proto_status verdict = accounts_admit(core->accounts, accounts_find(core->accounts, origin_user), m,
-                                               received_ns);
-    if (verdict != PROTO_OK) {
-      LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(verdict));
-      connector_reply_to(in, rp, verdict, NULL);
-      return;
-    }
+  enum proto_status limits = accounts_admit(core->accounts, account, m, received_ns);
+  if (limits != PROTO_OK) {
+    LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(limits));
+    connector_reply_to(in, rp, limits, NULL);
+    return;
   }
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
   if (admit == CORE_ADMIT_FULL) {
