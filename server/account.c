@@ -142,12 +142,11 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
   if (!a->list || !a->user_of || !index_names(a) || sodium_init() < 0)
     goto no_memory;
   randombytes_buf(a->digest_key, sizeof a->digest_key);
-  for (unsigned i = 0; i < cfg->n_accounts; i++)
-    pthread_mutex_init(&a->list[i].proven_lock, NULL);
   for (unsigned i = 0; i < cfg->n_accounts; i++) {
     const struct config_account *ac = &cfg->accounts[i];
     struct account_rt *rt = &a->list[i];
     rt->cfg = ac;
+    pthread_mutex_init(&rt->proven_lock, NULL);
     if (ac->max_rate > 0) {
       rt->interval_ns = (uint64_t)(1e9 / ac->max_rate);
       /* A second's messages may come at once (a token bucket of one

@@ -53,7 +53,7 @@ enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, u
 /* What the admin API shows of an account. */
 struct account_view {
   const struct config_account *cfg;
-  unsigned binds;                  /* sessions now */
+  uint64_t binds;                  /* sessions now */
   uint64_t submitted, refused_rate, refused_sender;
 };
 unsigned accounts_count_all(const struct accounts *a);

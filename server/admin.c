@@ -902,6 +902,36 @@ static void metric_value(FILE *f, const char *name, const char *type, const char
   fprintf(f, "%s %" PRIu64 "\n", name, value);
 }
 
+/* Each account's sessions, submits and refusals: one series per account
+ * and, for the refusals, per reason. */
+static void account_metrics(FILE *f, const struct core *c)
+{
+  static const struct {
+    const char *name, *type, *help, *reason;
+    size_t field;                  /* a uint64_t of struct account_view */
+  } series[] = {
+    { "emg_account_binds", "gauge", "Sessions an account holds now.", NULL, offsetof(struct account_view, binds) },
+    { "emg_account_submitted_total", "counter", "Submits an account's limits let through.", NULL,
+      offsetof(struct account_view, submitted) },
+    { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason.", "rate",
+      offsetof(struct account_view, refused_rate) },
+    { "emg_account_refused_total", NULL, NULL, "sender", offsetof(struct account_view, refused_sender) },
+  };
+  for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
+    if (series[s].help)
+      metric_head(f, series[s].name, series[s].type, series[s].help);
+    for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
+      struct account_view v;
+      accounts_view(c->accounts, i, &v);
+      fprintf(f, "%s{account=\"", series[s].name);
+      label_value(f, v.cfg->name);
+      if (series[s].reason)
+        fprintf(f, "\",reason=\"%s", series[s].reason);
+      fprintf(f, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)&v + series[s].field));
+    }
+  }
+}
+
 /* One histogram family over every connector: cumulative buckets in
  * seconds ending with +Inf (equal to _count), the sum in seconds. */
 static void metric_histogram(FILE *f, const struct core *c, const struct connector_sum *sums,
@@ -952,26 +982,7 @@ static char *metrics_text(struct admin *a)
   for (enum account_refusal r = ACCOUNT_OK + 1; r < ACCOUNT_REFUSALS; r++)
     fprintf(f, "emg_logins_refused_total{reason=\"%s\"} %" PRIu64 "\n", account_refusal_key(r),
             accounts_refused(c->accounts, r));
-  static const struct {
-    const char *name, *type, *help;
-  } account_families[] = {
-    { "emg_account_binds", "gauge", "Sessions an account holds now." },
-    { "emg_account_submitted_total", "counter", "Submits an account's limits let through." },
-    { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason." },
-  };
-  for (unsigned fam = 0; fam < 3; fam++) {
-    metric_head(f, account_families[fam].name, account_families[fam].type, account_families[fam].help);
-    for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
-      struct account_view v;
-      accounts_view(c->accounts, i, &v);
-      for (unsigned r = 0; r < (fam == 2 ? 2u : 1u); r++) {
-        fprintf(f, "%s{account=\"", account_families[fam].name);
-        label_value(f, v.cfg->name);
-        fprintf(f, fam == 2 ? "\",reason=\"%s\"} " : "\"} ", r ? "sender" : "rate");
-        fprintf(f, "%" PRIu64 "\n", fam == 0 ? v.binds : fam == 1 ? v.submitted : r ? v.refused_sender : v.refused_rate);
-      }
-    }
-  }
+  account_metrics(f, c);
   metric_value(f, "emg_uptime_seconds", "gauge", "Seconds since emgd started.",
                (uint64_t)(time(NULL) - c->started));
   metric_value(f, "emg_in_flight", "gauge", "Messages accepted and not yet sent or failed.",

@@ -75,6 +75,9 @@ check "emgctl accounts: a table that fits 80 columns, acme's sessions against ma
            grep -Eq '^acme +enabled +0/2 ' '$TMP/accounts.txt' && grep -Eq '^ucponly +enabled +0 +- +50 ' '$TMP/accounts.txt'"
 curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/metrics" > "$TMP/metrics.txt"
 check "/metrics counts per account" grep -qx 'emg_account_submitted_total{account="ucponly"} 50' "$TMP/metrics.txt"
+check "... and its refusals per reason" \
+  bash -c "grep -qx 'emg_account_refused_total{account=\"acme\",reason=\"sender\"} 0' '$TMP/metrics.txt' &&
+           grep -qx 'emg_account_binds{account=\"acme\"} 0' '$TMP/metrics.txt'"
 check "/metrics has them as emg_logins_refused_total" \
   grep -qx 'emg_logins_refused_total{reason="address"} 1' "$TMP/metrics.txt"
 stop_emgd g
