@@ -78,33 +78,28 @@ unsigned fd_budget_http_limit(const struct config *cfg, unsigned index)
 
 void fd_budget_plan(const struct config *cfg, struct fd_budget *b)
 {
-  uint64_t room, wanted;
   b->limit = open_files_limit();
   b->own = own_descriptors(cfg);
-  http_room(cfg, b->limit, &room, &wanted);
-  b->cut = wanted > room;
+  http_room(cfg, b->limit, &b->http_room, &b->http_wanted);
+  b->cut = b->http_wanted > b->http_room;
   b->listeners = cfg->has_admin ? FD_BUDGET_ADMIN : 0;
   for (unsigned i = 0; i < cfg->n_connectors; i++) {
     const struct config_connector *c = &cfg->connectors[i];
     if (is_listener(c))
-      b->listeners += c->http ? http_share(c, room, wanted) : listener_share(c);
+      b->listeners += c->http ? http_share(c, b->http_room, b->http_wanted) : listener_share(c);
   }
   b->fits = (uint64_t)b->own + b->listeners <= b->limit;
 }
 
-void fd_budget_describe(const struct config *cfg, char *out, size_t cap)
+void fd_budget_describe(const struct config *cfg, const struct fd_budget *b, char *out, size_t cap)
 {
-  struct fd_budget b;
-  fd_budget_plan(cfg, &b);
-  uint64_t room, wanted;
-  http_room(cfg, b.limit, &room, &wanted);
-  size_t n = (size_t)snprintf(out, cap, "descriptors: listeners may hold %u (", b.listeners);
+  size_t n = (size_t)snprintf(out, cap, "descriptors: listeners may hold %u (", b->listeners);
   const char *sep = "";
   for (unsigned i = 0; i < cfg->n_connectors && n < cap; i++) {
     const struct config_connector *c = &cfg->connectors[i];
     if (!is_listener(c))
       continue;
-    unsigned share = c->http ? http_share(c, room, wanted) : listener_share(c);
+    unsigned share = c->http ? http_share(c, b->http_room, b->http_wanted) : listener_share(c);
     n += (size_t)snprintf(out + n, cap - n, "%s%s %u%s", sep, c->name, share,
                           c->http && share < c->max_connections ? " (max_connections lowered to fit)" : "");
     sep = ", ";
@@ -112,6 +107,6 @@ void fd_budget_describe(const struct config *cfg, char *out, size_t cap)
   if (n < cap && cfg->has_admin)
     n += (size_t)snprintf(out + n, cap - n, "%sadmin %u", sep, FD_BUDGET_ADMIN);
   if (n < cap)
-    snprintf(out + n, cap - n, "), emgd itself about %u; open files limit %llu", b.own,
-             (unsigned long long)b.limit);
+    snprintf(out + n, cap - n, "), emgd itself about %u; open files limit %llu", b->own,
+             (unsigned long long)b->limit);
 }

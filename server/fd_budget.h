@@ -19,6 +19,8 @@ struct fd_budget {
   unsigned listeners;    /* what the listeners may hold, with the cuts below */
   bool cut;              /* HTTP connectors' max_connections were lowered to fit */
   bool fits;             /* own + listeners within the limit */
+  uint64_t http_room;    /* what the HTTP connectors may hold together */
+  uint64_t http_wanted;  /* ... and what their max_connections add up to */
 };
 
 /* The plan for cfg under the current RLIMIT_NOFILE. */
@@ -28,7 +30,7 @@ void fd_budget_plan(const struct config *cfg, struct fd_budget *b);
  * its max_connections, lowered when all listeners together would not fit. */
 unsigned fd_budget_http_limit(const struct config *cfg, unsigned index);
 
-/* One line for the log: each listener's share and the limit. */
-void fd_budget_describe(const struct config *cfg, char *out, size_t cap);
+/* One line for the log: each listener's share under plan b, and the limit. */
+void fd_budget_describe(const struct config *cfg, const struct fd_budget *b, char *out, size_t cap);
 
 #endif

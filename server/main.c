@@ -515,7 +515,7 @@ static void log_fd_budget(struct log_category *log, const struct config *cfg)
   struct fd_budget b;
   char text[1024];
   fd_budget_plan(cfg, &b);
-  fd_budget_describe(cfg, text, sizeof text);
+  fd_budget_describe(cfg, &b, text, sizeof text);
   if (!b.fits)
     LOGW(log, "%s: above the limit, so a flood on one listener could take the descriptors of the others; "
          "raise the limit (LimitNOFILE= in the service unit) or lower unbound_max and max_connections", text);
