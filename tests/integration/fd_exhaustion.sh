@@ -14,8 +14,7 @@ smpp=$(free_port)
   echo 'general: { node_id = 17; persist = false; };'
   echo 'connectors = ('
   # bind_timeout: the idle connections stay for the whole test
-  printf '  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:%s"; instances = 2;\n' "$smpp"
-  printf '    bind_timeout = 60000; users = ( { name = "load"; password = "secret"; } ); },\n'
+  conf_server smpp-in smpp "$smpp" 2 "bind_timeout = 60000;"
   conf_to_sink "$SINK_PORT_s"
 } > "$TMP/emgd.conf"
 EMGD_PREFIX="prlimit --nofile=64:64" start_emgd g "$TMP/emgd.conf"

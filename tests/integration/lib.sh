@@ -179,12 +179,12 @@ wait_port() {
   return 1
 }
 
-# conf_server NAME PROTOCOL PORT INSTANCES: a server connector entry on
-# 127.0.0.1:PORT with the tests' account (load / secret), for a
-# configuration's connectors list.
+# conf_server NAME PROTOCOL PORT INSTANCES [SETTINGS]: a server connector
+# entry on 127.0.0.1:PORT with the tests' account (load / secret), and any
+# further SETTINGS ("key = value; ..."), for a configuration's connectors list.
 conf_server() {
-  printf '  { name = "%s"; protocol = "%s"; mode = "server"; listen = "127.0.0.1:%s"; instances = %s;\n' "$@"
-  printf '    users = ( { name = "load"; password = "secret"; } ); },\n'
+  printf '  { name = "%s"; protocol = "%s"; mode = "server"; listen = "127.0.0.1:%s"; instances = %s;\n' "$1" "$2" "$3" "$4"
+  printf '    %susers = ( { name = "load"; password = "secret"; } ); },\n' "${5:+$5 }"
 }
 
 # conf_to_sink PORT: the list's last connector, "out" (SMPP to a sink on

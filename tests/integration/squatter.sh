@@ -19,9 +19,7 @@ smpp=$(free_port)
 {
   echo 'general: { node_id = 18; persist = false; };'
   echo 'connectors = ('
-  printf '  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:%s"; instances = 4;\n' "$smpp"
-  printf '    bind_timeout = 2000; unbound_per_ip = 8; unbound_max = 16;\n'
-  printf '    users = ( { name = "load"; password = "secret"; } ); },\n'
+  conf_server smpp-in smpp "$smpp" 4 "bind_timeout = 2000; unbound_per_ip = 8; unbound_max = 16;"
   conf_to_sink "$SINK_PORT_s"
 } > "$TMP/emgd.conf"
 start_emgd g "$TMP/emgd.conf"
