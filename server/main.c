@@ -747,6 +747,11 @@ int main(int argc, char **argv)
   stop_all(&d);
   cluster_stop(d.core.cluster);
   d.core.cluster = NULL;
+  /* The journal's writer calls the instances when records become durable,
+   * and destroying a connector still journals (HTTP callbacks done): the
+   * instances are forgotten before any connector frees its own. */
+  if (d.core.spool)
+    spool_forget_listeners(d.core.spool);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     connector_destroy(d.core.connectors[i]);
   if (d.core.db_log) {

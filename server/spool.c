@@ -130,15 +130,22 @@ uint64_t spool_appended(struct spool *s)
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
 {
   int rc = -1;
-  pthread_mutex_lock(&s->lock);
+  pthread_mutex_lock(&s->listeners_lock);
   unsigned n = atomic_load(&s->nlisteners);
   if (n < MAX_LISTENERS) {
     s->listeners[n] = (struct listener){ fn, arg };
     atomic_store_explicit(&s->nlisteners, n + 1, memory_order_release);
     rc = 0;
   }
-  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_unlock(&s->listeners_lock);
   return rc;
+}
+
+void spool_forget_listeners(struct spool *s)
+{
+  pthread_mutex_lock(&s->listeners_lock);
+  atomic_store(&s->nlisteners, 0);
+  pthread_mutex_unlock(&s->listeners_lock);
 }
 
 bool spool_failing(const struct spool *s, char *why, size_t why_len)
@@ -292,9 +299,11 @@ static void batch_commit(struct spool *s)
   s->failing = false;
   pthread_mutex_unlock(&s->lock);
   atomic_store(&s->durable, s->batch_last);
+  pthread_mutex_lock(&s->listeners_lock);
   unsigned n = atomic_load_explicit(&s->nlisteners, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
     s->listeners[i].fn(s->listeners[i].arg);
+  pthread_mutex_unlock(&s->listeners_lock);
 
   struct bytebuf kills = { NULL, 0, 0 };
   uint64_t records = 0;
@@ -445,6 +454,7 @@ static void spool_free(struct spool *s)
   free(s->batch.p);
   free(s->dir);
   pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->listeners_lock);
   pthread_cond_destroy(&s->wake);
   pthread_cond_destroy(&s->space);
   free(s);
@@ -468,6 +478,7 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   if (!s->opt.compact_after_ms)
     s->opt.compact_after_ms = 30000;
   pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->listeners_lock, NULL);
   pthread_cond_init(&s->wake, NULL);
   pthread_cond_init(&s->space, NULL);
   char why[256];

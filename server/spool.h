@@ -126,6 +126,10 @@ uint64_t spool_appended(struct spool *s);
  * a few dozen listeners; returns 0 or -1. */
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg);
 
+/* Drops every listener; once it returns, none is being called or will be
+ * (their owners may free what they were given). */
+void spool_forget_listeners(struct spool *s);
+
 /* Whether appends are being refused now (a write failed: disk full or an
  * I/O error), and why when why is given (the spool retries by itself and
  * resumes when it can write again). Without why, lock-free: for the

@@ -171,6 +171,9 @@ struct spool {
   struct spool_stats stats;       /* the writer's figures, published once per batch */
   _Atomic uint64_t durable;
 
+  /* Held while the writer calls the listeners, so that once
+   * spool_forget_listeners returns none runs on memory its owner frees. */
+  pthread_mutex_t listeners_lock;
   struct listener listeners[MAX_LISTENERS];
   _Atomic unsigned nlisteners;
 
