@@ -80,6 +80,7 @@ struct msg {
   int64_t deferred;        /* not before, Unix seconds; 0 = now; < 0: relative as validity */
   int64_t received_ms;     /* when the gateway accepted it, Unix ms */
   struct msg_origin origin;
+  uint32_t credit_epoch;   /* the account's credit epoch when this part's credit was taken; 0 = none taken */
   uint8_t callback_method; /* enum msg_callback_method: receipts by HTTP callback */
   const char *callback;    /* its URL (< MSG_CALLBACK_LEN bytes); NULL = none */
   uint16_t udh_len;        /* UDH octets, UDHL included; 0 = none */

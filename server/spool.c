@@ -18,7 +18,8 @@
  *
  * The rest of the journal: spool_record.h (the record format and its
  * encoding), spool_segment.c (the segment files: opening, zeros ahead,
- * writing a commit), spool_compact.c (deleting and compacting segments),
+ * writing a commit), spool_compact.c (deleting and compacting segments,
+ * and the credit snapshots taken before anything is deleted),
  * spool_replay.c (reading them back at start), spool_internal.h (what
  * they share). */
 #include <errno.h>
@@ -500,6 +501,8 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
     snprintf(err, 256, "%s", why);
     goto fail;
   }
+  /* With credit this calls the hook, here on the caller's thread, and
+   * leaves the deletion to the writer once the snapshot is durable. */
   spool_segments_delete(s);
   stats_publish(s);
   if (pthread_create(&s->writer, NULL, writer_main, s) == 0) {

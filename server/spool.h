@@ -14,6 +14,12 @@
  * the few live records out of old segments so that disk use follows what
  * is live, not what has passed through.
  *
+ * Credit: a MSG record may carry the credit epoch of its account when its
+ * credit was taken, and CREDIT records hold snapshots of the accounts'
+ * credit. Before it deletes anything, the writer has a snapshot written
+ * and made durable (spool_options.credit_snapshot), so that the MSG
+ * records a snapshot does not cover are all still in the journal.
+ *
  * Thread-safe: any thread may append; one writer thread owns the files. */
 #ifndef EMG_SPOOL_H
 #define EMG_SPOOL_H
@@ -32,9 +38,11 @@ enum spool_record_type {
   SPOOL_REC_RECEIPT = 4,    /* a receipt for an origin, queued (receipt_id ties it to its RECEIPT_DONE) */
   SPOOL_REC_RECEIPT_DONE = 5, /* receipt_id delivered to its origin */
   SPOOL_REC_IDS = 6,        /* ids up to `id` may have been handed out: never reuse them */
-  SPOOL_REC_UNRESOLVED = 7  /* a receipt from an SMSC on connector `target` that no DLR entry here
+  SPOOL_REC_UNRESOLVED = 7, /* a receipt from an SMSC on connector `target` that no DLR entry here
                                matched (smsc_id: its key), being resolved through the database;
                                receipt_id ties it to its RECEIPT_DONE */
+  SPOOL_REC_CREDIT = 8      /* a snapshot of account `user`'s credit: never live, never copied by
+                               compaction; every one is replayed */
 };
 
 /* One record, as appended and as replayed. Pointers are the caller's on
@@ -43,16 +51,21 @@ enum spool_record_type {
 struct spool_record {
   enum spool_record_type type;
   uint64_t id;              /* msg id (MSG, SENT, FINISHED), receipt id (RECEIPT, RECEIPT_DONE,
-                               UNRESOLVED), high-water mark (IDS) */
+                               UNRESOLVED), high-water mark (IDS); CREDIT: 0 */
   uint16_t target;          /* MSG: the connector it is queued for; SENT: the connector that sent it;
                                RECEIPT: the origin connector; UNRESOLVED: the connector it came on */
   const struct msg *msg;    /* MSG */
   const char *smsc_id;      /* SENT, UNRESOLVED: normalised, as the DLR table keys it */
   const struct msg_receipt *receipt; /* RECEIPT, UNRESOLVED */
-  const char *user;         /* RECEIPT: the origin account */
+  const char *user;         /* RECEIPT: the origin account; CREDIT: the account */
   const char *callback;     /* RECEIPT: the origin's receipt callback URL (HTTP); NULL = none */
   uint8_t callback_method;  /* RECEIPT: enum msg_callback_method */
   uint16_t via;             /* RECEIPT: 1 + the connector the receipt came through; 0 = unknown */
+  /* CREDIT: the credit last set, what was left of it, and the epoch the
+   * snapshot closed: parts tagged with it or an earlier one are counted in
+   * credit_left, parts tagged later are not. */
+  int64_t credit_set, credit_left;
+  uint32_t credit_epoch;
 };
 
 struct spool_options {
@@ -63,6 +76,20 @@ struct spool_options {
                                (most of what it holds finishes by itself meanwhile); idle, at
                                once. 0 = 30000 */
   bool sync;                /* false: write but never fsync (tests, benchmarks of the rest) */
+  /* Credit snapshots: called on the writer thread before it deletes a
+   * segment or compacts records away; it appends, through emit, one CREDIT
+   * record per account that has credit. The writer makes those records
+   * durable before it removes anything, so a MSG record whose credit no
+   * durable snapshot covers is never lost. NULL = no credit.
+   * The first call can come from spool_open itself, on its caller's
+   * thread, once every record has been replayed (before it deletes what
+   * replay found finished); the last, from spool_close. emit may be called
+   * only during the call; the hook must call no other spool function. No
+   * thread may hold a lock the hook takes while it appends: an append may
+   * wait for the writer. */
+  void (*credit_snapshot)(void *ctx, void (*emit)(void *emit_ctx, const struct spool_record *rec),
+                          void *emit_ctx);
+  void *credit_ctx;
 };
 
 struct spool_stats {
@@ -80,9 +107,10 @@ struct spool;
 
 /* Opens (creating if needed) the spool in dir and replays it: for every
  * record still live, in order, replay(ctx, record) is called, so the caller
- * rebuilds its queues, DLR table and id allocator. Corruption is reported
- * through warn(ctx, text) ("FILE at offset N: ...") and skipped. Then the
- * writer thread starts. NULL with a reason in err (256 bytes) when dir
+ * rebuilds its queues, DLR table and id allocator; every CREDIT record is
+ * passed too, in journal order (keep the highest epoch per account).
+ * Corruption is reported through warn(ctx, text) ("FILE at offset N: ...")
+ * and skipped. Then the writer thread starts. NULL with a reason in err (256 bytes) when dir
  * cannot be used. */
 struct spool *spool_open(const char *dir, const struct spool_options *opt,
                          void (*replay)(void *ctx, const struct spool_record *rec),

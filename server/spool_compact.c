@@ -6,7 +6,16 @@
  * outlive every older segment, since it is what kills the MSG there. The
  * oldest segment is compacted (its live records re-appended with the COPY
  * flag) when little of it, or of the whole spool, is live; when the copies
- * are durable the old segment holds nothing live and goes. */
+ * are durable the old segment holds nothing live and goes.
+ *
+ * Credit: nothing leaves the disk but by deleting a segment (compaction
+ * only copies; what it leaves behind goes with its segment), so the credit
+ * snapshot is taken here, before deletion: the segments go once a durable
+ * snapshot covers them. One taken when the next commit goes to segment N
+ * covers every segment below N, whose records were all appended before
+ * the hook ran, so their credit is counted in it. CREDIT records are never
+ * live: compaction leaves them, and they go with their segment once a
+ * newer snapshot covers it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,13 +30,70 @@
 #define COMPACT_IDLE_BYTES (1u << 20)    /* compact only while less than this waits */
 #define COMPACT_CHUNK (1u << 20)          /* bytes of a segment compaction reads at a time */
 
-/* Deletes the oldest segments while they hold nothing live. */
+struct credit_emission {
+  struct bytebuf records;
+  unsigned count;
+  bool failed;
+};
+
+/* The hook's emit: into a buffer of the writer's, since the hook runs on
+ * the writer, which nothing here may wait for. */
+static void credit_emit(void *ctx, const struct spool_record *rec)
+{
+  struct credit_emission *e = ctx;
+  struct spool_record r = *rec;
+  r.type = SPOOL_REC_CREDIT;
+  r.id = 0;   /* replay consumers take ids for message ids */
+  if (buf_reserve(&e->records, record_bound(&r)) < 0) {
+    e->failed = true;
+    return;
+  }
+  e->records.len += record_encode(e->records.p + e->records.len, &r);
+  e->count++;
+}
+
+/* How many of the n oldest segments (all finished) a durable credit
+ * snapshot covers. When some are left and no snapshot is on its way, asks
+ * for one: they go once it is durable. */
+static size_t credit_covered(struct spool *s, size_t n)
+{
+  if (s->credit_ticket && spool_durable(s) >= s->credit_ticket) {
+    s->credit_below = s->credit_next;
+    s->credit_ticket = 0;
+  }
+  size_t covered = 0;
+  while (covered < n && s->segs[covered].seq < s->credit_below)
+    covered++;
+  if (covered == n || s->credit_ticket)
+    return covered;
+  uint32_t next = spool_segment_next_seq(s);
+  struct credit_emission e = { { NULL, 0, 0 }, 0, false };
+  s->opt.credit_snapshot(s->opt.credit_ctx, credit_emit, &e);
+  /* Out of memory, a snapshot would lack some account, whose last record
+   * could then go: none, and another try at the next occasion. */
+  if (!e.failed && !e.count) {
+    s->credit_below = next;   /* no account has credit: nothing to keep */
+    covered = n;
+  } else if (!e.failed) {
+    s->credit_ticket = spool_pending_add(s, e.records.p, e.records.len, e.count, false);
+    s->credit_next = next;
+  }
+  free(e.records.p);
+  return covered;
+}
+
+/* Deletes the oldest segments while they hold nothing live; with credit,
+ * those a durable snapshot covers. */
 void spool_segments_delete(struct spool *s)
 {
-  size_t n = 0;
+  size_t n = 0, dead = 0;
   if (spool_durable(s) < s->hold_ticket)
     return;
-  while (n + 1 < s->nsegs && s->segs[n].live == 0) {
+  while (dead + 1 < s->nsegs && s->segs[dead].live == 0)
+    dead++;
+  if (dead && s->opt.credit_snapshot)
+    dead = credit_covered(s, dead);
+  while (n < dead) {
     const struct segment *g = &s->segs[n];
     char path[4096], spare[4096];
     spool_seg_path(s, g->seq, path, sizeof path);
@@ -75,6 +141,7 @@ static void compact_record(void *ctx, const uint8_t *rec)
     break;
   }
   size_t len = record_len(rec);
+  /* CREDIT records are never live: a newer snapshot stands for them. */
   if (!live || buf_reserve(&c->copies, len) < 0)
     return;
   uint8_t *copy = c->copies.p + c->copies.len;

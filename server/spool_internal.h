@@ -200,6 +200,11 @@ struct spool {
   struct idmap msgs, receipts;
   uint64_t hold_ticket;           /* no deletion before this is durable (fresh FINISHED kills) */
   uint64_t compact_ticket;        /* no new compaction before the last one's copies are durable */
+  /* Credit (opt.credit_snapshot): a durable snapshot covers the segments
+   * numbered below credit_below; credit_ticket > 0: one is on its way, to
+   * cover those below credit_next once durable. */
+  uint32_t credit_below, credit_next;
+  uint64_t credit_ticket;
   uint64_t fsyncs, compacted, segments_deleted, segments_reused, bytes_written, records_written;
 };
 
@@ -251,10 +256,13 @@ void spool_segment_close(struct spool *s);
  * segment, a new one first when it is full, and makes it durable; 0, or -1
  * with why. */
 int spool_segment_write(struct spool *s, uint8_t *data, size_t len, char *why, size_t why_len);
+/* spool_segment.c: the number of the segment the next commit goes to. */
+uint32_t spool_segment_next_seq(const struct spool *s);
 /* spool_segment.c: gives up the spare files (a write failed). */
 void spool_spares_drop(struct spool *s);
 
-/* spool_compact.c: deletes the oldest segments while they hold nothing live. */
+/* spool_compact.c: deletes the oldest segments while they hold nothing live
+ * (with credit, once a durable snapshot covers them). */
 void spool_segments_delete(struct spool *s);
 /* spool_compact.c: compacts the oldest segment when it is due. */
 void spool_compact_maybe(struct spool *s, bool idle);

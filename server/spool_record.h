@@ -9,6 +9,14 @@
  * IDS record holding the id high-water mark, so the newest segment always
  * has it.
  *
+ * Flags: COPY_FLAG on any record compaction re-appended; VIA_FLAG on a
+ * RECEIPT carrying `via`; CREDIT_FLAG on a MSG carrying its credit epoch
+ * (u32, after the payload bytes and before the callback). A record without
+ * VIA_FLAG or CREDIT_FLAG is laid out as before they existed: old records
+ * still read, and records without a via or a credit epoch stay the same.
+ * A CREDIT record's payload: id (0) | account str | credit_set i64 |
+ * credit_left i64 | credit_epoch u32.
+ *
  * The encoding is here, static inline, because appenders run it on the
  * message path (spool.c), which must not pay a call into another file for
  * it, and the writer encodes each segment's IDS record with it
@@ -29,6 +37,7 @@
 #define RECORD_MAX (1u << 20)            /* largest payload accepted on replay */
 #define COPY_FLAG 0x01                   /* re-appended by compaction */
 #define VIA_FLAG 0x02                    /* RECEIPT: carries `via` (written before it did not) */
+#define CREDIT_FLAG 0x04                 /* MSG: carries msg.credit_epoch (only when non-zero) */
 
 static inline uint32_t get_u32(const uint8_t *p)
 {
@@ -108,13 +117,15 @@ static inline size_t record_bound(const struct spool_record *rec)
   size_t n = HDR_LEN + 8 + 2;
   switch (rec->type) {
   case SPOOL_REC_MSG:
-    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len +
+    return n + 8 + 2 * ADDR_MAX + 6 + 24 + 8 + 2 * STR_MAX + 6 + rec->msg->udh_len + rec->msg->data_len + 4 +
            CALLBACK_MAX;
   case SPOOL_REC_SENT:
     return n + STR_MAX;
   case SPOOL_REC_RECEIPT:
   case SPOOL_REC_UNRESOLVED:
     return n + 3 * STR_MAX + 3 + 16 + 2 * ADDR_MAX + 2 + CALLBACK_MAX;
+  case SPOOL_REC_CREDIT:
+    return n + STR_MAX + 8 + 8 + 4;
   default:
     return n;
   }
@@ -176,6 +187,11 @@ static inline size_t record_encode(uint8_t *out, const struct spool_record *rec)
     p = put_u32(p, m->data_len);
     p = put_bytes(p, m->udh, m->udh_len);
     p = put_bytes(p, m->data, m->data_len);
+    /* Before the callback, whose presence replay tells by bytes left. */
+    if (m->credit_epoch) {
+      flags |= CREDIT_FLAG;
+      p = put_u32(p, m->credit_epoch);
+    }
     p = put_callback(p, m->callback_method, m->callback);
     break;
   }
@@ -197,6 +213,12 @@ static inline size_t record_encode(uint8_t *out, const struct spool_record *rec)
     p = put_u16(p, rec->target);
     p = put_str(p, rec->smsc_id, STR_MAX);
     p = put_receipt(p, rec->receipt);
+    break;
+  case SPOOL_REC_CREDIT:
+    p = put_str(p, rec->user, STR_MAX);
+    p = put_u64(p, (uint64_t)rec->credit_set);
+    p = put_u64(p, (uint64_t)rec->credit_left);
+    p = put_u32(p, rec->credit_epoch);
     break;
   default:
     break;

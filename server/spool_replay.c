@@ -4,7 +4,8 @@
  *
  * Replay reads the segments twice: the first pass validates and computes the
  * final state (a FINISHED anywhere kills its id; the last copy of a record is
- * the one replayed), the second calls replay() in file order. */
+ * the one replayed), the second calls replay() in file order. CREDIT records
+ * are not live records: pass 1 passes over them, pass 2 replays them all. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +87,7 @@ struct decoded {
   struct spool_record rec;
   struct msg msg;
   struct msg_receipt receipt;
-  char text[STR_MAX];             /* SENT, UNRESOLVED: smsc_id; RECEIPT: user */
+  char text[STR_MAX];             /* SENT, UNRESOLVED: smsc_id; RECEIPT, CREDIT: user */
   char callback[MSG_CALLBACK_LEN];
 };
 
@@ -140,6 +141,8 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     m->data_len = (uint32_t)get_n(&r, 4);
     m->udh = m->udh_len ? take(&r, m->udh_len) : NULL;
     m->data = take(&r, m->data_len);
+    if (rec[13] & CREDIT_FLAG)
+      m->credit_epoch = (uint32_t)get_n(&r, 4);
     if (get_callback(&r, &m->callback_method, d->callback))
       m->callback = d->callback;
     d->rec.msg = m;
@@ -168,6 +171,13 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     d->rec.smsc_id = d->text;
     d->rec.receipt = &d->receipt;
     break;
+  case SPOOL_REC_CREDIT:
+    get_str(&r, d->text, sizeof d->text);
+    d->rec.credit_set = (int64_t)get_n(&r, 8);
+    d->rec.credit_left = (int64_t)get_n(&r, 8);
+    d->rec.credit_epoch = (uint32_t)get_n(&r, 4);
+    d->rec.user = d->text;
+    break;
   default:
     break;
   }
@@ -183,7 +193,7 @@ static bool record_valid(const uint8_t *p, size_t size, uint32_t seed)
   if (size < HDR_LEN + 8 || get_u32(p) != SPOOL_MAGIC)
     return false;
   uint32_t len = get_u32(p + 8);
-  if (p[12] < SPOOL_REC_MSG || p[12] > SPOOL_REC_UNRESOLVED || len < 8 || len > RECORD_MAX ||
+  if (p[12] < SPOOL_REC_MSG || p[12] > SPOOL_REC_CREDIT || len < 8 || len > RECORD_MAX ||
       len > size - HDR_LEN)
     return false;
   return crc32c(seed, p + 8, HDR_LEN - 8 + len) == get_u32(p + 4);
@@ -263,6 +273,8 @@ static void replay_scan(void *arg, const uint8_t *rec)
   uint64_t id = record_id(rec);
   uint8_t type = rec[12];
   g->records++;
+  if (type == SPOOL_REC_CREDIT)
+    return;   /* no id, never live: replayed as it comes in pass 2 */
   if (type == SPOOL_REC_IDS || (type == SPOOL_REC_MSG && !(rec[13] & COPY_FLAG))) {
     if (id > r->ids_max)
       r->ids_max = id;
@@ -361,6 +373,9 @@ static void replay_call(void *arg, const uint8_t *rec)
   case SPOOL_REC_UNRESOLVED:
     if ((e = idmap_find(&r->s->receipts, id)) && e->a == seq)
       replay_emit(r, rec);
+    return;
+  case SPOOL_REC_CREDIT:
+    replay_emit(r, rec);
     return;
   }
 }

@@ -157,6 +157,13 @@ void spool_segment_close(struct spool *s)
   s->fd = -1;
 }
 
+/* As spool_segment_write picks it: the current segment, or the next when
+ * the current is full or closed (then cur_seq is already the next). */
+uint32_t spool_segment_next_seq(const struct spool *s)
+{
+  return s->fd >= 0 && s->file_off >= s->opt.segment_size ? s->cur_seq + 1 : s->cur_seq;
+}
+
 /* Writes data at the end of the current segment (a new one first when the
  * current is full, starting with an IDS record) and makes it durable.
  * Returns 0, or -1 with why: then nothing past file_off counts. */

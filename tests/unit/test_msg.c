@@ -9,7 +9,7 @@ static void test_clone(void)
   uint8_t udh[] = { 0x05, 0x00, 0x03, 0x2A, 0x02, 0x01 };
   uint8_t data[] = { 'h', 'e', 'l', 'l', 'o' };
   struct msg m = { .id = 42, .coding = 0, .dlr_mask = MSG_DLR_DELIVERED, .udh_len = sizeof udh,
-                   .data_len = sizeof data, .udh = udh, .data = data };
+                   .data_len = sizeof data, .udh = udh, .data = data, .credit_epoch = 9 };
   strcpy(m.src.addr, "4912345");
   strcpy(m.dst.addr, "4967890");
   strcpy(m.origin.ref, "abc");
@@ -23,6 +23,7 @@ static void test_clone(void)
   CU_ASSERT_STRING_EQUAL(c->dst.addr, "4967890");
   CU_ASSERT_STRING_EQUAL(c->origin.ref, "abc");
   CU_ASSERT_EQUAL(c->dlr_mask, MSG_DLR_DELIVERED);
+  CU_ASSERT_EQUAL(c->credit_epoch, 9);   /* the credit taken for it goes with the copy */
   CU_ASSERT_EQUAL_FATAL(c->udh_len, 6);
   CU_ASSERT_EQUAL_FATAL(c->data_len, 5);
   CU_ASSERT_PTR_NOT_EQUAL(c->udh, udh);
