@@ -56,7 +56,8 @@ enum proto_status {
   PROTO_E_CMD_LEN,         /* SMPP command_length invalid: answer, then close */
   PROTO_E_AUTH_ACCOUNT,    /* no such account (ESME_RINVSYSID; UCP: as PROTO_E_AUTH) */
   PROTO_E_AUTH_PASSWORD,   /* wrong password (ESME_RINVPASWD; UCP: as PROTO_E_AUTH) */
-  PROTO_E_SOURCE           /* a source address the sender may not use (ESME_RINVSRCADR; UCP 04) */
+  PROTO_E_SOURCE,          /* a source address the sender may not use (ESME_RINVSRCADR; UCP 04) */
+  PROTO_E_CREDIT           /* the account's credit is used up (ESME_RSUBMITFAIL; UCP 04; HTTP 402) */
 };
 
 /* Is this outcome worth a retry of the same message? */

@@ -1,52 +1,31 @@
-/* account.c - the accounts at run time: logins checked against the
- * configuration's accounts (password or its hash, allow_ip, enabled,
- * expires, max_binds), with the refusals counted by reason.
+/* account.c - the accounts at run time: logins checked against each
+ * account's settings (password or its hash, allow_ip, enabled, expires,
+ * max_binds), max_rate, senders and credit on every submit, the refusals
+ * counted by reason, and accounts changed while emgd runs.
  *
- * The configuration is fixed for the process's life here; what changes is
- * each account's count of sessions, kept in an atomic so that listeners and
- * instances of every connector share it without a lock. */
-#include <pthread.h>
-#include <sodium.h>
-#include <stdatomic.h>
+ * An account's settings are one immutable version (struct account_def),
+ * published through an atomic pointer in its slot: a change builds a new
+ * version and swaps it in, so that listeners and instances of every
+ * connector read without a lock. The version replaced is freed only a
+ * grace period later, far longer than any reader holds it (one login's
+ * password check at most). What changes with traffic (sessions, the rate
+ * budget, counters) lives in the slot, in atomics; credit under a small
+ * per-account lock, because a snapshot must see it and its epoch at once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "account.h"
+#include "account_internal.h"
 #include "cidr.h"
+#include "clock.h"
 #include "password.h"
-
-/* max_rate as a generic cell rate algorithm: one atomic "theoretical
- * arrival time" per account, shared by every instance thread without a
- * lock. A submit is let through when it would not put that time more than
- * the tolerance ahead of now, and moves it one interval on. */
-struct account_rt {
-  const struct config_account *cfg;
-  struct cidr *allow;              /* n_allow_ip parsed */
-  _Atomic unsigned binds;
-  _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
-  uint64_t interval_ns, tolerance_ns;
-  _Atomic uint64_t submitted, refused_rate, refused_sender;
-  /* The password last proven against the hash, as a keyed digest: a client
-   * that reconnects (all its binds at once, after a restart) costs one
-   * hashing, not one each. */
-  pthread_mutex_t proven_lock;
-  uint8_t proven[crypto_generichash_BYTES];
-  int64_t proven_until;             /* seconds (CLOCK_MONOTONIC); 0 = none */
-};
 
 /* How long a proven password spares the hashing. */
 #define PROVEN_S 600
-
-struct accounts {
-  const struct config *cfg;
-  struct account_rt *list;         /* cfg->n_accounts */
-  int *by_name;                    /* open addressing: account index + 1, 0 = empty */
-  size_t by_name_mask;
-  uint8_t digest_key[crypto_generichash_KEYBYTES];   /* random: the digests mean nothing elsewhere */
-  int **user_of;                   /* per connector (server only): account -> its users index, or -1 */
-  _Atomic uint64_t refused[ACCOUNT_REFUSALS];
-};
+/* How long a replaced version (or name index) is kept before it is freed:
+ * a reader holds one for a login at most. */
+#define GRACE_S 60
 
 static const struct {
   const char *text, *key;
@@ -77,24 +56,111 @@ enum proto_status account_refusal_status(enum account_refusal why)
   return (unsigned)why < ACCOUNT_REFUSALS ? refusals[why].status : PROTO_E_AUTH;
 }
 
-void accounts_destroy(struct accounts *a)
+static int64_t monotonic_s(void)
 {
-  if (!a)
-    return;
-  for (unsigned i = 0; a->list && i < a->cfg->n_accounts; i++) {
-    free(a->list[i].allow);
-    pthread_mutex_destroy(&a->list[i].proven_lock);
-  }
-  sodium_memzero(a->digest_key, sizeof a->digest_key);
-  for (unsigned c = 0; a->user_of && c < a->cfg->n_connectors; c++)
-    free(a->user_of[c]);
-  free(a->by_name);
-  free(a->user_of);
-  free(a->list);
-  free(a);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec;
 }
 
-/* FNV-1a: names are short, and this runs once per message. */
+/* ---- versions, retired and freed later ---- */
+
+static void def_free(struct account_def *d)
+{
+  if (!d)
+    return;
+  free(d->allow);
+  free(d->uses);
+  free(d);
+}
+
+/* Keeps p (freed by free_fn) until no reader can hold it any more. */
+static void retire(struct accounts *a, void *p, void (*free_fn)(void *))
+{
+  if (!p)
+    return;
+  struct retired *r = malloc(sizeof *r);
+  if (!r)
+    return;   /* kept for the process's life rather than freed too soon */
+  *r = (struct retired){ p, free_fn, monotonic_s() + GRACE_S, a->retired };
+  a->retired = r;
+}
+
+static void free_def(void *p)
+{
+  def_free(p);
+}
+
+/* Frees what was retired long enough ago (all of it when all is true). */
+static void reap(struct accounts *a, bool all)
+{
+  int64_t now = monotonic_s();
+  for (struct retired **at = &a->retired; *at;) {
+    struct retired *r = *at;
+    if (all || r->free_after <= now) {
+      *at = r->next;
+      r->free_fn(r->p);
+      free(r);
+    } else {
+      at = &r->next;
+    }
+  }
+}
+
+static struct account_def *def_of(const struct account_rt *rt)
+{
+  return atomic_load_explicit(&rt->def, memory_order_acquire);
+}
+
+/* A version of ac for this process: allow_ip parsed, connectors resolved. */
+static struct account_def *def_build(const struct accounts *a, const struct config_account *ac, char *err,
+                                     size_t err_len)
+{
+  struct account_def *d = calloc(1, sizeof *d);
+  if (!d || !(d->uses = calloc(a->n_connectors ? a->n_connectors : 1, sizeof *d->uses)) ||
+      (ac->n_allow_ip && !(d->allow = calloc(ac->n_allow_ip, sizeof *d->allow)))) {
+    def_free(d);
+    snprintf(err, err_len, "out of memory");
+    return NULL;
+  }
+  d->cfg = *ac;
+  for (unsigned k = 0; k < ac->n_allow_ip; k++) {
+    char why[CIDR_ERR_LEN];
+    if (cidr_parse(ac->allow_ip[k], &d->allow[k], why, sizeof why) < 0) {
+      snprintf(err, err_len, "allow_ip %s: %s", ac->allow_ip[k], why);
+      def_free(d);
+      return NULL;
+    }
+  }
+  for (unsigned c = 0; c < a->n_connectors; c++) {
+    const struct config_connector *cc = &a->cfg->connectors[c];
+    bool named = !ac->n_connectors;
+    for (unsigned k = 0; k < ac->n_connectors && !named; k++)
+      named = strcmp(ac->connectors[k], cc->name) == 0;
+    d->uses[c] = named && cc->mode == CONFIG_CONN_SERVER;
+  }
+  for (unsigned k = 0; k < ac->n_connectors; k++) {
+    const struct config_connector *cc = config_connector(a->cfg, ac->connectors[k]);
+    if (!cc || cc->mode != CONFIG_CONN_SERVER) {
+      snprintf(err, err_len, "connectors: no server connector is named '%s'", ac->connectors[k]);
+      def_free(d);
+      return NULL;
+    }
+  }
+  if (ac->max_rate > 0) {
+    d->interval_ns = (uint64_t)(1e9 / ac->max_rate);
+    /* A second's messages may come at once (a token bucket of one
+     * second): a budget left unused while the instances wait for a core
+     * (a client pushing flat out on two cores) is caught up, so the rate
+     * holds per second, and an idle account may send a second's worth. */
+    d->tolerance_ns = ac->max_rate >= 1 ? (uint64_t)1000000000 : d->interval_ns;
+  }
+  return d;
+}
+
+/* ---- the name index, rebuilt whole on every change ---- */
+
+/* FNV-1a: names are short, and this runs once per HTTP message. */
 static size_t name_hash(const char *name)
 {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -103,86 +169,243 @@ static size_t name_hash(const char *name)
   return (size_t)h;
 }
 
+static void free_index(void *p)
+{
+  free(p);
+}
+
+/* Publishes a new index of the slots in use; false when out of memory. */
+static bool index_rebuild(struct accounts *a)
+{
+  struct name_index *x = calloc(1, sizeof *x + a->index_cap * sizeof x->slots[0]);
+  if (!x)
+    return false;
+  x->mask = a->index_cap - 1;
+  for (unsigned s = 0; s < a->used; s++) {
+    const struct account_def *d = def_of(&a->slots[s]);
+    if (!d)
+      continue;
+    size_t i = name_hash(d->cfg.name) & x->mask;
+    while (x->slots[i])
+      i = (i + 1) & x->mask;
+    x->slots[i] = (int)s + 1;
+  }
+  retire(a, atomic_exchange_explicit(&a->index, x, memory_order_acq_rel), free_index);
+  return true;
+}
+
 int accounts_find(const struct accounts *a, const char *name)
 {
-  for (size_t i = name_hash(name) & a->by_name_mask;; i = (i + 1) & a->by_name_mask) {
-    int v = a->by_name[i];
+  const struct name_index *x = atomic_load_explicit(&a->index, memory_order_acquire);
+  for (size_t i = name_hash(name) & x->mask;; i = (i + 1) & x->mask) {
+    int v = x->slots[i];
     if (!v)
       return -1;
-    if (strcmp(a->cfg->accounts[v - 1].name, name) == 0)
+    const struct account_def *d = def_of(&a->slots[v - 1]);
+    if (d && strcmp(d->cfg.name, name) == 0)
       return v - 1;
   }
 }
 
-static bool index_names(struct accounts *a)
+/* Each server connector's only account, or -1: where a route to the
+ * connector that names no account delivers. */
+static void sole_rebuild(struct accounts *a)
 {
-  size_t cap = 16;
-  while (cap < 2 * (size_t)a->cfg->n_accounts)
-    cap *= 2;
-  if (!(a->by_name = calloc(cap, sizeof *a->by_name)))
-    return false;
-  a->by_name_mask = cap - 1;
-  for (unsigned k = 0; k < a->cfg->n_accounts; k++) {
-    size_t i = name_hash(a->cfg->accounts[k].name) & a->by_name_mask;
-    while (a->by_name[i])
-      i = (i + 1) & a->by_name_mask;
-    a->by_name[i] = (int)k + 1;
+  for (unsigned c = 0; c < a->n_connectors; c++) {
+    int sole = -1;
+    unsigned n = 0;
+    for (unsigned s = 0; s < a->used; s++) {
+      const struct account_def *d = def_of(&a->slots[s]);
+      if (d && d->uses[c]) {
+        sole = (int)s;
+        n++;
+      }
+    }
+    atomic_store(&a->sole[c], n == 1 ? sole : -1);
   }
-  return true;
+}
+
+/* ---- create, destroy ---- */
+
+void accounts_destroy(struct accounts *a)
+{
+  if (!a)
+    return;
+  for (unsigned s = 0; a->slots && s < a->capacity; s++) {
+    def_free(def_of(&a->slots[s]));
+    pthread_mutex_destroy(&a->slots[s].proven_lock);
+    pthread_mutex_destroy(&a->slots[s].credit_lock);
+  }
+  reap(a, true);
+  free(atomic_load(&a->index));
+  sodium_memzero(a->digest_key, sizeof a->digest_key);
+  free(a->sole);
+  free(a->slots);
+  free(a);
 }
 
 struct accounts *accounts_create(const struct config *cfg, char *err, size_t err_len)
 {
   struct accounts *a = calloc(1, sizeof *a);
+  unsigned capacity = cfg->max_accounts ? cfg->max_accounts : 4096;
+  if (cfg->n_accounts > capacity) {
+    snprintf(err, err_len, "%u accounts, above general.max_accounts (%u)", cfg->n_accounts, capacity);
+    free(a);
+    return NULL;
+  }
   if (!a)
     goto no_memory;
   a->cfg = cfg;
-  a->list = calloc(cfg->n_accounts ? cfg->n_accounts : 1, sizeof *a->list);
-  a->user_of = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->user_of);
-  if (!a->list || !a->user_of || !index_names(a) || sodium_init() < 0)
+  a->n_connectors = cfg->n_connectors;
+  a->capacity = capacity;
+  a->index_cap = 16;
+  while (a->index_cap < 2 * (size_t)capacity)
+    a->index_cap *= 2;
+  a->slots = calloc(capacity, sizeof *a->slots);
+  a->sole = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->sole);
+  if (!a->slots || !a->sole || sodium_init() < 0)
     goto no_memory;
-  randombytes_buf(a->digest_key, sizeof a->digest_key);
-  for (unsigned i = 0; i < cfg->n_accounts; i++) {
-    const struct config_account *ac = &cfg->accounts[i];
-    struct account_rt *rt = &a->list[i];
-    rt->cfg = ac;
-    pthread_mutex_init(&rt->proven_lock, NULL);
-    if (ac->max_rate > 0) {
-      rt->interval_ns = (uint64_t)(1e9 / ac->max_rate);
-      /* A second's messages may come at once (a token bucket of one
-       * second): a budget left unused while the instances wait for a core
-       * (a client pushing flat out on two cores) is caught up, so the rate
-       * holds per second, and an idle account may send a second's worth. */
-      rt->tolerance_ns = ac->max_rate >= 1 ? (uint64_t)1000000000 : rt->interval_ns;
-    }
-    if (ac->n_allow_ip && !(rt->allow = calloc(ac->n_allow_ip, sizeof *rt->allow)))
-      goto no_memory;
-    for (unsigned k = 0; k < ac->n_allow_ip; k++) {
-      char why[CIDR_ERR_LEN];
-      if (cidr_parse(ac->allow_ip[k], &rt->allow[k], why, sizeof why) < 0) {
-        snprintf(err, err_len, "account %s: allow_ip %s: %s", ac->name, ac->allow_ip[k], why);
-        accounts_destroy(a);
-        return NULL;
-      }
-    }
+  for (unsigned s = 0; s < capacity; s++) {
+    pthread_mutex_init(&a->slots[s].proven_lock, NULL);
+    pthread_mutex_init(&a->slots[s].credit_lock, NULL);
   }
-  for (unsigned c = 0; c < cfg->n_connectors; c++) {
-    const struct config_connector *cc = &cfg->connectors[c];
-    if (cc->mode != CONFIG_CONN_SERVER)
-      continue;
-    if (!(a->user_of[c] = malloc((cfg->n_accounts ? cfg->n_accounts : 1) * sizeof *a->user_of[c])))
-      goto no_memory;
-    for (unsigned i = 0; i < cfg->n_accounts; i++)
-      a->user_of[c][i] = -1;
-    for (unsigned u = 0; u < cc->n_users; u++)
-      a->user_of[c][cc->users[u].account] = (int)u;
+  randombytes_buf(a->digest_key, sizeof a->digest_key);
+  if (!index_rebuild(a))
+    goto no_memory;
+  for (unsigned i = 0; i < cfg->n_accounts; i++) {
+    int slot;
+    char why[256];
+    enum account_change r = accounts_put(a, &cfg->accounts[i], &slot, why, sizeof why);
+    if (r != ACCOUNT_CHANGED) {
+      snprintf(err, err_len, "account %s: %s", cfg->accounts[i].name, why);
+      accounts_destroy(a);
+      return NULL;
+    }
   }
   return a;
 no_memory:
-  snprintf(err, err_len, "out of memory for %u accounts", cfg->n_accounts);
+  snprintf(err, err_len, "out of memory for %u accounts", capacity);
   accounts_destroy(a);
   return NULL;
 }
+
+unsigned accounts_capacity(const struct accounts *a)
+{
+  return a->capacity;
+}
+
+unsigned accounts_used(const struct accounts *a)
+{
+  return atomic_load_explicit(&a->used_published, memory_order_acquire);
+}
+
+/* ---- changes ---- */
+
+/* A free slot: one never used, or one whose account went long ago and
+ * whose sessions are all gone. -1 when none. */
+static int slot_free(struct accounts *a)
+{
+  int64_t now = monotonic_s();
+  for (unsigned s = 0; s < a->used; s++) {
+    struct account_rt *rt = &a->slots[s];
+    if (!def_of(rt) && rt->removed_at + GRACE_S <= now && !atomic_load(&rt->binds))
+      return (int)s;
+  }
+  return a->used < a->capacity ? (int)a->used : -1;
+}
+
+static void credit_reset(struct account_rt *rt, size_t credit)
+{
+  pthread_mutex_lock(&rt->credit_lock);
+  rt->limited = credit != CONFIG_CREDIT_UNLIMITED;
+  rt->credit_left = rt->credit_set = rt->limited ? (int64_t)credit : 0;
+  if (!rt->credit_epoch)
+    rt->credit_epoch = 1;     /* 0 tags a part that took no credit */
+  rt->credit_dirty = true;
+  pthread_mutex_unlock(&rt->credit_lock);
+  atomic_store(&rt->limited_flag, credit != CONFIG_CREDIT_UNLIMITED);
+}
+
+/* Whether credit is another value than the one last set (by the
+ * configuration or the API): only then is what is left set anew. */
+static bool credit_differs(struct account_rt *rt, size_t credit)
+{
+  pthread_mutex_lock(&rt->credit_lock);
+  bool limited = credit != CONFIG_CREDIT_UNLIMITED;
+  bool differs = limited != rt->limited || (limited && rt->credit_set != (int64_t)credit);
+  pthread_mutex_unlock(&rt->credit_lock);
+  return differs;
+}
+
+enum account_change accounts_put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
+                                 size_t err_len)
+{
+  reap(a, false);
+  struct account_def *d = def_build(a, ac, err, err_len);
+  if (!d)
+    return strcmp(err, "out of memory") == 0 ? ACCOUNT_E_NO_MEMORY : ACCOUNT_E_INVALID;
+  int s = accounts_find(a, ac->name);
+  bool fresh = s < 0;
+  if (fresh && (s = slot_free(a)) < 0) {
+    def_free(d);
+    snprintf(err, err_len, "general.max_accounts (%u) accounts exist already", a->capacity);
+    return ACCOUNT_E_FULL;
+  }
+  struct account_rt *rt = &a->slots[s];
+  struct account_def *old = def_of(rt);
+  if (fresh) {
+    atomic_store(&rt->tat_ns, 0);
+    atomic_store(&rt->submitted, 0);
+    atomic_store(&rt->refused_rate, 0);
+    atomic_store(&rt->refused_sender, 0);
+    atomic_store(&rt->refused_credit, 0);
+    atomic_store(&rt->rate_now, 0);
+    pthread_mutex_lock(&rt->proven_lock);
+    rt->proven_until = 0;
+    pthread_mutex_unlock(&rt->proven_lock);
+  }
+  if (fresh || credit_differs(rt, ac->credit))
+    credit_reset(rt, ac->credit);
+  if (!fresh && (strcmp(old->cfg.password, ac->password) != 0 ||
+                 strcmp(old->cfg.password_hash, ac->password_hash) != 0)) {
+    pthread_mutex_lock(&rt->proven_lock);
+    rt->proven_until = 0;     /* the old password proves nothing now */
+    pthread_mutex_unlock(&rt->proven_lock);
+  }
+  atomic_store_explicit(&rt->def, d, memory_order_release);
+  retire(a, old, free_def);
+  if ((unsigned)s >= a->used) {
+    a->used = (unsigned)s + 1;
+    atomic_store_explicit(&a->used_published, a->used, memory_order_release);
+  }
+  if (fresh && !index_rebuild(a)) {
+    atomic_store(&rt->def, NULL);
+    retire(a, d, free_def);
+    snprintf(err, err_len, "out of memory");
+    return ACCOUNT_E_NO_MEMORY;
+  }
+  sole_rebuild(a);
+  *slot = s;
+  return ACCOUNT_CHANGED;
+}
+
+int accounts_remove(struct accounts *a, const char *name)
+{
+  reap(a, false);
+  int s = accounts_find(a, name);
+  if (s < 0)
+    return -1;
+  struct account_rt *rt = &a->slots[s];
+  struct account_def *old = atomic_exchange(&rt->def, NULL);
+  rt->removed_at = monotonic_s();
+  retire(a, old, free_def);
+  credit_reset(rt, CONFIG_CREDIT_UNLIMITED);
+  index_rebuild(a);   /* out of memory: the old index still finds it, and its slot says it is gone */
+  sole_rebuild(a);
+  return s;
+}
+
+/* ---- logins ---- */
 
 void accounts_count(struct accounts *a, enum account_refusal why)
 {
@@ -196,9 +419,9 @@ uint64_t accounts_refused(const struct accounts *a, enum account_refusal why)
 }
 
 /* One of rt's max_binds, when one is left. */
-static bool bind_take(struct account_rt *rt)
+static bool bind_take(struct account_rt *rt, unsigned max)
 {
-  unsigned max = rt->cfg->max_binds, now = atomic_load(&rt->binds);
+  unsigned now = atomic_load(&rt->binds);
   do {
     if (max && now >= max)
       return false;
@@ -206,18 +429,12 @@ static bool bind_take(struct account_rt *rt)
   return true;
 }
 
-static int64_t monotonic_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec;
-}
-
-/* Whether given is rt's password: a cleartext one compared at once, a
+/* Whether given is d's password: a cleartext one compared at once, a
  * hashed one hashed unless it is the one last proven (PROVEN_S). */
-static bool password_proven(struct accounts *a, struct account_rt *rt, const char *given)
+static bool password_proven(struct accounts *a, struct account_rt *rt, const struct account_def *d,
+                            const char *given)
 {
-  const struct config_account *ac = rt->cfg;
+  const struct config_account *ac = &d->cfg;
   if (!ac->password_hash[0])
     return password_verify(ac->password, false, given);
   uint8_t digest[crypto_generichash_BYTES];
@@ -230,60 +447,90 @@ static bool password_proven(struct accounts *a, struct account_rt *rt, const cha
   if (!known && !password_verify(ac->password_hash, true, given))
     return false;
   pthread_mutex_lock(&rt->proven_lock);
-  memcpy(rt->proven, digest, sizeof digest);
-  rt->proven_until = now + PROVEN_S;
+  /* Proven against the version read: a change meanwhile clears it again. */
+  if (def_of(rt) == d) {
+    memcpy(rt->proven, digest, sizeof digest);
+    rt->proven_until = now + PROVEN_S;
+  }
   pthread_mutex_unlock(&rt->proven_lock);
   return true;
 }
 
-static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                  const char *password, bool bind, int *user_index)
+/* What keeps d's account out from peer now, or ACCOUNT_OK. */
+static enum account_refusal standing(const struct account_def *d, const char *peer)
 {
-  const struct config *cfg = a->cfg;
-  int i = connector < cfg->n_connectors && a->user_of[connector] ? accounts_find(a, user) : -1;
-  if (i < 0 || a->user_of[connector][i] < 0)
-    return ACCOUNT_UNKNOWN;
-  struct account_rt *rt = &a->list[i];
-  const struct config_account *ac = rt->cfg;
-  if (!password_proven(a, rt, password))
-    return ACCOUNT_PASSWORD;
+  const struct config_account *ac = &d->cfg;
   if (!ac->enabled)
     return ACCOUNT_DISABLED;
   if (ac->expires_at && (int64_t)time(NULL) >= ac->expires_at)
     return ACCOUNT_EXPIRED;
-  if (ac->n_allow_ip && !cidr_match_any(rt->allow, ac->n_allow_ip, peer))
+  if (ac->n_allow_ip && !cidr_match_any(d->allow, ac->n_allow_ip, peer))
     return ACCOUNT_ADDRESS;
-  if (bind && !bind_take(rt))
+  return ACCOUNT_OK;
+}
+
+static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
+                                  const char *password, bool bind, int *slot)
+{
+  int s = connector < a->n_connectors ? accounts_find(a, user) : -1;
+  struct account_rt *rt = s >= 0 ? &a->slots[s] : NULL;
+  const struct account_def *d = rt ? def_of(rt) : NULL;
+  if (!d || !d->uses[connector])
+    return ACCOUNT_UNKNOWN;
+  if (!password_proven(a, rt, d, password))
+    return ACCOUNT_PASSWORD;
+  enum account_refusal why = standing(d, peer);
+  if (why != ACCOUNT_OK)
+    return why;
+  if (bind && !bind_take(rt, d->cfg.max_binds))
     return ACCOUNT_MAX_BINDS;
-  *user_index = a->user_of[connector][i];
+  *slot = s;
   return ACCOUNT_OK;
 }
 
 enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                    const char *password, bool bind, int *user_index)
+                                    const char *password, bool bind, int *slot)
 {
-  enum account_refusal why = check(a, connector, peer, user, password, bind, user_index);
+  enum account_refusal why = check(a, connector, peer, user, password, bind, slot);
   if (why != ACCOUNT_OK)
     accounts_count(a, why);
   return why;
 }
 
-void accounts_unbind(struct accounts *a, unsigned connector, int user_index)
+void accounts_unbind(struct accounts *a, int slot)
 {
-  if (connector >= a->cfg->n_connectors || user_index < 0 ||
-      (unsigned)user_index >= a->cfg->connectors[connector].n_users)
-    return;
-  struct account_rt *rt = &a->list[a->cfg->connectors[connector].users[user_index].account];
-  atomic_fetch_sub(&rt->binds, 1);
+  if (slot >= 0 && (unsigned)slot < a->capacity)
+    atomic_fetch_sub(&a->slots[slot].binds, 1);
 }
 
+bool accounts_session_allowed(struct accounts *a, int slot, unsigned connector, const char *peer,
+                              enum account_refusal *why)
+{
+  const struct account_def *d = slot >= 0 && (unsigned)slot < a->capacity ? def_of(&a->slots[slot]) : NULL;
+  *why = !d || connector >= a->n_connectors || !d->uses[connector] ? ACCOUNT_UNKNOWN : standing(d, peer);
+  return *why == ACCOUNT_OK;
+}
+
+bool accounts_uses(const struct accounts *a, int slot, unsigned connector)
+{
+  const struct account_def *d = slot >= 0 && (unsigned)slot < a->capacity ? def_of(&a->slots[slot]) : NULL;
+  return d && connector < a->n_connectors && d->uses[connector];
+}
+
+int accounts_sole(const struct accounts *a, unsigned connector)
+{
+  return connector < a->n_connectors ? atomic_load(&a->sole[connector]) : -1;
+}
+
+/* ---- submits ---- */
+
 /* max_rate: whether one more submit fits the account's budget at now. */
-static bool rate_take(struct account_rt *rt, uint64_t now)
+static bool rate_take(struct account_rt *rt, const struct account_def *d, uint64_t now)
 {
   uint64_t tat = atomic_load_explicit(&rt->tat_ns, memory_order_relaxed), next;
   do {
-    next = (tat > now ? tat : now) + rt->interval_ns;
-    if (next - now > rt->interval_ns + rt->tolerance_ns)
+    next = (tat > now ? tat : now) + d->interval_ns;
+    if (next - now > d->interval_ns + d->tolerance_ns)
       return false;
   } while (!atomic_compare_exchange_weak_explicit(&rt->tat_ns, &tat, next, memory_order_relaxed,
                                                   memory_order_relaxed));
@@ -303,12 +550,15 @@ static bool sender_allowed(const struct config_account *ac, const char *src)
   return false;
 }
 
-enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, uint64_t now_ns)
+enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, uint64_t now_ns)
 {
-  if (index < 0 || (unsigned)index >= a->cfg->n_accounts)
+  if (slot < 0 || (unsigned)slot >= a->capacity)
     return PROTO_OK;
-  struct account_rt *rt = &a->list[index];
-  const struct config_account *ac = rt->cfg;
+  struct account_rt *rt = &a->slots[slot];
+  const struct account_def *d = def_of(rt);
+  if (!d)
+    return PROTO_E_AUTH;      /* removed while its session was being unbound */
+  const struct config_account *ac = &d->cfg;
   if (!m->src.addr[0] && ac->default_sender[0]) {
     size_t len = strlen(ac->default_sender);
     bool number = msg_addr_is_number(ac->default_sender, len);
@@ -319,7 +569,7 @@ enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, u
     atomic_fetch_add_explicit(&rt->refused_sender, 1, memory_order_relaxed);
     return PROTO_E_SOURCE;
   }
-  if (rt->interval_ns && !rate_take(rt, now_ns)) {
+  if (d->interval_ns && !rate_take(rt, d, now_ns)) {
     atomic_fetch_add_explicit(&rt->refused_rate, 1, memory_order_relaxed);
     return PROTO_E_THROTTLED;
   }
@@ -327,19 +577,108 @@ enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, u
   return PROTO_OK;
 }
 
-unsigned accounts_count_all(const struct accounts *a)
+enum proto_status accounts_credit_take(struct accounts *a, int slot, unsigned parts, uint32_t *epoch)
 {
-  return a->cfg->n_accounts;
+  *epoch = 0;
+  if (slot < 0 || (unsigned)slot >= a->capacity)
+    return PROTO_OK;
+  struct account_rt *rt = &a->slots[slot];
+  /* Unlocked first look: most accounts have no limit. */
+  if (!atomic_load_explicit(&rt->limited_flag, memory_order_relaxed))
+    return PROTO_OK;
+  enum proto_status r = PROTO_OK;
+  pthread_mutex_lock(&rt->credit_lock);
+  if (!rt->limited) {
+  } else if (rt->credit_left < (int64_t)parts) {
+    r = PROTO_E_CREDIT;
+  } else {
+    rt->credit_left -= parts;
+    *epoch = rt->credit_epoch;
+    atomic_fetch_add_explicit(&a->credit_moves, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
+  if (r != PROTO_OK)
+    atomic_fetch_add_explicit(&rt->refused_credit, 1, memory_order_relaxed);
+  return r;
 }
 
-void accounts_view(const struct accounts *a, unsigned index, struct account_view *out)
+void accounts_credit_give_back(struct accounts *a, const char *name, unsigned parts)
 {
-  struct account_rt *rt = &a->list[index];
-  *out = (struct account_view){
-    .cfg = rt->cfg,
-    .binds = atomic_load(&rt->binds),
-    .submitted = atomic_load_explicit(&rt->submitted, memory_order_relaxed),
-    .refused_rate = atomic_load_explicit(&rt->refused_rate, memory_order_relaxed),
-    .refused_sender = atomic_load_explicit(&rt->refused_sender, memory_order_relaxed),
-  };
+  int s = accounts_find(a, name);
+  if (s < 0)
+    return;
+  struct account_rt *rt = &a->slots[s];
+  pthread_mutex_lock(&rt->credit_lock);
+  if (rt->limited) {
+    rt->credit_left += parts;
+    rt->credit_dirty = true;
+    atomic_fetch_add_explicit(&a->credit_moves, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
+}
+
+bool accounts_credit_change(struct accounts *a, int slot, bool add, int64_t value, int64_t *left)
+{
+  if (slot < 0 || (unsigned)slot >= a->capacity || !def_of(&a->slots[slot]))
+    return false;
+  struct account_rt *rt = &a->slots[slot];
+  pthread_mutex_lock(&rt->credit_lock);
+  int64_t now = rt->limited ? rt->credit_left : 0;
+  int64_t next = add ? now + value : value;
+  rt->credit_left = rt->credit_set = next < 0 ? 0 : next;
+  rt->limited = true;
+  if (!rt->credit_epoch)
+    rt->credit_epoch = 1;
+  rt->credit_dirty = true;
+  atomic_fetch_add_explicit(&a->credit_moves, 1, memory_order_relaxed);
+  *left = rt->credit_left;
+  pthread_mutex_unlock(&rt->credit_lock);
+  atomic_store(&rt->limited_flag, true);
+  return true;
+}
+
+void accounts_credit_unlimit(struct accounts *a, int slot)
+{
+  if (slot >= 0 && (unsigned)slot < a->capacity)
+    credit_reset(&a->slots[slot], CONFIG_CREDIT_UNLIMITED);
+}
+
+/* ---- what the API shows ---- */
+
+void accounts_tick(struct accounts *a, uint64_t now_ns)
+{
+  unsigned used = accounts_used(a);
+  for (unsigned s = 0; s < used; s++) {
+    struct account_rt *rt = &a->slots[s];
+    uint64_t n = atomic_load_explicit(&rt->submitted, memory_order_relaxed);
+    uint64_t dt = now_ns - rt->rate_sampled_ns;
+    if (rt->rate_sampled_ns && dt)
+      atomic_store(&rt->rate_now, (double)(n - rt->rate_sample) * 1e9 / (double)dt);
+    rt->rate_sample = n;
+    rt->rate_sampled_ns = now_ns;
+  }
+}
+
+bool accounts_view(const struct accounts *a, unsigned slot, struct account_view *out)
+{
+  memset(out, 0, sizeof *out);
+  if (slot >= a->capacity)
+    return false;
+  struct account_rt *rt = &a->slots[slot];
+  const struct account_def *d = def_of(rt);
+  if (!d)
+    return false;
+  out->cfg = d->cfg;
+  out->exists = true;
+  out->binds = atomic_load(&rt->binds);
+  out->submitted = atomic_load_explicit(&rt->submitted, memory_order_relaxed);
+  out->refused_rate = atomic_load_explicit(&rt->refused_rate, memory_order_relaxed);
+  out->refused_sender = atomic_load_explicit(&rt->refused_sender, memory_order_relaxed);
+  out->refused_credit = atomic_load_explicit(&rt->refused_credit, memory_order_relaxed);
+  out->rate_now = atomic_load(&rt->rate_now);
+  pthread_mutex_lock(&rt->credit_lock);
+  out->credit_left = rt->limited ? rt->credit_left : (int64_t)CONFIG_CREDIT_UNLIMITED;
+  out->cfg.credit = rt->limited ? (size_t)rt->credit_set : CONFIG_CREDIT_UNLIMITED;
+  pthread_mutex_unlock(&rt->credit_lock);
+  return true;
 }

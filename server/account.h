@@ -1,8 +1,12 @@
 /* account.h - the accounts at run time: who may log in where, from which
- * address, with how many sessions at once; the refusals counted by reason.
+ * address, with how many sessions at once, how fast and how much; the
+ * refusals counted by reason; and the accounts changed while emgd runs.
  *
- * Built from the configuration's accounts (config_accounts.c). Every
- * function may be called from any thread. */
+ * Each account has a slot, fixed for its life (general.max_accounts of
+ * them): connectors keep per-account queues by slot. Built from the
+ * configuration's accounts (config_accounts.c); changed by accounts_put
+ * and accounts_remove. Every function may be called from any thread;
+ * changes must come one at a time (the caller serialises them). */
 #ifndef EMG_ACCOUNT_H
 #define EMG_ACCOUNT_H
 
@@ -10,6 +14,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "proto.h"
+#include "spool.h"
 
 /* Why a login was refused; ACCOUNT_OK when it was not. */
 enum account_refusal {
@@ -27,37 +32,118 @@ enum account_refusal {
 struct accounts;
 
 /* NULL with err filled (an allow_ip the checks let through but the
- * parser does not take, or no memory). */
+ * parser does not take, more accounts than max_accounts, no memory). */
 struct accounts *accounts_create(const struct config *cfg, char *err, size_t err_len);
 void accounts_destroy(struct accounts *a);
 
-/* A login as user with password from peer ("HOST:PORT") on server
- * connector index of cfg: ACCOUNT_OK with *user the account's index among
- * that connector's users, or why not (counted). A bind that is to hold a
- * session takes one of the account's max_binds (bind true): give it back
- * with accounts_unbind when the session ends. */
-enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                    const char *password, bool bind, int *user_index);
-void accounts_unbind(struct accounts *a, unsigned connector, int user_index);
+/* Slots in all (general.max_accounts), and the slots ever used: loops over
+ * accounts stop there. */
+unsigned accounts_capacity(const struct accounts *a);
+unsigned accounts_used(const struct accounts *a);
 
-/* The index in the configuration's accounts of the one named name, or -1
- * (a hash lookup: HTTP finds an account this way for every message). */
+/* A login as user with password from peer ("HOST:PORT") on server
+ * connector index of cfg: ACCOUNT_OK with *slot the account's, or why not
+ * (counted). A bind that is to hold a session takes one of the account's
+ * max_binds (bind true): give it back with accounts_unbind when the
+ * session ends. */
+enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
+                                    const char *password, bool bind, int *slot);
+void accounts_unbind(struct accounts *a, int slot);
+
+/* Whether a session of slot's account from peer on connector may go on
+ * after a change: the account still exists, is enabled and not expired, and
+ * may use that connector from that address. */
+bool accounts_session_allowed(struct accounts *a, int slot, unsigned connector, const char *peer,
+                              enum account_refusal *why);
+
+/* The slot of the account named name, or -1 (a hash lookup: HTTP finds
+ * an account this way for every message). */
 int accounts_find(const struct accounts *a, const char *name);
 
-/* A submit of account index at now_ns (CLOCK_MONOTONIC): PROTO_OK, or
+/* Whether slot's account may bind or submit through server connector
+ * connector; the only account that may, or -1 (none, or several). */
+bool accounts_uses(const struct accounts *a, int slot, unsigned connector);
+int accounts_sole(const struct accounts *a, unsigned connector);
+
+/* A submit of slot's account at now_ns (CLOCK_MONOTONIC): PROTO_OK, or
  * PROTO_E_THROTTLED when it is past its max_rate (all its sessions share
  * one budget), or PROTO_E_SOURCE when its source address is not among its
  * senders. A submit without a source gets the account's default_sender. */
-enum proto_status accounts_admit(struct accounts *a, int index, struct msg *m, uint64_t now_ns);
+enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, uint64_t now_ns);
+
+/* Credit: parts message parts of slot's account, taken all or none.
+ * PROTO_OK with *epoch the account's credit epoch (0 when it has no credit
+ * limit), or PROTO_E_CREDIT when fewer are left. Parts refused later by
+ * the gateway itself are given back (by the account's name: the slot may
+ * have changed hands since). */
+enum proto_status accounts_credit_take(struct accounts *a, int slot, unsigned parts, uint32_t *epoch);
+void accounts_credit_give_back(struct accounts *a, const char *name, unsigned parts);
+
+/* ---- credit kept across crashes (account_credit.c) ---- */
+
+/* Appends through emit a CREDIT record of every account with a credit
+ * limit (only those whose credit was given back or changed since the last
+ * one, when dirty_only) and moves each one's epoch on. How many. */
+unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
+                                  void (*emit)(void *ctx, const struct spool_record *rec), void *ctx);
+/* Whether any account's credit changed otherwise than by parts taken since
+ * the last snapshot; accounts_credit_clean forgets it. */
+bool accounts_credit_dirty(struct accounts *a);
+void accounts_credit_clean(struct accounts *a);
+/* Counts every change of any account's credit (parts taken included). */
+uint64_t accounts_credit_moves(const struct accounts *a);
+
+/* Replay, before any submit: each CREDIT record, each message part tagged
+ * with a credit epoch (every message the journal still holds, finished or
+ * not, once), then done: what is left is worked out. How many accounts'
+ * credit came from the journal. */
+void accounts_credit_replay_snapshot(struct accounts *a, const char *name, int64_t set, int64_t left,
+                                     uint32_t epoch);
+void accounts_credit_replay_part(struct accounts *a, const char *name, uint32_t epoch);
+unsigned accounts_credit_replay_done(struct accounts *a);   /* again: the same count */
 
 /* What the admin API shows of an account. */
 struct account_view {
-  const struct config_account *cfg;
+  struct config_account cfg;
+  bool exists;
   uint64_t binds;                  /* sessions now */
-  uint64_t submitted, refused_rate, refused_sender;
+  int64_t credit_left;             /* CONFIG_CREDIT_UNLIMITED as int64 when there is no limit */
+  double rate_now;                 /* messages a second over the last second */
+  uint64_t submitted, refused_rate, refused_sender, refused_credit;
 };
-unsigned accounts_count_all(const struct accounts *a);
-void accounts_view(const struct accounts *a, unsigned index, struct account_view *out);
+/* Samples each account's submits for rate_now: called every second. */
+void accounts_tick(struct accounts *a, uint64_t now_ns);
+/* false when slot holds no account. */
+bool accounts_view(const struct accounts *a, unsigned slot, struct account_view *out);
+
+/* ---- changes ---- */
+
+enum account_change {
+  ACCOUNT_CHANGED,
+  ACCOUNT_E_INVALID,       /* err says which field and why */
+  ACCOUNT_E_FULL,          /* max_accounts in use */
+  ACCOUNT_E_NO_MEMORY
+};
+
+/* Adds ac, or replaces the account of its name: new binds and submits see
+ * it at once. An account that was there keeps its slot, its sessions'
+ * count and its rate budget; its credit is set anew only when ac's credit
+ * differs from the one it had. *slot: the account's. */
+enum account_change accounts_put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
+                                 size_t err_len);
+/* Removes the account named name; its slot is used again only once its
+ * sessions are gone and long after any thread could still read it. The
+ * slot it had, or -1. */
+int accounts_remove(struct accounts *a, const char *name);
+
+/* Credit of slot's account: add (delta, add true) or set it; the value
+ * left after. PROTO_E_CREDIT-free: false when slot holds no account. A
+ * limit is set on an account without one by set (or add from 0). */
+bool accounts_credit_change(struct accounts *a, int slot, bool add, int64_t value, int64_t *left);
+/* Removes slot's credit limit. */
+void accounts_credit_unlimit(struct accounts *a, int slot);
+
+/* ---- refusals ---- */
 
 /* Counts a refusal the caller made itself (ACCOUNT_NO_INSTANCE). */
 void accounts_count(struct accounts *a, enum account_refusal why);

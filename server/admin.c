@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "account.h"
+#include "account_admin.h"
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
@@ -35,12 +36,18 @@ extern const unsigned long status_html_len;
 /* Most queue items one listing returns. */
 #define ADMIN_LIST_MAX 10000
 #define ADMIN_LIST_DEFAULT 100
-/* Most octets of a request's body: the API's requests carry none. */
+/* Most octets of a request's body: an account's settings are the largest. */
 #define ADMIN_MAX_BODY (64 * 1024)
 /* Connections at once from one address, and how long a request may take
  * to come whole: an operator's tools need few, and are quick. */
 #define ADMIN_CONNECTIONS_PER_IP 16
 #define ADMIN_REQUEST_TIMEOUT_S 30
+
+/* A request's body as it comes. */
+struct request_body {
+  char *data;
+  size_t len;
+};
 
 struct admin {
   struct core *core;
@@ -494,30 +501,6 @@ static json_t *status_json(struct admin *a)
     (json_int_t)history_capacity(c->history), "recorded", (json_int_t)history_recorded(c->history));
 }
 
-/* ---- accounts ---- */
-
-static json_t *accounts_json(const struct core *c)
-{
-  json_t *list = json_array();
-  for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
-    struct account_view v;
-    accounts_view(c->accounts, i, &v);
-    const struct config_account *ac = v.cfg;
-    json_t *connectors = json_array(), *allow = json_array();
-    for (unsigned k = 0; k < ac->n_connectors; k++)
-      json_array_append_new(connectors, json_string(ac->connectors[k]));
-    for (unsigned k = 0; k < ac->n_allow_ip; k++)
-      json_array_append_new(allow, json_string(ac->allow_ip[k]));
-    json_array_append_new(list, json_pack(
-      "{s:s, s:b, s:o, s:o, s:o, s:i, s:I, s:f, s:I, s:I, s:I}", "name", ac->name, "enabled", ac->enabled,
-      "expires", json_text_or_null(ac->expires), "connectors", connectors, "allow_ip", allow, "binds",
-      (int)v.binds, "max_binds", (json_int_t)ac->max_binds, "max_rate", ac->max_rate, "submitted",
-      (json_int_t)v.submitted, "refused_rate", (json_int_t)v.refused_rate, "refused_sender",
-      (json_int_t)v.refused_sender));
-  }
-  return json_pack("{s:o}", "accounts", list);
-}
-
 /* ---- queues ---- */
 
 /* What a listing shows of one item, copied under the queue's lock (the
@@ -624,10 +607,17 @@ static json_t *queues_json(struct admin *a)
     total += (json_int_t)n;
     /* Queue 0 is the out queue; a server connector has one per account after it. */
     json_t *accounts = json_array();
-    for (unsigned q = 1; q < connector_queue_count(conn) && q - 1 < cfg->n_users; q++)
-      json_array_append_new(accounts, json_pack("{s:s, s:I, s:o}", "user", cfg->users[q - 1].name,
-                                                "queued", (json_int_t)queue_count(connector_queue(conn, q)),
-                                                "oldest_age_s", oldest_age(connector_queue(conn, q), now)));
+    for (unsigned q = 1; q < connector_queue_count(conn); q++) {
+      struct account_view v;
+      struct queue *aq = connector_queue(conn, q);
+      /* An account that may use the connector, or a queue that still holds
+       * something (an account since changed, or one waiting to be removed). */
+      if (!(accounts_view(c->accounts, q - 1, &v) && accounts_uses(c->accounts, (int)q - 1, i)) && !queue_count(aq))
+        continue;
+      json_array_append_new(accounts, json_pack("{s:o, s:I, s:o}", "user", json_text(v.exists ? v.cfg.name : NULL),
+                                                "queued", (json_int_t)queue_count(aq),
+                                                "oldest_age_s", oldest_age(aq, now)));
+    }
     json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:b, s:o, s:o}", "connector", cfg->name,
                                           "queued", (json_int_t)n, "max_queue", (json_int_t)cfg->max_queue,
                                           "paused", connector_paused(conn), "oldest_age_s",
@@ -916,15 +906,17 @@ static void account_metrics(FILE *f, const struct core *c)
     { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason.", "rate",
       offsetof(struct account_view, refused_rate) },
     { "emg_account_refused_total", NULL, NULL, "sender", offsetof(struct account_view, refused_sender) },
+    { "emg_account_refused_total", NULL, NULL, "credit", offsetof(struct account_view, refused_credit) },
   };
   for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
     if (series[s].help)
       metric_head(f, series[s].name, series[s].type, series[s].help);
-    for (unsigned i = 0; i < accounts_count_all(c->accounts); i++) {
+    for (unsigned i = 0; i < accounts_used(c->accounts); i++) {
       struct account_view v;
-      accounts_view(c->accounts, i, &v);
+      if (!accounts_view(c->accounts, i, &v))
+        continue;
       fprintf(f, "%s{account=\"", series[s].name);
-      label_value(f, v.cfg->name);
+      label_value(f, v.cfg.name);
       if (series[s].reason)
         fprintf(f, "\",reason=\"%s", series[s].reason);
       fprintf(f, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)&v + series[s].field));
@@ -1142,20 +1134,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
   }
-  /* Requests have no body here; the first call only announces them, and
-   * what body comes is counted (in *state) and dropped. */
+  /* The first call only announces a request; its body (kept in *state,
+   * at most ADMIN_MAX_BODY) comes in the calls after. */
   if (!*state) {
     const char *length = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (length && strtoull(length, NULL, 10) > ADMIN_MAX_BODY)
       return reply_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-    return (*state = calloc(1, sizeof(size_t))) ? MHD_YES : MHD_NO;
+    return (*state = calloc(1, sizeof(struct request_body))) ? MHD_YES : MHD_NO;
   }
+  struct request_body *body = *state;
   if (*upload_size) {
-    size_t *body = *state;
-    *body += *upload_size;
-    *upload_size = 0;
-    if (*body > ADMIN_MAX_BODY)
+    if (body->len + *upload_size > ADMIN_MAX_BODY)
       return http_edge_refuse_body(conn, "application/json", "{\"error\": \"body too large\"}");
+    char *more = realloc(body->data, body->len + *upload_size + 1);
+    if (!more)
+      return MHD_NO;
+    memcpy(more + body->len, upload, *upload_size);
+    body->data = more;
+    body->len += *upload_size;
+    body->data[body->len] = 0;
+    *upload_size = 0;
     return MHD_YES;
   }
   http_edge_guard_received(conn);
@@ -1172,8 +1170,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return reply_json(conn, MHD_HTTP_OK, queues_json(a));
   if (get && strcmp(url, "/api/dlr") == 0)
     return reply_json(conn, MHD_HTTP_OK, dlr_json(c));
-  if (get && strcmp(url, "/api/accounts") == 0)
-    return reply_json(conn, MHD_HTTP_OK, accounts_json(c));
+  static const char accounts_path[] = "/api/accounts";
+  if (starts_with(url, accounts_path) && (!url[sizeof accounts_path - 1] || url[sizeof accounts_path - 1] == '/')) {
+    json_t *answer = NULL;
+    unsigned status = account_admin_request(c, method, url + sizeof accounts_path - 1, body->data, body->len,
+                                            &answer);
+    return reply_json(conn, status, answer);
+  }
   if (get && strcmp(url, "/metrics") == 0) {
     char *text = metrics_text(a);
     return text ? reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", text)
@@ -1210,7 +1213,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode toe)
 {
   http_edge_guard_completed(conn);
-  free(*state);
+  struct request_body *body = *state;
+  if (body)
+    free(body->data);
+  free(body);
   *state = NULL;
 }
 

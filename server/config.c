@@ -84,7 +84,8 @@ static const struct key connector_keys[] = {
   { STRING_KEY("system_id", system_id, 1), .only = MODE_CLIENT },   /* required: check_connector */
   { STRING_KEY("password", password, 0), .only = MODE_CLIENT },
   { ENUM_KEY("bind_mode", bind_mode, bind_modes, PROTO_BIND_TRX), .only = MODE_CLIENT },
-  { LIST_KEY("users", users, n_users, user_section, 1, 100000), .unique = "name", .only = MODE_SERVER },
+  { LIST_KEY("users", users, n_users, user_section, 1, 100000), .unique = "name", .only = MODE_SERVER,
+    .live = true },
   { DOUBLE_KEY("max_rate", max_rate, 0, 1000000, 0) },
   { UINT_KEY("response_timeout", response_timeout_ms, 1, 3600000, 30000) },
   { UINT_KEY("keepalive", keepalive_ms, 1, 3600000, 30000) },
@@ -355,6 +356,8 @@ static const struct key general_keys[] = {
   { SIZE_KEY("max_total_queue", max_total_queue, 1, 1000000000, 110000) },
   { SIZE_KEY("max_total_queue_soft", max_total_queue_soft, 1, 1000000000, 100000),
     .bound = soft_queue_bound, .bound_why = "(not above max_total_queue)" },
+  { STRING_KEY("accounts_file", accounts_file, 1) },
+  { UINT_KEY("max_accounts", max_accounts, 1, 1000000, 4096) },
 };
 static const struct section general_section = { SECTION(general_keys) };
 
@@ -450,7 +453,7 @@ static const struct key root_keys[] = {
     .unique = "name", .required = ALWAYS },
   /* After the connectors: a change of a users entry is then named by its
    * own path, not by the account it became (config_accounts.c). */
-  { LIST_KEY("accounts", accounts, n_accounts, account_section, 0, 100000), .unique = "name" },
+  { LIST_KEY("accounts", accounts, n_accounts, account_section, 0, 100000), .unique = "name", .live = true },
   { LIST_KEY("routes", routes, n_routes, route_section, 0, 100000), .live = true },
   { LIST_KEY("plugins", plugins, n_plugins, plugin_section, 0, 1000), .unique = "name", .live = true },
 };
@@ -464,7 +467,7 @@ bool config_needs_restart(const struct config *running, const struct config *nex
   char path[KEY_PATH_LEN];
   if (!section_differs(&root_section, running, next, "", path))
     return false;
-  snprintf(why, len, "%s changed: only routes and plugins are put in place by a reload, a restart applies the rest",
+  snprintf(why, len, "%s changed: a reload puts routes, plugins and accounts in place, a restart applies the rest",
            path);
   return true;
 }
@@ -484,6 +487,8 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
 {
   struct load ld = { .name = name, .include_dir = config_get_include_dir(lc) };
   struct config *c = NULL;
+  config_t accounts_lc;    /* general.accounts_file: its errors point into it until sorted */
+  config_init(&accounts_lc);
   *errors = (struct config_errors){ 0 };
   if (!ok) {
     if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
@@ -502,6 +507,7 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
   ld.cfg = c;
   const config_setting_t *root = config_root_setting(lc);
   read_group(&ld, root, &root_section, c, "");
+  config_accounts_file(&ld, &accounts_lc, c);
   config_accounts_merge(&ld, root, c);
   c->has_admin = config_setting_get_member(root, "admin") != NULL;
   c->has_database = config_setting_get_member(root, "database") != NULL;
@@ -510,6 +516,7 @@ out:
     config_free(c);
     c = NULL;
   }
+  config_destroy(&accounts_lc);
   return c;
 }
 

@@ -53,6 +53,7 @@ struct config_account {
   char expires[32];                   /* "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC); "" = never */
   int64_t expires_at;                 /* the same in seconds since 1970; 0 = never */
   bool from_users;                    /* written as a connector's users entry */
+  bool managed;                       /* read from general.accounts_file: changed live */
   int line;
 };
 
@@ -187,6 +188,9 @@ struct config {
   unsigned journal_segment_mb;   /* journal segment files' size; default 64 */
   size_t max_total_queue;             /* default 110000 */
   size_t max_total_queue_soft;        /* default 100000 */
+  char accounts_file[CONFIG_PATH_LEN]; /* accounts changed live are kept here; "" = none (changes refused);
+                                        * a relative path is taken from the configuration file's folder */
+  unsigned max_accounts;              /* accounts at once, live additions included; default 4096 */
 
   /* admin */
   bool has_admin;
@@ -228,6 +232,12 @@ struct config *config_load_string(const char *text, const char *name, struct con
 bool config_needs_restart(const struct config *running, const struct config *next, char *why, size_t len);
 
 void config_free(struct config *c);
+
+/* The checks across an account's keys (password or its hash, allow_ip,
+ * expires, which it also turns into expires_at): each problem is passed to
+ * problem with the key it concerns. */
+void config_account_check(struct config_account *a, void (*problem)(void *ctx, const char *key, const char *why),
+                          void *ctx);
 
 /* The index in c->accounts of the account named name, or -1. */
 int config_account_index(const struct config *c, const char *name);

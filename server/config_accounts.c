@@ -6,8 +6,11 @@
  * connectors is one account of both), and every server connector's users
  * are rebuilt as the accounts that may use it, each with its index in
  * config.accounts: the connectors' code keeps indexing its own users. */
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 #include "cidr.h"
@@ -44,38 +47,129 @@ static int64_t utc_time(const char *text)
   return (int64_t)timegm(&tm);
 }
 
-static void check_account(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+void config_account_check(struct config_account *a, void (*problem)(void *ctx, const char *key, const char *why),
+                          void *ctx)
 {
-  struct config_account *a = base;
-  char p[KEY_PATH_LEN];
-  if (!grp)
-    return;
-  if (!a->password[0] == !a->password_hash[0]) {
-    join_path(p, path, "password");
-    report(ld, grp, p, "give either password or password_hash, not %s", a->password[0] ? "both" : "neither");
-  }
   char why[PASSWORD_ERR_LEN > CIDR_ERR_LEN ? PASSWORD_ERR_LEN : CIDR_ERR_LEN];
-  if (a->password_hash[0] && !password_hash_valid(a->password_hash, why, sizeof why)) {
-    join_path(p, path, "password_hash");
-    report(ld, grp, p, "%s", why);
+  if (!a->password[0] == !a->password_hash[0]) {
+    snprintf(why, sizeof why, "give either password or password_hash, not %s", a->password[0] ? "both" : "neither");
+    problem(ctx, "password", why);
   }
+  if (a->password_hash[0] && !password_hash_valid(a->password_hash, why, sizeof why))
+    problem(ctx, "password_hash", why);
   for (unsigned i = 0; i < a->n_allow_ip; i++) {
     struct cidr range;
-    if (cidr_parse(a->allow_ip[i], &range, why, sizeof why) < 0) {
-      join_path(p, path, "allow_ip");
-      report(ld, grp, p, "%s", why);
-    }
+    if (cidr_parse(a->allow_ip[i], &range, why, sizeof why) < 0)
+      problem(ctx, "allow_ip", why);
   }
-  if (a->expires[0] && (a->expires_at = utc_time(a->expires)) < 0) {
-    join_path(p, path, "expires");
-    report(ld, grp, p, "must be a date, \"YYYY-MM-DD\" or \"YYYY-MM-DDTHH:MM:SSZ\" (UTC)");
-  }
+  if (a->expires[0] && (a->expires_at = utc_time(a->expires)) < 0)
+    problem(ctx, "expires", "must be a date, \"YYYY-MM-DD\" or \"YYYY-MM-DDTHH:MM:SSZ\" (UTC)");
+}
+
+struct report_ctx {
+  struct load *ld;
+  const config_setting_t *grp;
+  const char *path;
+};
+
+static void report_problem(void *ctx, const char *key, const char *why)
+{
+  struct report_ctx *r = ctx;
+  char p[KEY_PATH_LEN];
+  join_path(p, r->path, key);
+  report(r->ld, r->grp, p, "%s", why);
+}
+
+static void check_account(struct load *ld, const config_setting_t *grp, void *base, const char *path)
+{
+  struct report_ctx r = { ld, grp, path };
+  if (grp)
+    config_account_check(base, report_problem, &r);
 }
 
 const struct section account_section = {
   SECTION(account_keys), .check = check_account,
   .has_line = true, .line_offset = offsetof(struct config_account, line),
 };
+
+static bool accounts_grow(struct load *ld, struct config *c);
+
+/* The accounts file holds a list of accounts and nothing else. */
+#define TARGET struct config
+static const struct key file_keys[] = {
+  { LIST_KEY("accounts", accounts, n_accounts, account_section, 0, 1000000), .unique = "name" },
+};
+#undef TARGET
+static const struct section file_section = { SECTION(file_keys) };
+
+/* general.accounts_file as an absolute path: a relative one is taken from
+ * the folder of the configuration file (c->path), not from where emgd runs. */
+static bool resolve_accounts_file(struct config *c)
+{
+  if (c->accounts_file[0] == '/')
+    return true;
+  char dir[CONFIG_PATH_LEN], cwd[CONFIG_PATH_LEN], out[3 * CONFIG_PATH_LEN];
+  snprintf(dir, sizeof dir, "%s", c->path);
+  const char *base = strchr(c->path, '/') ? dirname(dir) : ".";
+  if (base[0] == '/')
+    snprintf(out, sizeof out, "%s/%s", base, c->accounts_file);
+  else if (getcwd(cwd, sizeof cwd))
+    snprintf(out, sizeof out, "%s/%s/%s", cwd, base, c->accounts_file);
+  else
+    return false;
+  size_t len = strlen(out);
+  if (len >= sizeof c->accounts_file)
+    return false;
+  memcpy(c->accounts_file, out, len + 1);
+  return true;
+}
+
+void config_accounts_file(struct load *ld, config_t *lc, struct config *c)
+{
+  if (!c->accounts_file[0])
+    return;
+  if (!resolve_accounts_file(c)) {
+    report_at(ld, NULL, 0, "general.accounts_file: %s is too long a path from %s", c->accounts_file, c->path);
+    return;
+  }
+  if (access(c->accounts_file, F_OK) != 0 && errno == ENOENT)
+    return;    /* none changed live yet: the first change writes it */
+  errno = 0;
+  if (config_read_file(lc, c->accounts_file) != CONFIG_TRUE) {
+    if (config_error_type(lc) == CONFIG_ERR_FILE_IO)
+      report_at(ld, c->accounts_file, 0, "cannot read: %s", strerror(errno ? errno : EIO));
+    else
+      report_at(ld, c->accounts_file, (unsigned)config_error_line(lc), "%s", config_error_text(lc));
+    return;
+  }
+  struct config file = { 0 };
+  read_group(ld, config_root_setting(lc), &file_section, &file, "");
+  const config_setting_t *list = config_setting_get_member(config_root_setting(lc), "accounts");
+  char path[KEY_PATH_LEN], p[KEY_PATH_LEN];
+  for (unsigned i = 0; i < file.n_accounts; i++) {
+    struct config_account *a = &file.accounts[i];
+    const config_setting_t *grp = list ? config_setting_get_elem(list, i) : config_root_setting(lc);
+    elem_path(path, "accounts", i);
+    int known = config_account_index(c, a->name);
+    if (known >= 0) {
+      join_path(p, path, "name");
+      report(ld, grp, p, "account '%s' is also in %s (line %d): keep one of the two", a->name, c->path,
+             c->accounts[known].line);
+      continue;
+    }
+    for (unsigned k = 0; k < a->n_connectors; k++) {
+      const struct config_connector *cc = config_connector(c, a->connectors[k]);
+      join_path(p, path, "connectors");
+      if (!cc || cc->mode != CONFIG_CONN_SERVER)
+        report(ld, grp, p, "no server connector is named '%s'", a->connectors[k]);
+    }
+    if (!accounts_grow(ld, c))
+      break;
+    a->managed = true;
+    c->accounts[c->n_accounts++] = *a;
+  }
+  free_lists(&file_section, &file);
+}
 
 int config_account_index(const struct config *c, const char *name)
 {
@@ -168,9 +262,12 @@ static void users_rebuild(struct load *ld, const config_setting_t *where, struct
    * (an empty list, or a wrong mode, has its own error). */
   const config_setting_t *mode = config_setting_is_group(where) ? config_setting_get_member(where, "mode") : NULL;
   const char *mode_text = mode ? config_setting_get_string(mode) : NULL;
-  if (!n && mode_text && strcmp(mode_text, "server") == 0 && !config_setting_get_member(where, "users"))
+  /* With an accounts file, accounts may come later, live. */
+  if (!n && !c->accounts_file[0] && mode_text && strcmp(mode_text, "server") == 0 &&
+      !config_setting_get_member(where, "users"))
     report(ld, where, path, "no account may use this server connector: give it users, or name it in an "
-           "account's connectors (an account without connectors may use every server connector)");
+           "account's connectors (an account without connectors may use every server connector), or "
+           "give general.accounts_file to add accounts while emgd runs");
 }
 
 void config_accounts_merge(struct load *ld, const config_setting_t *root, struct config *c)

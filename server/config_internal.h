@@ -133,6 +133,11 @@ extern const struct section account_section;
  * server connector's users as the accounts that may use it. */
 void config_accounts_merge(struct load *ld, const config_setting_t *root, struct config *c);
 
+/* Adds the accounts of general.accounts_file (made absolute here) to c's,
+ * read with lc, which the caller keeps until the errors are sorted. A
+ * missing file holds none. */
+void config_accounts_file(struct load *ld, config_t *lc, struct config *c);
+
 /* ---- the tables (config.c, config_accounts.c) ---- */
 
 /* ---- the tables ---- */

@@ -243,7 +243,7 @@ uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type t
 static void bind_release(struct instance *in)
 {
   if (in->bind_held >= 0)
-    accounts_unbind(in->conn->core->accounts, in->conn->index, in->bind_held);
+    accounts_unbind(in->conn->core->accounts, in->bind_held);
   in->bind_held = -1;
 }
 
@@ -252,10 +252,9 @@ static void bind_release(struct instance *in)
 static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
 {
   struct instance *in = session_app(s);
-  const struct config_connector *cfg = in->conn->cfg;
   int user = in->proven_user;
   in->proven_user = -1;
-  if (user >= 0 && strcmp(cfg->users[user].name, bind->user) == 0) {
+  if (user >= 0 && accounts_find(in->conn->core->accounts, bind->user) == user) {
     in->user = user;
     return PROTO_OK;
   }
@@ -287,7 +286,7 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
     struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_SUBMIT_RESP };
     /* Bound, so the listener proved its account: in->user is set. */
-    connector_accept_message(in, &req->msg, session_user(s), (int)c->cfg->users[in->user].account, &rp);
+    connector_accept_message(in, &req->msg, session_user(s), in->user, &rp);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
     connector_receipt_in(in, req);
   } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
@@ -402,6 +401,31 @@ static void take_handoff(struct instance *in)
   }
 }
 
+/* Accounts changed: a session whose account is gone, disabled, expired or
+ * no longer allowed here (connector, address) is unbound. */
+static void account_recheck(struct instance *in)
+{
+  struct session *s = in->session;
+  enum account_refusal why;
+  if (!s || in->user < 0 || session_state(s) == SESSION_CLOSED ||
+      accounts_session_allowed(in->conn->core->accounts, in->user, in->conn->index, session_peer(s), &why))
+    return;
+  LOGI(in->log, "instance %u: unbinding '%s' (%s): %s", in->index, session_user(s), session_peer(s),
+       account_refusal_text(why));
+  session_stop(s);
+}
+
+void connector_accounts_changed(struct connector *c)
+{
+  if (!is_server(c) || c->cfg->http)
+    return;
+  for (unsigned i = 0; i < c->n_instances; i++)
+    if (c->instances[i].started) {
+      atomic_store(&c->instances[i].account_changed, true);
+      evloop_wake(c->instances[i].loop);
+    }
+}
+
 static void on_wake(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
@@ -425,6 +449,8 @@ static void on_wake(struct evloop *loop, void *arg)
   } else if (is_server(in->conn) && !in->session) {
     take_handoff(in);
   }
+  if (atomic_exchange(&in->account_changed, false))
+    account_recheck(in);
   connector_release_held_acks(in, false);
   connector_pump(in);
 }
@@ -514,8 +540,10 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     .max_rate = cfg->max_rate > 0 ? cfg->max_rate / cfg->instances : 0,
   };
   if (is_server(c)) {
-    c->user_queues = calloc(cfg->n_users ? cfg->n_users : 1, sizeof *c->user_queues);
-    for (unsigned i = 0; c->user_queues && i < cfg->n_users; i++)
+    /* A queue per account slot: accounts added live have theirs. */
+    c->n_user_queues = accounts_capacity(core->accounts);
+    c->user_queues = calloc(c->n_user_queues, sizeof *c->user_queues);
+    for (unsigned i = 0; c->user_queues && i < c->n_user_queues; i++)
       queue_init(&c->user_queues[i]);
     if (cfg->proto && strcmp(cfg->proto->name, "ucp") == 0)
       c->scts = ucp_scts_alloc_create(1 << 16);
@@ -669,7 +697,7 @@ void connector_destroy(struct connector *c)
   connector_accept_free(c);
   if (c->listen_fd != -1)
     close(c->listen_fd);
-  for (unsigned i = 0; c->user_queues && i < c->cfg->n_users; i++)
+  for (unsigned i = 0; c->user_queues && i < c->n_user_queues; i++)
     queue_destroy(&c->user_queues[i]);
   free(c->user_queues);
   queue_destroy(&c->out);
@@ -690,10 +718,8 @@ struct queue *connector_user_queue(struct connector *c, const char *user)
 {
   if (!c->user_queues)
     return NULL;
-  for (unsigned i = 0; i < c->cfg->n_users; i++)
-    if (strcmp(c->cfg->users[i].name, user) == 0)
-      return &c->user_queues[i];
-  return NULL;
+  int slot = accounts_find(c->core->accounts, user);
+  return accounts_uses(c->core->accounts, slot, c->index) ? &c->user_queues[slot] : NULL;
 }
 
 const struct config_connector *connector_config(const struct connector *c)
@@ -718,7 +744,7 @@ bool connector_paused(const struct connector *c)
 
 unsigned connector_queue_count(const struct connector *c)
 {
-  return 1 + (c->user_queues ? c->cfg->n_users : 0);
+  return 1 + (c->user_queues ? accounts_used(c->core->accounts) : 0);
 }
 
 struct queue *connector_queue(struct connector *c, unsigned i)
@@ -737,36 +763,71 @@ bool connector_user_bound(struct connector *c, const char *user)
   return false;
 }
 
+/* A message that will not go, dropped from a queue (by the operator, or
+ * with its account): failed, and its origin told so by a receipt. */
+static void drop_queued_message(struct connector *c, struct qitem *it, const char *why)
+{
+  struct core *core = c->core;
+  uint64_t id = it->msg->id;
+  atomic_fetch_add(&core->stats.failed, 1);
+  atomic_fetch_sub(&core->in_flight, 1);
+  connector_credit_give_back(core, it->msg);
+  connector_journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
+  LOGW(c->log, "message %" PRIu64 " to %s: %s", id, it->msg->dst.addr, why);
+  history_add(core->history, id, HISTORY_FAILED, (uint16_t)c->index, MSG_STATE_DELETED, 0, why);
+  core_log_event(core, DB_LOG_FAILED, it->msg, (int)c->index, NULL, MSG_STATE_DELETED, 0);
+  struct dlr_info info;
+  dlr_info_from_msg(&info, it->msg);
+  struct msg_receipt r = { 0 };
+  r.state = MSG_STATE_DELETED;
+  r.done_time = time(NULL);
+  struct queue *q;
+  uint64_t ticket;
+  struct qitem *rit = connector_origin_receipt(core, c->log, &info, &r, (int)c->index, &q, &ticket);
+  if (rit) {
+    struct qlist l = { 0 };
+    qlist_append(&l, rit);
+    queue_push(q, &l, 0);
+  }
+  qitem_free(it);
+}
+
 int connector_drop_message(struct connector *c, uint64_t id)
 {
   for (unsigned i = 0; i < connector_queue_count(c); i++) {
     struct qitem *it = queue_remove_msg(connector_queue(c, i), id);
-    if (!it)
-      continue;
-    struct core *core = c->core;
-    atomic_fetch_add(&core->stats.failed, 1);
-    atomic_fetch_sub(&core->in_flight, 1);
-    connector_journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
-    LOGW(c->log, "message %" PRIu64 " to %s dropped by the operator", id, it->msg->dst.addr);
-    history_add(core->history, id, HISTORY_FAILED, (uint16_t)c->index, MSG_STATE_DELETED, 0, "dropped by the operator");
-    core_log_event(core, DB_LOG_FAILED, it->msg, (int)c->index, NULL, MSG_STATE_DELETED, 0);
-    struct dlr_info info;
-    dlr_info_from_msg(&info, it->msg);
-    struct msg_receipt r = { 0 };
-    r.state = MSG_STATE_DELETED;
-    r.done_time = time(NULL);
-    struct queue *q;
-    uint64_t ticket;
-    struct qitem *rit = connector_origin_receipt(core, c->log, &info, &r, (int)c->index, &q, &ticket);
-    if (rit) {
-      struct qlist l = { 0 };
-      qlist_append(&l, rit);
-      queue_push(q, &l, 0);
+    if (it) {
+      drop_queued_message(c, it, "dropped by the operator");
+      return 1;
     }
-    qitem_free(it);
-    return 1;
   }
   return 0;
+}
+
+void connector_drop_account_queue(struct connector *c, int slot, const char *why)
+{
+  if (!c->user_queues || slot < 0 || (unsigned)slot >= c->n_user_queues)
+    return;
+  struct qlist l = { 0 };
+  size_t messages = 0, receipts = 0;
+  while (queue_take(&c->user_queues[slot], PUMP_BATCH, &l)) {
+    for (struct qitem *it = l.head, *next; it; it = next) {
+      next = it->next;
+      if (it->kind == QITEM_MSG) {
+        drop_queued_message(c, it, why);
+        messages++;
+        continue;
+      }
+      /* A receipt for the account: nobody is left to take it. */
+      if (it->journal_id)
+        connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+      qitem_free(it);
+      receipts++;
+    }
+    memset(&l, 0, sizeof l);
+  }
+  if (messages || receipts)
+    LOGW(c->log, "%zu messages and %zu receipts dropped: %s", messages, receipts, why);
 }
 
 int connector_restore(struct core *core, unsigned target, struct qitem *it, const char *user)
@@ -796,7 +857,7 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
 size_t connector_queued(struct connector *c)
 {
   size_t n = queue_count(&c->out);
-  for (unsigned i = 0; c->user_queues && i < c->cfg->n_users; i++)
+  for (unsigned i = 0; c->user_queues && i < connector_queue_count(c) - 1; i++)
     n += queue_count(&c->user_queues[i]);
   return n;
 }

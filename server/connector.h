@@ -44,6 +44,14 @@ struct queue *connector_out_queue(struct connector *c);
  * when the connector has no such user. */
 struct queue *connector_user_queue(struct connector *c, const char *user);
 
+/* Drops what waits in the queue of the account in slot (a removed
+ * account's): messages fail with a receipt to their origin, receipts go. */
+void connector_drop_account_queue(struct connector *c, int slot, const char *why);
+
+/* Accounts changed: each instance unbinds a session whose account may no
+ * longer use it (in its own thread, soon after). */
+void connector_accounts_changed(struct connector *c);
+
 const struct config_connector *connector_config(const struct connector *c);
 
 /* Pausing a connector stops its instances from sending; its queues hold

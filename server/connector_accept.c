@@ -134,14 +134,14 @@ static enum proto_status unbound_bind(struct session *s, const struct proto_pdu 
     return refuse(c, s, bind, why);
   struct instance *in = atomic_load(&c->accepting) ? instance_take(c) : NULL;
   if (!in) {
-    accounts_unbind(core->accounts, c->index, user);
+    accounts_unbind(core->accounts, user);
     accounts_count(core->accounts, ACCOUNT_NO_INSTANCE);
     atomic_fetch_add(&core->stats.sessions_refused, 1);
     return refuse(c, s, bind, ACCOUNT_NO_INSTANCE);
   }
   if (!hand_over(c, in, s, user)) {
     atomic_store(&in->busy, false);
-    accounts_unbind(core->accounts, c->index, user);
+    accounts_unbind(core->accounts, user);
     LOGW(c->log, "bind from %s as '%s' refused: the connection could not be handed to an instance "
          "(out of memory, or answers it has not read)", session_peer(s), bind->user);
     return PROTO_E_AUTH;

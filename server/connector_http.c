@@ -198,14 +198,14 @@ static bool http_send_receipt(struct instance *in, struct qitem *it)
 void connector_http_pump_receipts(struct instance *in)
 {
   struct connector *c = in->conn;
-  for (unsigned u = 0; u < c->cfg->n_users; u++) {
+  for (unsigned u = 0; u < accounts_used(c->core->accounts); u++) {
     struct qlist l = { 0 };
     while (queue_take(&c->user_queues[u], PUMP_BATCH, &l)) {
       for (struct qitem *it = l.head, *next; it; it = next) {
         next = it->next;
         if (it->kind == QITEM_MSG) {
-          LOGW(in->log, "message %" PRIu64 " routed to HTTP account %s: HTTP clients take no messages",
-               it->msg->id, c->cfg->users[u].name);
+          LOGW(in->log, "message %" PRIu64 " from %s routed to an HTTP account: HTTP clients take no messages",
+               it->msg->id, it->msg->src.addr);
           connector_give_up_message(in, it, MSG_STATE_UNDELIVERABLE, 0);
         } else if (!it->callback) {
           /* Its origin gave no URL: nobody to tell. */
@@ -302,7 +302,7 @@ void connector_http_run(struct instance *in)
     atomic_store(&in->bound, in->http_client != NULL);
     queue_add_waiter(&c->out, in->loop, &in->ready);
   } else if (in->index == 0) {
-    for (unsigned u = 0; u < c->cfg->n_users; u++)
+    for (unsigned u = 0; u < c->n_user_queues; u++)
       queue_add_waiter(&c->user_queues[u], in->loop, NULL);
   }
   connector_instance_publish(in, true);
@@ -312,7 +312,7 @@ void connector_http_run(struct instance *in)
     http_client_destroy(in->http_client);   /* what is outstanding comes back as temporary: requeued */
     in->http_client = NULL;
   } else if (in->index == 0) {
-    for (unsigned u = 0; u < c->cfg->n_users; u++)
+    for (unsigned u = 0; u < c->n_user_queues; u++)
       queue_remove_waiter(&c->user_queues[u], in->loop);
   }
   atomic_store(&in->bound, false);

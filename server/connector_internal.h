@@ -90,9 +90,10 @@ struct instance {
   size_t handoff_input_len;
   int handoff_user;
   _Atomic bool busy;               /* has (or is being handed) a connection */
-  int user;                        /* index of the bound account, -1 */
+  int user;                        /* slot of the bound account, -1 */
   int proven_user;                 /* the account the listener proved for the coming bind, -1 */
   int bind_held;                   /* the account whose max_binds this session holds one of, -1 */
+  _Atomic bool account_changed;    /* accounts changed: is the bound one still allowed? */
   struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
   _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
   _Atomic bool bound;
@@ -130,7 +131,8 @@ struct connector {
   struct log_category *log;
   struct session_config session_cfg;
   struct queue out;
-  struct queue *user_queues;       /* server: one per configured account */
+  struct queue *user_queues;       /* server: one per account slot (accounts.h) */
+  unsigned n_user_queues;
   struct instance *instances;
   unsigned n_instances;
   /* server */
@@ -243,6 +245,9 @@ bool connector_may_send(struct instance *in, struct qitem *it);
 
 /* Fails a message for good: its origin gets a receipt in state. Frees it. */
 void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t state, uint32_t code);
+/* A part that took credit and failed by the gateway's own doing: the
+ * credit goes back to its account. */
+void connector_credit_give_back(struct core *core, const struct msg *m);
 
 /* The answer to request it of ours: a session's response or an HTTP
  * provider's. */

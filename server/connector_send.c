@@ -5,8 +5,15 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "account.h"
 #include "connector_internal.h"
 #include "http_client.h"
+
+void connector_credit_give_back(struct core *core, const struct msg *m)
+{
+  if (m->credit_epoch)
+    accounts_credit_give_back(core->accounts, m->origin.user, 1);
+}
 
 /* A message that will not be delivered: refused for good by the SMSC
  * (REJECTED, code = its error) or past its validity (EXPIRED). Its origin
@@ -16,6 +23,10 @@ void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t st
   struct core *core = in->conn->core;
   atomic_fetch_add(state == MSG_STATE_EXPIRED ? &core->stats.expired : &core->stats.failed, 1);
   atomic_fetch_sub(&core->in_flight, 1);
+  /* Failed by the gateway itself (expired, refused by a plugin, not
+   * expressible), not refused by the peer (code): its credit goes back. */
+  if (!code)
+    connector_credit_give_back(core, it->msg);
   history_add(core->history, it->msg->id, HISTORY_FAILED, (uint16_t)in->conn->index, state, code,
               state == MSG_STATE_EXPIRED ? "validity passed" : NULL);
   core_log_event(core, DB_LOG_FAILED, it->msg, (int)in->conn->index, NULL, state,

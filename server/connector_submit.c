@@ -79,6 +79,7 @@ static enum http_codec_outcome http_outcome(enum proto_status status)
   case PROTO_E_QUEUE_FULL:
   case PROTO_E_TEMPORARY: return HTTP_CODEC_TEMPORARY;
   case PROTO_E_ADDRESS: return HTTP_CODEC_NO_ROUTE;
+  case PROTO_E_CREDIT: return HTTP_CODEC_NO_CREDIT;
   default: return HTTP_CODEC_REJECTED;
   }
 }
@@ -164,7 +165,8 @@ struct queue *connector_target_queue(struct connector *out, const char *user)
     return &out->out;
   if (user[0])
     return connector_user_queue(out, user);
-  return out->cfg->n_users == 1 ? &out->user_queues[0] : NULL;
+  int sole = accounts_sole(out->core->accounts, out->index);
+  return sole >= 0 ? &out->user_queues[sole] : NULL;
 }
 
 /* For the router's groups: a connector that can take a message now has a
@@ -322,6 +324,22 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     connector_reply_to(in, rp, refusal, NULL);
     return;
   }
+  /* Credit per part, all or none; each part carries the epoch it was
+   * taken in, so that the journal can tell what a crash left. */
+  uint32_t epoch;
+  if (accounts_credit_take(core->accounts, account, (unsigned)parts.count, &epoch) != PROTO_OK) {
+    while (parts.head) {
+      struct qitem *next = parts.head->next;
+      qitem_free(parts.head);
+      parts.head = next;
+    }
+    atomic_fetch_sub(&core->in_flight, 1);
+    LOGD(in->log, "message from %s to %s refused: credit used up", origin_user, m->dst.addr);
+    connector_reply_to(in, rp, PROTO_E_CREDIT, NULL);
+    return;
+  }
+  for (struct qitem *it = parts.head; it; it = it->next)
+    it->msg->credit_epoch = epoch;
   /* With persist on, each part is journaled and the ack waits until the
    * records are durable: an acked message survives any crash. */
   uint64_t ticket = 1;
@@ -334,6 +352,8 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
        * stored. Parts already journaled are marked finished. */
       for (struct qitem *done = parts.head; done != it; done = done->next)
         connector_journal_msg_event(core, SPOOL_REC_FINISHED, done->msg->id, 0, NULL);
+      if (epoch)
+        accounts_credit_give_back(core->accounts, origin_user, (unsigned)parts.count);
       while (parts.head) {
         struct qitem *next = parts.head->next;
         qitem_free(parts.head);

@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "account_admin.h"
 #include "clock.h"
 #include "admin.h"
 #include "config.h"
@@ -112,6 +113,8 @@ static void on_tick(struct evloop *loop, void *arg)
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
+    accounts_tick(d->core.accounts, clock_now_ns());
+    account_admin_tick(&d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
     if (expired)
       LOGI(d->log, "%zu DLR entries expired without a final receipt", expired);
@@ -162,11 +165,17 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
     config_free(next);
     goto out;
   }
+  char accounts_why[512];
+  if (account_admin_reload(&d->core, next, accounts_why, sizeof accounts_why) == -1) {
+    /* Routes and plugins still go in: the accounts that could be put in
+     * place are, the one named stays as it was. */
+    LOGE(d->log, "reload: %s", accounts_why);
+  }
   core_swap_plugins(&d->core, plugins);
   core_swap_router(&d->core, r);
   atomic_fetch_add(&d->core.stats.reloads, 1);
-  LOGI(d->log, "reloaded %s: %u routes and %u plugins in place", d->path, next->n_routes,
-       next->n_plugins);
+  LOGI(d->log, "reloaded %s: %u routes, %u plugins and %u accounts in place", d->path, next->n_routes,
+       next->n_plugins, next->n_accounts);
   config_free(next);
   rc = 0;
 out:
@@ -303,6 +312,13 @@ static void replay_record(void *ctx, const struct spool_record *rec)
   if (rec->id > r->max_id && rec->type != SPOOL_REC_RECEIPT_DONE)
     r->max_id = rec->id;
   switch (rec->type) {
+  case SPOOL_REC_CREDIT:
+    accounts_credit_replay_snapshot(core->accounts, rec->user, rec->credit_set, rec->credit_left,
+                                    rec->credit_epoch);
+    return;
+  case SPOOL_REC_CREDIT_PART:
+    accounts_credit_replay_part(core->accounts, rec->user, rec->credit_epoch);
+    return;
   case SPOOL_REC_MSG: {
     if ((r->used + 1) * 2 > r->mask + 1 && replay_grow(r) == -1)
       return;
@@ -426,10 +442,15 @@ static int open_journal(struct daemon *d)
   struct replay r = { .d = d };
   char err[256];
   struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us,
-                               .segment_size = (size_t)d->cfg->journal_segment_mb << 20 };
+                               .segment_size = (size_t)d->cfg->journal_segment_mb << 20,
+                               .credit_snapshot = account_admin_snapshot, .credit_ctx = &d->core };
   dlrtab_on_drop(d->core.dlr, replay_dlr_dropped, &r);
   d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
   dlrtab_on_drop(d->core.dlr, core_dlr_dropped, &d->core);
+  unsigned credit_restored = accounts_credit_replay_done(d->core.accounts);
+  if (credit_restored)
+    LOGI(d->log, "journal: credit of %u account%s as the journal left it", credit_restored,
+         credit_restored == 1 ? "" : "s");
   if (!d->core.spool) {
     LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);
     free(r.slots);

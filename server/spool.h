@@ -41,8 +41,12 @@ enum spool_record_type {
   SPOOL_REC_UNRESOLVED = 7, /* a receipt from an SMSC on connector `target` that no DLR entry here
                                matched (smsc_id: its key), being resolved through the database;
                                receipt_id ties it to its RECEIPT_DONE */
-  SPOOL_REC_CREDIT = 8      /* a snapshot of account `user`'s credit: never live, never copied by
+  SPOOL_REC_CREDIT = 8,     /* a snapshot of account `user`'s credit: never live, never copied by
                                compaction; every one is replayed */
+  SPOOL_REC_CREDIT_PART = 9 /* replayed only, never written: a part that took credit (`user` its
+                               account, credit_epoch its tag), for every first MSG record of it
+                               still on disk, finished or live. A compaction copy is never one:
+                               its original went, so a snapshot covers it */
 };
 
 /* One record, as appended and as replayed. Pointers are the caller's on

@@ -333,6 +333,18 @@ static void replay_emit(struct replay *r, const uint8_t *rec)
     r->replay(r->ctx, &d.rec);
 }
 
+/* A part's credit tag, finished or not: what credit it took is counted
+ * against the snapshots. */
+static void replay_credit_part(struct replay *r, const uint8_t *rec)
+{
+  struct decoded d;
+  if (record_decode(rec, &d) != 0 || !r->replay)
+    return;
+  struct spool_record part = { .type = SPOOL_REC_CREDIT_PART, .id = 0, .user = d.msg.origin.user,
+                               .credit_epoch = d.msg.credit_epoch };
+  r->replay(r->ctx, &part);
+}
+
 /* Pass 2: each live record at its last copy, in file order, a SENT after
  * its MSG. */
 static void replay_call(void *arg, const uint8_t *rec)
@@ -343,6 +355,8 @@ static void replay_call(void *arg, const uint8_t *rec)
   struct idmap_entry *e;
   switch (rec[12]) {
   case SPOOL_REC_MSG:
+    if ((rec[13] & CREDIT_FLAG) && !(rec[13] & COPY_FLAG))
+      replay_credit_part(r, rec);
     if (!(e = idmap_find(&r->s->msgs, id)) || e->a != seq)
       return;
     replay_emit(r, rec);

@@ -2,7 +2,8 @@
  *
  * usage: emgctl [--url URL] [--token T] [--json] COMMAND
  *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg ID |
- *   pause NAME | resume NAME | reload | watch [--count N] [--interval S]
+ *   pause NAME | resume NAME | reload | watch [--count N] [--interval S] |
+ *   accounts | account add|set|enable|disable|delete|credit|show NAME [options]
  * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
  * for people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised,
  * 5 bad argument. */
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "emgctl_account.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_UNAUTHORISED = 3, EXIT_USAGE = 5 };
 
@@ -43,7 +45,7 @@ static size_t collect(char *ptr, size_t size, size_t n, void *arg)
 /* Sends method path; on success *out is the parsed JSON. Returns an exit
  * code, having said what went wrong on stderr. */
 static int request_json(const char *url, const char *token, const char *method, const char *path,
-                        json_t **out)
+                        const char *send, json_t **out)
 {
   char full[1024], auth[512];
   struct body b = { NULL, 0 };
@@ -54,6 +56,10 @@ static int request_json(const char *url, const char *token, const char *method, 
   if (!c)
     return EXIT_ERROR;
   struct curl_slist *headers = curl_slist_append(NULL, auth);
+  if (send) {
+    headers = curl_slist_append(headers, "Content-Type: application/json");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, send);
+  }
   curl_easy_setopt(c, CURLOPT_URL, full);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
@@ -77,7 +83,7 @@ static int request_json(const char *url, const char *token, const char *method, 
   } else if (!j) {
     fprintf(stderr, "emgctl: %s: HTTP %ld, and the answer is not JSON\n", full, status);
     exit_code = EXIT_ERROR;
-  } else if (status != 200 && status != 409) {
+  } else if (status != 200 && status != 201 && status != 409) {
     /* 409 is an action refused with its reason, printed with the result. */
     fprintf(stderr, "emgctl: %s: %s\n", path, error ? error : "failed");
     exit_code = status == 400 ? EXIT_USAGE : EXIT_ERROR;
@@ -472,18 +478,23 @@ static void print_accounts(json_t *j)
   size_t i;
   struct table t;
   table_init(&t, "llrrrrr");
-  table_row(&t, "ACCOUNT" SEP "STATE" SEP "BINDS" SEP "MAX_RATE" SEP "SUBMITTED" SEP "THROTTLED" SEP "BAD SENDER");
+  /* Refusals as rate/sender/credit: the table fits 80 columns. */
+  table_row(&t, "ACCOUNT" SEP "STATE" SEP "BINDS" SEP "RATE/MAX" SEP "CREDIT" SEP "SUBMITTED" SEP "REFUSED R/S/C");
   json_array_foreach(at(j, "accounts"), i, a) {
-    char binds[32], rate[32] = "-";
+    char binds[32], rate[48], credit[32] = "unlimited";
     if (num(a, "max_binds"))
       snprintf(binds, sizeof binds, "%lld/%lld", num(a, "binds"), num(a, "max_binds"));
     else
       snprintf(binds, sizeof binds, "%lld", num(a, "binds"));
-    if (json_real_value(at(a, "max_rate")) > 0)
-      snprintf(rate, sizeof rate, "%g", json_real_value(at(a, "max_rate")));
-    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%lld" SEP "%lld", text(a, "name"),
-              json_is_true(at(a, "enabled")) ? "enabled" : "disabled", binds, rate, num(a, "submitted"),
-              num(a, "refused_rate"), num(a, "refused_sender"));
+    if (real(a, "max_rate") > 0)
+      snprintf(rate, sizeof rate, "%.0f/%g", real(a, "rate_now"), real(a, "max_rate"));
+    else
+      snprintf(rate, sizeof rate, "%.0f/-", real(a, "rate_now"));
+    if (json_is_integer(at(a, "credit_left")))
+      snprintf(credit, sizeof credit, "%lld", num(a, "credit_left"));
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%lld/%lld/%lld", text(a, "name"),
+              text(a, "state"), binds, rate, credit, num(a, "submitted"),
+              num(a, "refused.rate"), num(a, "refused.sender"), num(a, "refused.credit"));
   }
   table_print(&t);
 }
@@ -552,7 +563,12 @@ static void usage(FILE *out)
           "  status                        totals, rates, limits, DLR table, journal, plugins\n"
           "  connectors                    each connector and its instances\n"
           "  queues                        what waits, per connector and account\n"
-          "  accounts                      each account: sessions, max_rate, submits and refusals\n"
+          "  accounts                      each account: sessions, rate, credit, submits and refusals\n"
+          "  account add|set|enable|disable|delete|credit|show NAME [--password P]\n"
+          "          [--connector C].. [--allow-ip CIDR].. [--max-binds N] [--max-rate R]\n"
+          "          [--credit N|unlimited] [--sender S].. [--default-sender S] [--expires DATE]\n"
+          "                                change an account of general.accounts_file at once;\n"
+          "                                credit NAME --credit N sets, --credit +N/-N adds\n"
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
           "  msg ID                        one message's history (ID decimal or 0x hex)\n"
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
@@ -604,7 +620,7 @@ static int watch(const char *url, const char *token, bool json, long count, doub
       nanosleep(&pause, NULL);
     }
     json_t *j = NULL;
-    rc = request_json(url, token, "GET", "/api/status", &j);
+    rc = request_json(url, token, "GET", "/api/status", NULL, &j);
     if (rc == EXIT_UNAUTHORISED)
       return rc;
     if (tty && !json)
@@ -631,6 +647,15 @@ int main(int argc, char **argv)
     { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
     { "json", no_argument, 0, 'j' },        { "count", required_argument, 0, 'c' },
     { "interval", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
+    { "password", required_argument, 0, ACCOUNT_OPT_PASSWORD },
+    { "connector", required_argument, 0, ACCOUNT_OPT_CONNECTOR },
+    { "allow-ip", required_argument, 0, ACCOUNT_OPT_ALLOW_IP },
+    { "max-binds", required_argument, 0, ACCOUNT_OPT_MAX_BINDS },
+    { "max-rate", required_argument, 0, ACCOUNT_OPT_MAX_RATE },
+    { "credit", required_argument, 0, ACCOUNT_OPT_CREDIT },
+    { "sender", required_argument, 0, ACCOUNT_OPT_SENDER },
+    { "default-sender", required_argument, 0, ACCOUNT_OPT_DEFAULT_SENDER },
+    { "expires", required_argument, 0, ACCOUNT_OPT_EXPIRES },
     { 0, 0, 0, 0 }
   };
   const char *url = getenv("EMGCTL_URL"), *token = getenv("EMGCTL_TOKEN");
@@ -638,7 +663,18 @@ int main(int argc, char **argv)
   long count = 0;
   double interval_s = 1.0;
   int ch;
+  json_t *account = json_object();
+  char *send = NULL;
+  if (!account)
+    return EXIT_ERROR;
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    if (ch >= ACCOUNT_OPT_PASSWORD) {
+      if (emgctl_account_option(ch, optarg, account) != 0) {
+        json_decref(account);
+        return EXIT_USAGE;
+      }
+      continue;
+    }
     switch (ch) {
     case 'u': url = optarg; break;
     case 't': token = optarg; break;
@@ -718,6 +754,16 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "/api/connectors/%s/%s", name, command);
     method = "POST";
     print = print_action;
+  } else if (strcmp(command, "account") == 0 && extra == 2) {
+    /* account VERB NAME: the name is the second argument. */
+    const char *raw = argv[optind + 2];
+    CURL *c = curl_easy_init();
+    char *escaped = c ? curl_easy_escape(c, raw, 0) : NULL;
+    if (!escaped || emgctl_account_request(arg, escaped, raw, account, path, sizeof path, &method, &send) != 0)
+      rc = EXIT_USAGE;
+    curl_free(escaped);
+    curl_easy_cleanup(c);
+    print = emgctl_account_print;
   } else if (strcmp(command, "reload") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/reload");
     method = "POST";
@@ -731,8 +777,14 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgctl: no token: give --token or set EMGCTL_TOKEN\n");
     rc = EXIT_USAGE;
   }
+  if (rc == EXIT_OK && json_object_size(account) && strcmp(command, "account") != 0) {
+    fprintf(stderr, "emgctl: account options go with the account command\n");
+    rc = EXIT_USAGE;
+  }
+  json_decref(account);
   if (rc != EXIT_OK) {
     free(name);
+    free(send);
     return rc;
   }
   if (!url)
@@ -742,7 +794,7 @@ int main(int argc, char **argv)
     rc = watch(url, token, json, count, interval_s);
   } else {
     json_t *j = NULL;
-    rc = request_json(url, token, method, path, &j);
+    rc = request_json(url, token, method, path, send, &j);
     if (rc == EXIT_OK && json_object_get(j, "error"))
       rc = EXIT_ERROR;   /* a refused reload: the reason is printed below */
     if (j)
@@ -751,5 +803,6 @@ int main(int argc, char **argv)
   }
   curl_global_cleanup();
   free(name);
+  free(send);
   return rc;
 }

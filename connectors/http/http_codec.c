@@ -302,6 +302,7 @@ const char *http_codec_outcome_text(enum http_codec_outcome o)
   case HTTP_CODEC_THROTTLED: return "too fast, retry later";
   case HTTP_CODEC_TEMPORARY: return "temporary failure (queue full), retry later";
   case HTTP_CODEC_NO_ROUTE: return "no route";
+  case HTTP_CODEC_NO_CREDIT: return "credit used up";
   case HTTP_CODEC_REJECTED: return "rejected";
   }
   return "unknown";

@@ -135,6 +135,7 @@ enum http_codec_outcome {
   HTTP_CODEC_THROTTLED,        /* refused: too fast, retry later */
   HTTP_CODEC_TEMPORARY,        /* refused: queue full, journal error; retry later */
   HTTP_CODEC_NO_ROUTE,         /* refused for good: no route */
+  HTTP_CODEC_NO_CREDIT,        /* refused: the account's credit is used up (402) */
   HTTP_CODEC_REJECTED          /* refused for good: the message itself */
 };
 

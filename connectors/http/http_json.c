@@ -356,6 +356,8 @@ char *http_codec_json_answer(const struct http_codec_batch *b, const struct http
     *status = 429;
   else if (results[first_refused].outcome == HTTP_CODEC_TEMPORARY)
     *status = 503;
+  else if (results[first_refused].outcome == HTTP_CODEC_NO_CREDIT)
+    *status = 402;
   else
     *status = 400;
 out:

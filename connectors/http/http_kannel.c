@@ -360,6 +360,10 @@ const char *http_codec_kannel_answer(const struct http_codec_batch *b,
     *status = 202;
     return queued ? "3: Queued for later delivery" : "0: Accepted for delivery";
   }
+  if (taken == 0 && results[first_refused].outcome == HTTP_CODEC_NO_CREDIT) {
+    *status = 402;
+    return "Credit used up. Do not try again before it is topped up.";
+  }
   if (taken == 0) {
     bool retry = http_codec_outcome_retry(results[first_refused].outcome);
     *status = retry ? 503 : 403;

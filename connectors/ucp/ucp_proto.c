@@ -127,6 +127,7 @@ int ucp_proto_ec(enum proto_status s)
   case PROTO_E_BIND_STATE: return 4;
   case PROTO_E_ALREADY_BOUND: return 4;
   case PROTO_E_SOURCE: return 4;   /* "operation not allowed": UCP has no code for the originator */
+  case PROTO_E_CREDIT: return 4;   /* likewise for credit used up */
   case PROTO_E_ADDRESS: return 6;
   case PROTO_E_AUTH:
   case PROTO_E_AUTH_ACCOUNT:

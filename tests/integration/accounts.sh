@@ -72,7 +72,7 @@ check "/api/accounts lists the four accounts, ucponly with its 50 submits and ac
 "$BIN/emgctl" --url "http://127.0.0.1:$admin" --token "$TOKEN" accounts > "$TMP/accounts.txt"
 check "emgctl accounts: a table that fits 80 columns, acme's sessions against max_binds" \
   bash -c "[ \$(awk '{ print length }' '$TMP/accounts.txt' | sort -n | tail -1) -le 80 ] &&
-           grep -Eq '^acme +enabled +0/2 ' '$TMP/accounts.txt' && grep -Eq '^ucponly +enabled +0 +- +50 ' '$TMP/accounts.txt'"
+           grep -Eq '^acme +enabled +0/2 ' '$TMP/accounts.txt' && grep -Eq '^old +expired ' '$TMP/accounts.txt' && grep -Eq '^ucponly +enabled +0 +[0-9]+/- +unlimited +50 ' '$TMP/accounts.txt'"
 curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/metrics" > "$TMP/metrics.txt"
 check "/metrics counts per account" grep -qx 'emg_account_submitted_total{account="ucponly"} 50' "$TMP/metrics.txt"
 check "... and its refusals per reason" \

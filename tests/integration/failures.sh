@@ -73,7 +73,7 @@ sed -i 's/dlr_ttl = 3600;//' "$TMP/g.conf"
 kill -HUP "$EMGD_PID_g"
 for _ in $(seq 50); do [ "$(grep -c 'reload refused' "$TMP/g.log")" -ge 3 ] && break; sleep 0.1; done
 check "reload: a changed dlr_ttl is refused, naming the key" \
-  grep -q "reload refused, routes unchanged: general.dlr_ttl changed: only routes and plugins are put in place by a reload" "$TMP/g.log"
+  grep -q "reload refused, routes unchanged: general.dlr_ttl changed: a reload puts routes, plugins and accounts in place" "$TMP/g.log"
 check "reload: a changed password is refused, naming the key" \
   grep -q "reload refused, routes unchanged: connectors.\[0\].users.\[0\].password changed" "$TMP/g.log"
 stop_emgd g 20

@@ -20,7 +20,12 @@ emg's own codec:
       enquire_links in 64 KiB batches for SECONDS without ever reading (a
       peer that does not read); prints, as JSON, the bytes sent and how long
       after the first enquire_link the connection was closed on it (null: not
-      within the flood). SIGTERM ends it early, with the report."""
+      within the flood). SIGTERM ends it early, with the report.
+  smpp_client.py hold HOST:PORT USER PASSWORD SECONDS
+      binds as a transceiver and holds the session for up to SECONDS,
+      answering what the gateway sends; prints "bound" once bound, then how
+      the session ended: "unbind" (the gateway unbound it), "closed" (it
+      closed the connection) or "timeout"."""
 import errno
 import json
 import select
@@ -146,6 +151,34 @@ def flood(address, user, password, secs):
     print(json.dumps({"sent": sent, "closed_after": closed_after, "error": error}))
 
 
+def hold(address, user, password, secs):
+    sock = connect(address)
+    status = bind(sock, user, password, 0x00000009)
+    if status != 0:
+        print("refused 0x%02x" % status)
+        return
+    print("bound", flush=True)
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        sock.settimeout(max(0.05, end - time.monotonic()))
+        try:
+            length, command_id, _, seq = struct.unpack(">IIII", read_exact(sock, 16))
+            read_exact(sock, length - 16)
+        except socket.timeout:
+            break
+        except ConnectionError:
+            print("closed")
+            return
+        if command_id == 0x00000006:
+            sock.sendall(struct.pack(">IIII", 16, 0x80000006, 0, seq))
+            print("unbind")
+            return
+        if not command_id & 0x80000000:   # deliver_sm, enquire_link: answered
+            sock.sendall(struct.pack(">IIII", 16 + (1 if command_id == 5 else 0), command_id | 0x80000000, 0, seq)
+                         + (b"\0" if command_id == 5 else b""))
+    print("timeout")
+
+
 def main():
     mode, address, user, password, n = sys.argv[1:6]
     if mode == "submit":
@@ -156,6 +189,8 @@ def main():
         statuses(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
     elif mode == "flood":
         flood(address, user.encode(), password.encode(), float(n))
+    elif mode == "hold":
+        hold(address, user.encode(), password.encode(), float(n))
     else:
         raise SystemExit("usage: see the top of this file")
 

@@ -1,6 +1,8 @@
-/* test_account.c - account.c: logins refused for each reason, a hashed
- * password proven once and then spared, max_binds given back, and what a
- * submit meets: senders, default_sender and the max_rate budget. */
+/* test_account.c - account.c and account_credit.c: logins refused for
+ * each reason, a hashed password proven once and then spared, max_binds
+ * given back, what a submit meets (senders, default_sender, max_rate,
+ * credit), accounts changed live, and credit worked out from a journal's
+ * snapshots and tagged parts. */
 #include <stdio.h>
 #include <string.h>
 #include "account.h"
@@ -71,7 +73,7 @@ static void test_logins(void)
   CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", false), ACCOUNT_OK);   /* HTTP: no session */
   int hashed = accounts_find(acc, "hashed");
   CU_ASSERT_EQUAL(hashed, 0);
-  accounts_unbind(acc, 0, 0);   /* "hashed" is the first user of "in" */
+  accounts_unbind(acc, hashed);
   CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", true), ACCOUNT_OK);
   CU_ASSERT_EQUAL(accounts_refused(acc, ACCOUNT_UNKNOWN), 2);
   CU_ASSERT_EQUAL(accounts_refused(acc, ACCOUNT_PASSWORD), 2);
@@ -127,12 +129,167 @@ static void test_submits(void)
   teardown();
 }
 
+static struct config_account account_named(const char *name, const char *password)
+{
+  struct config_account a;
+  memset(&a, 0, sizeof a);
+  snprintf(a.name, sizeof a.name, "%s", name);
+  snprintf(a.password, sizeof a.password, "%s", password);
+  a.credit = CONFIG_CREDIT_UNLIMITED;
+  a.enabled = true;
+  return a;
+}
+
+static void test_changes(void)
+{
+  setup();
+  char err[256];
+  int slot, shop = accounts_find(acc, "shop");
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "new", "pw", true), ACCOUNT_UNKNOWN);
+  /* Added: found at once, in a slot of its own. */
+  struct config_account a = account_named("new", "pw");
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(slot, 5);
+  CU_ASSERT_EQUAL(accounts_used(acc), 6);
+  CU_ASSERT_EQUAL(accounts_find(acc, "new"), 5);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "new", "pw", true), ACCOUNT_OK);
+  enum account_refusal why;
+  CU_ASSERT_TRUE(accounts_session_allowed(acc, slot, 0, "127.0.0.1:5", &why));
+  /* Changed: disabled, its session is no longer allowed; the slot stays. */
+  a.enabled = false;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(slot, 5);
+  CU_ASSERT_FALSE(accounts_session_allowed(acc, slot, 0, "127.0.0.1:5", &why));
+  CU_ASSERT_EQUAL(why, ACCOUNT_DISABLED);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "new", "pw", true), ACCOUNT_DISABLED);
+  /* Only on "in2" now: unknown on "in". */
+  a.enabled = true;
+  a.n_connectors = 1;
+  snprintf(a.connectors[0], sizeof a.connectors[0], "in2");
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_FALSE(accounts_session_allowed(acc, slot, 0, "127.0.0.1:5", &why));
+  CU_ASSERT_EQUAL(why, ACCOUNT_UNKNOWN);
+  CU_ASSERT_TRUE(accounts_uses(acc, slot, 1));
+  /* A connector that is not a server connector, a bad allow_ip: refused. */
+  snprintf(a.connectors[0], sizeof a.connectors[0], "out");
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_E_INVALID);
+  CU_ASSERT_STRING_EQUAL(err, "connectors: no server connector is named 'out'");
+  CU_ASSERT_TRUE(accounts_uses(acc, 5, 1));     /* as it was */
+  /* Removed: unknown at once; its slot is not given to the next one while
+   * its session lasts (and for a grace period after). */
+  CU_ASSERT_EQUAL(accounts_remove(acc, "new"), 5);
+  CU_ASSERT_EQUAL(accounts_find(acc, "new"), -1);
+  CU_ASSERT_FALSE(accounts_uses(acc, 5, 1));
+  CU_ASSERT_EQUAL(login(1, "127.0.0.1:5", "new", "pw", false), ACCOUNT_UNKNOWN);
+  struct config_account b = account_named("newer", "pw");
+  CU_ASSERT_EQUAL(accounts_put(acc, &b, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(slot, 6);
+  struct account_view v;
+  CU_ASSERT_FALSE(accounts_view(acc, 5, &v));
+  CU_ASSERT_TRUE(accounts_view(acc, (unsigned)shop, &v));
+  CU_ASSERT_STRING_EQUAL(v.cfg.name, "shop");
+  teardown();
+}
+
+static void test_credit(void)
+{
+  setup();
+  char err[256];
+  int slot;
+  uint32_t epoch;
+  struct config_account a = account_named("paying", "pw");
+  a.credit = 5;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 2, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(epoch, 1);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 2, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 2, &epoch), PROTO_E_CREDIT);   /* all or none */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_E_CREDIT);
+  accounts_credit_give_back(acc, "paying", 1);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_OK);
+  /* No limit: no epoch, never refused. */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, accounts_find(acc, "shop"), 1000, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(epoch, 0);
+  /* The same credit written again (a reload) leaves what is left; another sets it. */
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  struct account_view v;
+  accounts_view(acc, (unsigned)slot, &v);
+  CU_ASSERT_EQUAL(v.credit_left, 0);
+  CU_ASSERT_EQUAL(v.refused_credit, 2);
+  int64_t left;
+  CU_ASSERT_TRUE(accounts_credit_change(acc, slot, true, 10, &left));
+  CU_ASSERT_EQUAL(left, 10);
+  accounts_view(acc, (unsigned)slot, &v);
+  CU_ASSERT_EQUAL(v.cfg.credit, 10);   /* the figure set: what the accounts file gets */
+  teardown();
+}
+
+/* What a crash leaves: snapshots and tagged parts, replayed in any order. */
+static void snapshot_seen(void *ctx, const struct spool_record *rec)
+{
+  struct spool_record *last = ctx;
+  *last = *rec;
+}
+
+static void test_credit_replay(void)
+{
+  setup();
+  char err[256];
+  int slot;
+  uint32_t epoch;
+  struct config_account a = account_named("paying", "pw");
+  a.credit = 100;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 3, &epoch), PROTO_OK);   /* epoch 1 */
+  struct spool_record snap = { 0 };
+  CU_ASSERT_EQUAL(accounts_credit_snapshot(acc, false, snapshot_seen, &snap), 1);
+  CU_ASSERT_EQUAL(snap.type, SPOOL_REC_CREDIT);
+  CU_ASSERT_EQUAL(snap.credit_left, 97);
+  CU_ASSERT_EQUAL(snap.credit_epoch, 1);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(epoch, 2);                     /* taken after the snapshot */
+  CU_ASSERT_EQUAL(accounts_credit_snapshot(acc, true, snapshot_seen, &snap), 0);   /* nothing given back */
+  teardown();
+
+  /* A restart: the configuration says 100; the journal has the snapshot
+   * (97 left at epoch 1), parts of epoch 1 (counted in it) and 2 (not). */
+  setup();
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  accounts_credit_replay_part(acc, "paying", 2);
+  accounts_credit_replay_part(acc, "paying", 1);
+  accounts_credit_replay_snapshot(acc, "paying", 100, 97, 1);
+  accounts_credit_replay_part(acc, "paying", 2);
+  accounts_credit_replay_part(acc, "nobody", 2);
+  CU_ASSERT_EQUAL(accounts_credit_replay_done(acc), 1);
+  struct account_view v;
+  accounts_view(acc, (unsigned)slot, &v);
+  CU_ASSERT_EQUAL(v.credit_left, 95);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(epoch, 3);                     /* after every epoch the journal holds */
+  teardown();
+
+  /* Credit set anew in the file (150) since the snapshot: the file wins. */
+  setup();
+  a.credit = 150;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  accounts_credit_replay_snapshot(acc, "paying", 100, 97, 1);
+  accounts_credit_replay_part(acc, "paying", 2);
+  CU_ASSERT_EQUAL(accounts_credit_replay_done(acc), 0);
+  accounts_view(acc, (unsigned)slot, &v);
+  CU_ASSERT_EQUAL(v.credit_left, 150);
+  teardown();
+}
+
 void suite_account(void);
 void suite_account(void)
 {
   static const struct test_case cases[] = {
     { "logins and their refusals", test_logins },
     { "submits: senders, default_sender, max_rate", test_submits },
+    { "accounts added, changed and removed live", test_changes },
+    { "credit: taken per part, all or none, given back, set", test_credit },
+    { "credit after a crash: snapshots and tagged parts", test_credit_replay },
     { NULL, NULL },
   };
   test_add_suite("account", cases);

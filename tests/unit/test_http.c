@@ -240,7 +240,7 @@ static void test_json_answer(void)
     enum http_codec_outcome o;
     unsigned status;
   } all[] = { { HTTP_CODEC_ACCEPTED, 202 }, { HTTP_CODEC_THROTTLED, 429 }, { HTTP_CODEC_TEMPORARY, 503 },
-              { HTTP_CODEC_NO_ROUTE, 400 }, { HTTP_CODEC_REJECTED, 400 } };
+              { HTTP_CODEC_NO_ROUTE, 400 }, { HTTP_CODEC_REJECTED, 400 }, { HTTP_CODEC_NO_CREDIT, 402 } };
   for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
     for (int i = 0; i < 3; i++)
       r[i].outcome = all[k].o;
@@ -447,6 +447,10 @@ static void test_kannel_answer(void)
   r[0].outcome = r[1].outcome = r[2].outcome = HTTP_CODEC_NO_ROUTE;
   CU_ASSERT_STRING_EQUAL(http_codec_kannel_answer(b, r, &status, buf, sizeof buf), "Not routable. Do not try again.");
   CU_ASSERT_EQUAL(status, 403);
+  r[0].outcome = r[1].outcome = r[2].outcome = HTTP_CODEC_NO_CREDIT;
+  CU_ASSERT_STRING_EQUAL(http_codec_kannel_answer(b, r, &status, buf, sizeof buf),
+                         "Credit used up. Do not try again before it is topped up.");
+  CU_ASSERT_EQUAL(status, 402);
   r[0].outcome = HTTP_CODEC_ACCEPTED;
   r[1].outcome = HTTP_CODEC_THROTTLED;
   CU_ASSERT_STRING_EQUAL(http_codec_kannel_answer(b, r, &status, buf, sizeof buf),

@@ -1273,6 +1273,17 @@ static void test_credit_roundtrip(void)
   CU_ASSERT(wait_durable(s, t));
   s = spool_restart(s, &c, 0, false);
   CU_ASSERT_EQUAL(c.warnings, 0);
+  /* Each tagged MSG comes with a CREDIT_PART first: its account and tag. */
+  CU_ASSERT_EQUAL_FATAL(c.n, 8);
+  CU_ASSERT(c.recs[0].type == SPOOL_REC_CREDIT_PART && c.recs[0].credit_epoch == tagged.credit_epoch);
+  CU_ASSERT_STRING_EQUAL(c.recs[0].user, tagged.origin.user);
+  CU_ASSERT(c.recs[2].type == SPOOL_REC_CREDIT_PART && c.recs[2].credit_epoch == 5);
+  CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_CREDIT_PART), 2);
+  size_t kept = 0;
+  for (size_t i = 0; i < c.n; i++)
+    if (c.recs[i].type != SPOOL_REC_CREDIT_PART)
+      c.recs[kept++] = c.recs[i];
+  c.n = kept;
   CU_ASSERT_EQUAL_FATAL(c.n, 6);   /* MSG 11, 12, 21, CREDIT acme, b, IDS */
   struct msg m;
   CU_ASSERT(c.recs[0].id == 11 && c.recs[0].msg && msg_equal(c.recs[0].msg, &tagged));

@@ -1,0 +1,165 @@
+/* account_credit.c - credit kept across crashes.
+ *
+ * With persist on, credit lives in the journal. Each message part taken
+ * from an account's credit is tagged with the account's credit epoch, and
+ * its journal record carries the tag. A snapshot records what is left and
+ * the epoch, then moves the epoch on, both under the account's credit lock:
+ * so the parts tagged with the snapshot's epoch or an earlier one are in
+ * what it says is left, and later ones are not. The journal appends a
+ * snapshot of every limited account before it removes any record (the
+ * spool's credit_snapshot hook), and emgd appends one when the operator
+ * changes credit and each second after credit was given back.
+ *
+ * At start-up, what is left is the latest snapshot's figure less the parts
+ * tagged after it: a crash costs no credit and gives none back, but for
+ * parts whose ack it cut off, and credit given back in its last second.
+ * A snapshot counts only while the configuration still says the credit it
+ * was set to: credit set anew in the accounts file (by hand, emgd stopped)
+ * starts from the file's figure. */
+#include <stdlib.h>
+#include <string.h>
+#include "account_internal.h"
+
+/* A snapshot's figures for one account, under its lock; moves the epoch on. */
+static bool snapshot_one(struct account_rt *rt, bool dirty_only, int64_t *set, int64_t *left, uint32_t *epoch)
+{
+  bool taken = false;
+  pthread_mutex_lock(&rt->credit_lock);
+  if (rt->limited && (!dirty_only || rt->credit_dirty)) {
+    *set = rt->credit_set;
+    *left = rt->credit_left;
+    *epoch = rt->credit_epoch++;
+    rt->credit_dirty = false;
+    taken = true;
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
+  return taken;
+}
+
+unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
+                                  void (*emit)(void *ctx, const struct spool_record *rec), void *ctx)
+{
+  unsigned n = 0, used = accounts_used(a);
+  for (unsigned s = 0; s < used; s++) {
+    struct account_rt *rt = &a->slots[s];
+    const struct account_def *d = atomic_load_explicit(&rt->def, memory_order_acquire);
+    struct spool_record rec = { .type = SPOOL_REC_CREDIT };
+    if (!d || !snapshot_one(rt, dirty_only, &rec.credit_set, &rec.credit_left, &rec.credit_epoch))
+      continue;
+    rec.user = d->cfg.name;
+    emit(ctx, &rec);
+    n++;
+  }
+  return n;
+}
+
+bool accounts_credit_dirty(struct accounts *a)
+{
+  unsigned used = accounts_used(a);
+  bool dirty = false;
+  for (unsigned s = 0; s < used && !dirty; s++) {
+    struct account_rt *rt = &a->slots[s];
+    pthread_mutex_lock(&rt->credit_lock);
+    dirty = rt->limited && rt->credit_dirty;
+    pthread_mutex_unlock(&rt->credit_lock);
+  }
+  return dirty;
+}
+
+void accounts_credit_clean(struct accounts *a)
+{
+  unsigned used = accounts_used(a);
+  for (unsigned s = 0; s < used; s++) {
+    pthread_mutex_lock(&a->slots[s].credit_lock);
+    a->slots[s].credit_dirty = false;
+    pthread_mutex_unlock(&a->slots[s].credit_lock);
+  }
+}
+
+uint64_t accounts_credit_moves(const struct accounts *a)
+{
+  return atomic_load_explicit(&a->credit_moves, memory_order_relaxed);
+}
+
+/* ---- replay ---- */
+
+static struct credit_replay *replay_of(struct accounts *a, const char *name)
+{
+  int s = accounts_find(a, name);
+  if (s < 0)
+    return NULL;
+  if (!a->replay && !(a->replay = calloc(a->capacity, sizeof *a->replay)))
+    return NULL;
+  return &a->replay[s];
+}
+
+void accounts_credit_replay_snapshot(struct accounts *a, const char *name, int64_t set, int64_t left,
+                                     uint32_t epoch)
+{
+  struct credit_replay *r = replay_of(a, name);
+  if (!r)
+    return;
+  if (!r->has_snapshot || epoch >= r->epoch) {
+    r->has_snapshot = true;
+    r->set = set;
+    r->left = left;
+    r->epoch = epoch;
+  }
+  if (epoch > r->max_epoch)
+    r->max_epoch = epoch;
+}
+
+void accounts_credit_replay_part(struct accounts *a, const char *name, uint32_t epoch)
+{
+  struct credit_replay *r = replay_of(a, name);
+  if (!r || !epoch)
+    return;
+  if (epoch > r->max_epoch)
+    r->max_epoch = epoch;
+  /* Parts come mostly in epoch order: the last entry is nearly always it. */
+  for (size_t i = r->n_tags; i-- > 0;)
+    if (r->tags[i].epoch == epoch) {
+      r->tags[i].parts++;
+      return;
+    }
+  if (r->n_tags == r->cap_tags) {
+    size_t cap = r->cap_tags ? 2 * r->cap_tags : 8;
+    struct credit_tag *more = realloc(r->tags, cap * sizeof *more);
+    if (!more)
+      return;
+    r->tags = more;
+    r->cap_tags = cap;
+  }
+  r->tags[r->n_tags++] = (struct credit_tag){ epoch, 1 };
+}
+
+unsigned accounts_credit_replay_done(struct accounts *a)
+{
+  unsigned restored = 0;
+  for (unsigned s = 0; a->replay && s < a->capacity; s++) {
+    struct credit_replay *r = &a->replay[s];
+    struct account_rt *rt = &a->slots[s];
+    pthread_mutex_lock(&rt->credit_lock);
+    if (rt->limited && (r->has_snapshot || r->n_tags)) {
+      /* No snapshot: parts taken since the figure the file holds. */
+      bool same = !r->has_snapshot || r->set == rt->credit_set;
+      if (same) {
+        int64_t left = r->has_snapshot ? r->left : rt->credit_set;
+        for (size_t i = 0; i < r->n_tags; i++)
+          if (!r->has_snapshot || r->tags[i].epoch > r->epoch)
+            left -= (int64_t)r->tags[i].parts;
+        rt->credit_left = left < 0 ? 0 : left;
+        restored++;
+      }
+    }
+    if (r->max_epoch >= rt->credit_epoch)
+      rt->credit_epoch = r->max_epoch + 1;
+    rt->credit_dirty = true;
+    pthread_mutex_unlock(&rt->credit_lock);
+    free(r->tags);
+  }
+  free(a->replay);
+  a->replay = NULL;
+  a->credit_restored += restored;
+  return a->credit_restored;
+}

@@ -1,0 +1,99 @@
+/* account_internal.h - the accounts' run-time state, shared by account.c
+ * (logins, submits, changes) and account_credit.c (credit kept across
+ * crashes). */
+#ifndef EMG_ACCOUNT_INTERNAL_H
+#define EMG_ACCOUNT_INTERNAL_H
+
+#include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "account.h"
+#include "cidr.h"
+
+/* One version of an account's settings: never changed once published. */
+struct account_def {
+  struct config_account cfg;
+  struct cidr *allow;              /* cfg.n_allow_ip parsed */
+  bool *uses;                      /* per connector: may bind or submit through it */
+  uint64_t interval_ns, tolerance_ns; /* max_rate as a generic cell rate algorithm */
+};
+
+/* A slot: the account's current version and what changes with traffic.
+ * max_rate is a generic cell rate algorithm: one atomic "theoretical
+ * arrival time" per account, shared by every instance thread without a
+ * lock. A submit is let through when it would not put that time more than
+ * the tolerance ahead of now, and moves it one interval on. */
+struct account_rt {
+  _Atomic(struct account_def *) def; /* NULL: no account here */
+  int64_t removed_at;              /* when its account was removed (monotonic s) */
+  _Atomic unsigned binds;
+  _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
+  _Atomic uint64_t submitted, refused_rate, refused_sender, refused_credit;
+  uint64_t rate_sample, rate_sampled_ns; /* accounts_tick's, on its thread */
+  _Atomic double rate_now;
+  /* The password last proven against the hash, as a keyed digest: a client
+   * that reconnects (all its binds at once, after a restart) costs one
+   * hashing, not one each. */
+  pthread_mutex_t proven_lock;
+  uint8_t proven[crypto_generichash_BYTES];
+  int64_t proven_until;            /* seconds (CLOCK_MONOTONIC); 0 = none */
+  /* Credit, under credit_lock: what is left, the value last set, and the
+   * epoch parts taken now are tagged with (a snapshot moves it on). */
+  pthread_mutex_t credit_lock;
+  _Atomic bool limited_flag;       /* limited, read without the lock on every submit */
+  bool limited;
+  int64_t credit_left, credit_set;
+  uint32_t credit_epoch;
+  bool credit_dirty;               /* changed since the last snapshot */
+};
+
+/* Replay: the parts of one epoch. */
+struct credit_tag {
+  uint32_t epoch;
+  uint64_t parts;
+};
+
+/* Replay: what the journal says of one account's credit. */
+struct credit_replay {
+  bool has_snapshot;
+  int64_t set, left;
+  uint32_t epoch, max_epoch;
+  struct credit_tag *tags;
+  size_t n_tags, cap_tags;
+};
+
+/* Names to slots: open addressing, slot + 1, 0 = empty. */
+struct name_index {
+  size_t mask;
+  int slots[];
+};
+
+/* Something replaced, freed once no reader can hold it. */
+struct retired {
+  void *p;
+  void (*free_fn)(void *);
+  int64_t free_after;              /* monotonic s */
+  struct retired *next;
+};
+
+struct accounts {
+  const struct config *cfg;        /* the connectors (fixed for the process's life) */
+  unsigned n_connectors;
+  struct account_rt *slots;        /* capacity */
+  unsigned capacity;
+  unsigned used;                   /* slots ever used (changes' thread) */
+  _Atomic unsigned used_published; /* the same, for readers */
+  _Atomic(struct name_index *) index;
+  size_t index_cap;
+  _Atomic int *sole;               /* per connector: its only account's slot, or -1 */
+  struct retired *retired;         /* changes' thread only */
+  uint8_t digest_key[crypto_generichash_KEYBYTES]; /* random: the digests mean nothing elsewhere */
+  _Atomic uint64_t refused[ACCOUNT_REFUSALS];
+  _Atomic uint64_t credit_moves;   /* accounts_credit_moves */
+  struct credit_replay *replay;    /* per slot, during start-up's replay */
+  unsigned credit_restored;        /* accounts whose credit the replay set */
+};
+
+#endif
