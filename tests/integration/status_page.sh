@@ -67,6 +67,9 @@ check "instances: counts per instance (smpp-out's messages out: $out0 + $out1)" 
 check "queues: a row per connector and one for ucp-in's account" bash -c "
   grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>–</td><td>[0-9]*</td>' '$TMP/dom1.html' &&
   grep -q '<tr data-key=\"ucp-in/load\"><td>ucp-in</td><td>load</td>' '$TMP/dom1.html'"
+acct=$(instance "$TMP/dom2.html" account/load)
+check "accounts: a row per account, its state and submits ($acct)" \
+  bash -c "echo '$acct' | grep -Eq '^\|load\|enabled\|[0-9]+\|–\|[0-9]+\|–\|unlimited\|[1-9][0-9]*\|0\|0\|0$'"
 curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/pause" > /dev/null
 browse d --dump-dom "$url" > "$TMP/dom3.html"
 curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/resume" > /dev/null
