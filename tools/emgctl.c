@@ -641,7 +641,15 @@ static int watch(const char *url, const char *token, bool json, long count, doub
   return rc;
 }
 
-int main(int argc, char **argv)
+struct options {
+  const char *url, *token;
+  bool json;
+  long count;
+  double interval_s;
+};
+
+/* The options into o, an account's into account: -1, or the exit code. */
+static int parse_options(int argc, char **argv, struct options *o, json_t *account)
 {
   static const struct option longopts[] = {
     { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
@@ -658,37 +666,27 @@ int main(int argc, char **argv)
     { "expires", required_argument, 0, ACCOUNT_OPT_EXPIRES },
     { 0, 0, 0, 0 }
   };
-  const char *url = getenv("EMGCTL_URL"), *token = getenv("EMGCTL_TOKEN");
-  bool json = false;
-  long count = 0;
-  double interval_s = 1.0;
   int ch;
-  json_t *account = json_object();
-  char *send = NULL;
-  if (!account)
-    return EXIT_ERROR;
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     if (ch >= ACCOUNT_OPT_PASSWORD) {
-      if (emgctl_account_option(ch, optarg, account) != 0) {
-        json_decref(account);
+      if (emgctl_account_option(ch, optarg, account) != 0)
         return EXIT_USAGE;
-      }
       continue;
     }
     switch (ch) {
-    case 'u': url = optarg; break;
-    case 't': token = optarg; break;
-    case 'j': json = true; break;
+    case 'u': o->url = optarg; break;
+    case 't': o->token = optarg; break;
+    case 'j': o->json = true; break;
     case 'c':
-      if (parse_count(optarg, 1, &count) == -1) {
+      if (parse_count(optarg, 1, &o->count) == -1) {
         fprintf(stderr, "emgctl: --count takes a whole number of at least 1\n");
         return EXIT_USAGE;
       }
       break;
     case 'i': {
       char *end;
-      interval_s = strtod(optarg, &end);
-      if (*end || !(interval_s >= 0.1 && interval_s <= 3600)) {
+      o->interval_s = strtod(optarg, &end);
+      if (*end || !(o->interval_s >= 0.1 && o->interval_s <= 3600)) {
         fprintf(stderr, "emgctl: --interval takes seconds, from 0.1 to 3600\n");
         return EXIT_USAGE;
       }
@@ -702,6 +700,26 @@ int main(int argc, char **argv)
     usage(stderr);
     return EXIT_USAGE;
   }
+  return -1;
+}
+
+int main(int argc, char **argv)
+{
+  struct options o = { getenv("EMGCTL_URL"), getenv("EMGCTL_TOKEN"), false, 0, 1.0 };
+  json_t *account = json_object();
+  char *send = NULL;
+  if (!account)
+    return EXIT_ERROR;
+  int parsed = parse_options(argc, argv, &o, account);
+  if (parsed >= 0) {
+    json_decref(account);
+    return parsed;
+  }
+  const char *url = o.url, *token = o.token;
+  bool json = o.json;
+  long count = o.count;
+  double interval_s = o.interval_s;
+
   const char *command = argv[optind], *method = "GET";
   const char *arg = optind + 1 < argc ? argv[optind + 1] : NULL;
   int extra = argc - optind - 1;
