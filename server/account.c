@@ -112,23 +112,26 @@ static struct account_def *def_of(const struct account_rt *rt)
   return atomic_load_explicit(&rt->def, memory_order_acquire);
 }
 
-/* A version of ac for this process: allow_ip parsed, connectors resolved. */
-static struct account_def *def_build(const struct accounts *a, const struct config_account *ac, char *err,
-                                     size_t err_len)
+/* A version of ac for this process: allow_ip parsed, connectors resolved;
+ * NULL with the kind of failure in *why and what it was in err. */
+static struct account_def *def_build(const struct accounts *a, const struct config_account *ac,
+                                     enum account_change *why, char *err, size_t err_len)
 {
   struct account_def *d = calloc(1, sizeof *d);
   if (!d || !(d->uses = calloc(a->n_connectors ? a->n_connectors : 1, sizeof *d->uses)) ||
       (ac->n_allow_ip && !(d->allow = calloc(ac->n_allow_ip, sizeof *d->allow)))) {
     def_free(d);
     snprintf(err, err_len, "out of memory");
+    *why = ACCOUNT_E_NO_MEMORY;
     return NULL;
   }
   d->cfg = *ac;
   for (unsigned k = 0; k < ac->n_allow_ip; k++) {
-    char why[CIDR_ERR_LEN];
-    if (cidr_parse(ac->allow_ip[k], &d->allow[k], why, sizeof why) < 0) {
-      snprintf(err, err_len, "allow_ip %s: %s", ac->allow_ip[k], why);
+    char reason[CIDR_ERR_LEN];
+    if (cidr_parse(ac->allow_ip[k], &d->allow[k], reason, sizeof reason) < 0) {
+      snprintf(err, err_len, "allow_ip %s: %s", ac->allow_ip[k], reason);
       def_free(d);
+      *why = ACCOUNT_E_INVALID;
       return NULL;
     }
   }
@@ -144,6 +147,7 @@ static struct account_def *def_build(const struct accounts *a, const struct conf
     if (!cc || cc->mode != CONFIG_CONN_SERVER) {
       snprintf(err, err_len, "connectors: no server connector is named '%s'", ac->connectors[k]);
       def_free(d);
+      *why = ACCOUNT_E_INVALID;
       return NULL;
     }
   }
@@ -341,9 +345,10 @@ enum account_change accounts_put(struct accounts *a, const struct config_account
                                  size_t err_len)
 {
   reap(a, false);
-  struct account_def *d = def_build(a, ac, err, err_len);
+  enum account_change why;
+  struct account_def *d = def_build(a, ac, &why, err, err_len);
   if (!d)
-    return strcmp(err, "out of memory") == 0 ? ACCOUNT_E_NO_MEMORY : ACCOUNT_E_INVALID;
+    return why;
   int s = accounts_find(a, ac->name);
   bool fresh = s < 0;
   if (fresh && (s = slot_free(a)) < 0) {

@@ -86,10 +86,6 @@ void accounts_credit_give_back(struct accounts *a, const char *name, unsigned pa
  * one, when dirty_only) and moves each one's epoch on. How many. */
 unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
                                   void (*emit)(void *ctx, const struct spool_record *rec), void *ctx);
-/* Whether any account's credit changed otherwise than by parts taken since
- * the last snapshot; accounts_credit_clean forgets it. */
-bool accounts_credit_dirty(struct accounts *a);
-void accounts_credit_clean(struct accounts *a);
 /* Counts every change of any account's credit (parts taken included). */
 uint64_t accounts_credit_moves(const struct accounts *a);
 

@@ -245,17 +245,20 @@ static int store(struct core *c, char *err, size_t err_len)
   return rc;
 }
 
-/* After a change: sessions it shuts out are unbound; a slot given to a new
- * account starts with empty queues (what a removed account left there is
- * dropped with a receipt). */
-static void changed(struct core *c, int fresh_slot)
+/* What waits in slot's queues on every connector (a removed account's,
+ * or what it left to a slot now given to a new one) is dropped, each
+ * message with a receipt to its origin. */
+static void drop_slot(struct core *c, int slot, const char *why)
 {
-  for (unsigned i = 0; i < c->n_connectors; i++) {
-    struct connector *conn = core_connector(c, i);
-    if (fresh_slot >= 0)
-      connector_drop_account_queue(conn, fresh_slot, "dropped: its account was removed");
-    connector_accounts_changed(conn);
-  }
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    connector_drop_account_queue(core_connector(c, i), slot, why);
+}
+
+/* After a change: every connector unbinds the sessions it shuts out. */
+static void unbind_shut_out(struct core *c)
+{
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    connector_accounts_changed(core_connector(c, i));
 }
 
 static unsigned answer_error(json_t **answer, unsigned status, const char *fmt, ...)
@@ -304,7 +307,9 @@ static unsigned put_account(struct core *c, const struct config_account *next, c
     LOGE(c->log, "account %s not changed: %s", next->name, err);
     return answer_error(answer, 500, "not changed: %s", err);
   }
-  changed(c, before ? -1 : slot);
+  if (!before)
+    drop_slot(c, slot, "dropped: its account was removed");
+  unbind_shut_out(c);
   LOGI(c->log, "account %s %s", next->name, before ? "changed" : "added");
   struct account_view v;
   accounts_view(c->accounts, (unsigned)slot, &v);
@@ -343,10 +348,8 @@ static unsigned delete(struct core *c, const struct account_view *v, json_t **an
     accounts_put(c->accounts, &v->cfg, &slot, err, sizeof err);
     return answer_error(answer, 500, "not deleted: %s", err);
   }
-  for (unsigned i = 0; i < c->n_connectors; i++) {
-    connector_drop_account_queue(core_connector(c, i), slot, "dropped: its account was deleted");
-    connector_accounts_changed(core_connector(c, i));
-  }
+  drop_slot(c, slot, "dropped: its account was deleted");
+  unbind_shut_out(c);
   LOGI(c->log, "account %s deleted", v->cfg.name);
   *answer = json_pack("{s:s, s:b}", "name", v->cfg.name, "deleted", 1);
   return 200;
@@ -383,8 +386,7 @@ void account_admin_tick(struct core *c)
   static unsigned seconds;
   static uint64_t written;
   if (c->spool) {
-    if (accounts_credit_dirty(c->accounts))
-      journal_credit(c, true);
+    journal_credit(c, true);   /* only the accounts whose credit was given back or changed */
     return;
   }
   if (!c->cfg->accounts_file[0] || ++seconds % 10)
@@ -500,8 +502,7 @@ int account_admin_reload(struct core *c, const struct config *next, char *why, s
     struct account_view v;
     if (accounts_view(c->accounts, s, &v) && config_account_index(next, v.cfg.name) < 0) {
       accounts_remove(c->accounts, v.cfg.name);
-      for (unsigned i = 0; i < c->n_connectors; i++)
-        connector_drop_account_queue(core_connector(c, i), (int)s, "dropped: its account was removed");
+      drop_slot(c, (int)s, "dropped: its account was removed");
       removed++;
     }
   }
@@ -519,8 +520,7 @@ int account_admin_reload(struct core *c, const struct config *next, char *why, s
     }
     known ? changed_n++ : added++;
   }
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    connector_accounts_changed(core_connector(c, i));
+  unbind_shut_out(c);
   if (added || changed_n || removed)
     LOGI(c->log, "reload: accounts: %u added, %u changed, %u removed", added, changed_n, removed);
   pthread_mutex_unlock(&change_lock);

@@ -53,29 +53,6 @@ unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
   return n;
 }
 
-bool accounts_credit_dirty(struct accounts *a)
-{
-  unsigned used = accounts_used(a);
-  bool dirty = false;
-  for (unsigned s = 0; s < used && !dirty; s++) {
-    struct account_rt *rt = &a->slots[s];
-    pthread_mutex_lock(&rt->credit_lock);
-    dirty = rt->limited && rt->credit_dirty;
-    pthread_mutex_unlock(&rt->credit_lock);
-  }
-  return dirty;
-}
-
-void accounts_credit_clean(struct accounts *a)
-{
-  unsigned used = accounts_used(a);
-  for (unsigned s = 0; s < used; s++) {
-    pthread_mutex_lock(&a->slots[s].credit_lock);
-    a->slots[s].credit_dirty = false;
-    pthread_mutex_unlock(&a->slots[s].credit_lock);
-  }
-}
-
 uint64_t accounts_credit_moves(const struct accounts *a)
 {
   return atomic_load_explicit(&a->credit_moves, memory_order_relaxed);

@@ -856,9 +856,9 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
 
 size_t connector_queued(struct connector *c)
 {
-  size_t n = queue_count(&c->out);
-  for (unsigned i = 0; c->user_queues && i < connector_queue_count(c) - 1; i++)
-    n += queue_count(&c->user_queues[i]);
+  size_t n = 0;
+  for (unsigned i = 0, queues = connector_queue_count(c); i < queues; i++)
+    n += queue_count(connector_queue(c, i));
   return n;
 }
 

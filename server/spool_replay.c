@@ -333,16 +333,22 @@ static void replay_emit(struct replay *r, const uint8_t *rec)
     r->replay(r->ctx, &d.rec);
 }
 
-/* A part's credit tag, finished or not: what credit it took is counted
- * against the snapshots. */
-static void replay_credit_part(struct replay *r, const uint8_t *rec)
+/* A MSG record, decoded once: the credit its part took when tagged (an
+ * original with a credit epoch, finished or not: counted against the
+ * snapshots; a compaction copy's original went, so a snapshot covers it),
+ * then the message itself when live. */
+static void replay_msg(struct replay *r, const uint8_t *rec, bool tagged, bool live)
 {
   struct decoded d;
   if (record_decode(rec, &d) != 0 || !r->replay)
     return;
-  struct spool_record part = { .type = SPOOL_REC_CREDIT_PART, .id = 0, .user = d.msg.origin.user,
-                               .credit_epoch = d.msg.credit_epoch };
-  r->replay(r->ctx, &part);
+  if (tagged) {
+    struct spool_record part = { .type = SPOOL_REC_CREDIT_PART, .id = 0, .user = d.msg.origin.user,
+                                 .credit_epoch = d.msg.credit_epoch };
+    r->replay(r->ctx, &part);
+  }
+  if (live)
+    r->replay(r->ctx, &d.rec);
 }
 
 /* Pass 2: each live record at its last copy, in file order, a SENT after
@@ -354,12 +360,13 @@ static void replay_call(void *arg, const uint8_t *rec)
   uint64_t id = record_id(rec);
   struct idmap_entry *e;
   switch (rec[12]) {
-  case SPOOL_REC_MSG:
-    if ((rec[13] & CREDIT_FLAG) && !(rec[13] & COPY_FLAG))
-      replay_credit_part(r, rec);
-    if (!(e = idmap_find(&r->s->msgs, id)) || e->a != seq)
+  case SPOOL_REC_MSG: {
+    bool live = (e = idmap_find(&r->s->msgs, id)) && e->a == seq;
+    bool tagged = (rec[13] & CREDIT_FLAG) && !(rec[13] & COPY_FLAG);
+    if (live || tagged)
+      replay_msg(r, rec, tagged, live);
+    if (!live)
       return;
-    replay_emit(r, rec);
     e->a |= SEG_FLAG;
     if (e->b & SEG_FLAG) {
       struct idmap_entry *w = idmap_find(&r->deferred, id);
@@ -367,6 +374,7 @@ static void replay_call(void *arg, const uint8_t *rec)
       replay_emit(r, r->images[w->a].base + w->b);
     }
     return;
+  }
   case SPOOL_REC_SENT:
     if (!(e = idmap_find(&r->s->msgs, id)) || (e->b & ~SEG_FLAG) != seq)
       return;
