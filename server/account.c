@@ -262,6 +262,8 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
   a->cfg = cfg;
   a->n_connectors = cfg->n_connectors;
   a->capacity = capacity;
+  a->shared_mode = cfg->has_database;
+  a->credit_batch = cfg->db_credit_batch ? cfg->db_credit_batch : 1000;
   a->index_cap = 16;
   while (a->index_cap < 2 * (size_t)capacity)
     a->index_cap *= 2;
@@ -322,7 +324,9 @@ static void credit_reset(struct account_rt *rt, size_t credit)
 {
   pthread_mutex_lock(&rt->credit_lock);
   rt->limited = credit != CONFIG_CREDIT_UNLIMITED;
-  rt->credit_left = rt->credit_set = rt->limited ? (int64_t)credit : 0;
+  rt->credit_set = rt->limited ? (int64_t)credit : 0;
+  /* Shared: parts taken here and not yet pushed are not in the figure. */
+  rt->credit_left = rt->credit_set - (rt->shared ? rt->unpushed : 0);
   if (!rt->credit_epoch)
     rt->credit_epoch = 1;     /* 0 tags a part that took no credit */
   rt->credit_dirty = true;
@@ -369,6 +373,11 @@ enum account_change accounts_put(struct accounts *a, const struct config_account
     rt->proven_until = 0;
     pthread_mutex_unlock(&rt->proven_lock);
   }
+  pthread_mutex_lock(&rt->credit_lock);
+  if (fresh)
+    rt->unpushed = 0;
+  rt->shared = a->shared_mode && ac->managed;
+  pthread_mutex_unlock(&rt->credit_lock);
   if (fresh || credit_differs(rt, ac->credit))
     credit_reset(rt, ac->credit);
   if (!fresh && (strcmp(old->cfg.password, ac->password) != 0 ||
@@ -596,14 +605,25 @@ enum proto_status accounts_credit_take(struct accounts *a, int slot, unsigned pa
   if (!rt->limited) {
   } else if (rt->credit_left < (int64_t)parts) {
     r = PROTO_E_CREDIT;
+  } else if (rt->shared && rt->unpushed > 0 && rt->unpushed + parts > a->credit_batch) {
+    /* What the other nodes may take meanwhile is bounded by their
+     * batches: this one waits for its push (a fifth of a second). */
+    r = PROTO_E_THROTTLED;
   } else {
     rt->credit_left -= parts;
+    if (rt->shared) {
+      bool half = 2 * rt->unpushed < a->credit_batch;
+      rt->unpushed += parts;
+      if (half && 2 * rt->unpushed >= a->credit_batch && a->push_due)
+        a->push_due(a->push_due_ctx);
+    }
     *epoch = rt->credit_epoch;
     atomic_fetch_add_explicit(&a->credit_moves, 1, memory_order_relaxed);
   }
   pthread_mutex_unlock(&rt->credit_lock);
   if (r != PROTO_OK)
-    atomic_fetch_add_explicit(&rt->refused_credit, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(r == PROTO_E_CREDIT ? &rt->refused_credit : &rt->refused_rate, 1,
+                              memory_order_relaxed);
   return r;
 }
 
@@ -616,6 +636,8 @@ void accounts_credit_give_back(struct accounts *a, const char *name, unsigned pa
   pthread_mutex_lock(&rt->credit_lock);
   if (rt->limited) {
     rt->credit_left += parts;
+    if (rt->shared)
+      rt->unpushed -= parts;
     rt->credit_dirty = true;
     atomic_fetch_add_explicit(&a->credit_moves, 1, memory_order_relaxed);
   }
@@ -683,7 +705,8 @@ bool accounts_view(const struct accounts *a, unsigned slot, struct account_view 
   out->rate_now = atomic_load(&rt->rate_now);
   pthread_mutex_lock(&rt->credit_lock);
   out->credit_left = rt->limited ? rt->credit_left : (int64_t)CONFIG_CREDIT_UNLIMITED;
-  out->cfg.credit = rt->limited ? (size_t)rt->credit_set : CONFIG_CREDIT_UNLIMITED;
+  out->shared = rt->shared;
+  out->cfg.credit = !rt->limited ? CONFIG_CREDIT_UNLIMITED : rt->credit_set < 0 ? 0 : (size_t)rt->credit_set;
   pthread_mutex_unlock(&rt->credit_lock);
   return true;
 }

@@ -86,6 +86,30 @@ void accounts_credit_give_back(struct accounts *a, const char *name, unsigned pa
  * one, when dirty_only) and moves each one's epoch on. How many. */
 unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
                                   void (*emit)(void *ctx, const struct spool_record *rec), void *ctx);
+/* ---- credit shared through the database (account_credit.c) ---- */
+
+/* A snapshot's figure set for an account whose credit the database keeps;
+ * its figure left is then the parts not yet pushed. */
+#define CREDIT_SHARED (-1)
+
+/* The parts slot's shared account took since its last push, and the epoch
+ * they are tagged up to (moved on): false when there is nothing to push.
+ * The caller pushes them, or gives them back with accounts_credit_unpush
+ * when the push failed. */
+bool accounts_credit_push(struct accounts *a, unsigned slot, char name[MSG_USER_LEN], int64_t *parts,
+                          uint32_t *epoch);
+void accounts_credit_unpush(struct accounts *a, unsigned slot, int64_t parts);
+/* push_due(ctx) is called (from a submitting thread, under a credit lock:
+ * quick, no accounts_* call) when a shared account has taken half its
+ * batch since its last push. Set before any submit. */
+void accounts_on_push_due(struct accounts *a, void (*push_due)(void *ctx), void *ctx);
+/* The database's figure for slot's shared account (limited false: no
+ * limit) after a push, and the last epoch it records this node pushed
+ * (0: as it was): what is left here is the figure less what was taken
+ * since. */
+void accounts_credit_shared(struct accounts *a, unsigned slot, bool limited, int64_t credit,
+                            uint32_t pushed_epoch);
+
 /* Counts every change of any account's credit (parts taken included). */
 uint64_t accounts_credit_moves(const struct accounts *a);
 
@@ -102,6 +126,7 @@ unsigned accounts_credit_replay_done(struct accounts *a);   /* again: the same c
 struct account_view {
   struct config_account cfg;
   bool exists;
+  bool shared;                     /* its credit is kept in the database */
   uint64_t binds;                  /* sessions now */
   int64_t credit_left;             /* CONFIG_CREDIT_UNLIMITED as int64 when there is no limit */
   double rate_now;                 /* messages a second over the last second */

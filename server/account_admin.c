@@ -6,8 +6,10 @@
  * connector unbinds the sessions the change shuts out. Only accounts of
  * the accounts file change this way: one written in emgd.conf is changed
  * there, and reloaded, so that no file says one thing while emgd does
- * another. Changes come one at a time (change_lock): from the API's
- * thread and from a reload. */
+ * another. With a database, accounts changed live are kept there instead
+ * (account_db.c), and every node takes each change within a second or
+ * two. Changes come one at a time (change_lock): from the API's thread,
+ * from a reload, and from the database's. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include <time.h>
 #include "account.h"
 #include "account_admin.h"
+#include "account_db.h"
 #include "account_store.h"
 #include "connector.h"
 #include "log.h"
@@ -49,7 +52,8 @@ json_t *account_admin_json(const struct account_view *v)
                       : ac->expires_at && (int64_t)time(NULL) >= ac->expires_at ? "expired" : "enabled";
   return json_pack(
     "{s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:I, s:{s:I, s:I, s:I}}",
-    "name", ac->name, "state", state, "defined_in", ac->managed ? "accounts_file" : "config", "enabled", ac->enabled,
+    "name", ac->name, "state", state, "defined_in",
+    v->shared ? "database" : ac->managed ? "accounts_file" : "config", "enabled", ac->enabled,
     "expires", text_or_null(ac->expires), "connectors",
     strings(ac->connectors[0], sizeof ac->connectors[0], ac->n_connectors), "allow_ip",
     strings(ac->allow_ip[0], sizeof ac->allow_ip[0], ac->n_allow_ip), "binds", (json_int_t)v->binds,
@@ -205,7 +209,37 @@ static bool apply_fields(struct config_account *a, json_t *body, bool creating, 
   return !p->key[0];
 }
 
+bool account_admin_parse(json_t *body, struct config_account *a, char *why, size_t why_len)
+{
+  struct problem p = { 0 };
+  *a = (struct config_account){ .credit = CONFIG_CREDIT_UNLIMITED, .enabled = true, .managed = true };
+  if (apply_fields(a, body, true, &p))
+    return true;
+  snprintf(why, why_len, "%s: %s", p.key, p.why);
+  return false;
+}
+
+json_t *account_admin_settings(const struct config_account *a)
+{
+  return json_pack("{s:s, s:s, s:o, s:o, s:I, s:f, s:o, s:o, s:b, s:o}", "name", a->name, "password_hash",
+                   a->password_hash, "connectors", strings(a->connectors[0], sizeof a->connectors[0], a->n_connectors),
+                   "allow_ip", strings(a->allow_ip[0], sizeof a->allow_ip[0], a->n_allow_ip), "max_binds",
+                   (json_int_t)a->max_binds, "max_rate", a->max_rate, "senders",
+                   strings(a->senders[0], sizeof a->senders[0], a->n_senders), "default_sender",
+                   text_or_null(a->default_sender), "enabled", a->enabled, "expires", text_or_null(a->expires));
+}
+
 /* ---- changes ---- */
+
+void account_admin_lock(void)
+{
+  pthread_mutex_lock(&change_lock);
+}
+
+void account_admin_unlock(void)
+{
+  pthread_mutex_unlock(&change_lock);
+}
 
 /* Writes every account of the accounts file. A cleartext password read
  * from it is hashed first (and the running account takes the hash), so
@@ -248,14 +282,14 @@ static int store(struct core *c, char *err, size_t err_len)
 /* What waits in slot's queues on every connector (a removed account's,
  * or what it left to a slot now given to a new one) is dropped, each
  * message with a receipt to its origin. */
-static void drop_slot(struct core *c, int slot, const char *why)
+void account_admin_drop_slot(struct core *c, int slot, const char *why)
 {
   for (unsigned i = 0; i < c->n_connectors; i++)
     connector_drop_account_queue(core_connector(c, i), slot, why);
 }
 
 /* After a change: every connector unbinds the sessions it shuts out. */
-static void unbind_shut_out(struct core *c)
+void account_admin_unbind_shut_out(struct core *c)
 {
   for (unsigned i = 0; i < c->n_connectors; i++)
     connector_accounts_changed(core_connector(c, i));
@@ -277,9 +311,9 @@ static unsigned answer_error(json_t **answer, unsigned status, const char *fmt, 
 /* Why an account may not be changed here, or NULL. */
 static bool changeable(struct core *c, const struct account_view *v, json_t **answer, unsigned *status)
 {
-  if (!c->cfg->accounts_file[0]) {
-    *status = answer_error(answer, 409, "no general.accounts_file is configured: a change would not "
-                                        "survive a restart");
+  if (!c->cfg->accounts_file[0] && !c->cfg->has_database) {
+    *status = answer_error(answer, 409, "no general.accounts_file (nor database) is configured: a change "
+                                        "would not survive a restart");
     return false;
   }
   if (v && !v->cfg.managed) {
@@ -290,15 +324,34 @@ static bool changeable(struct core *c, const struct account_view *v, json_t **an
   return true;
 }
 
+/* The change written where it lasts: the database (credit_given: the
+ * request set the credit) or the accounts file. */
+static int save(struct core *c, const struct config_account *next, bool create, bool credit_given, char *err,
+                size_t err_len)
+{
+  if (!c->cfg->has_database)
+    return store(c, err, err_len);
+  int64_t credit = !create && !credit_given ? DB_CREDIT_KEEP
+                   : next->credit == CONFIG_CREDIT_UNLIMITED ? DB_CREDIT_UNLIMITED : (int64_t)next->credit;
+  int64_t version;
+  if (account_db_put(c, next, create, credit, &version, err, err_len) != 0)
+    return -1;
+  struct config_account versioned = *next;
+  versioned.db_version = version;
+  int slot;
+  accounts_put(c->accounts, &versioned, &slot, err, err_len);
+  return 0;
+}
+
 static unsigned put_account(struct core *c, const struct config_account *next, const struct config_account *before,
-                            unsigned ok_status, json_t **answer)
+                            bool credit_given, unsigned ok_status, json_t **answer)
 {
   char err[512];
   int slot;
   enum account_change r = accounts_put(c->accounts, next, &slot, err, sizeof err);
   if (r != ACCOUNT_CHANGED)
     return answer_error(answer, r == ACCOUNT_E_INVALID ? 400 : r == ACCOUNT_E_FULL ? 507 : 500, "%s", err);
-  if (store(c, err, sizeof err) != 0) {
+  if (save(c, next, !before, credit_given, err, sizeof err) != 0) {
     /* Not on disk, so not done: the running account goes back too. */
     if (before)
       accounts_put(c->accounts, before, &slot, err, sizeof err);
@@ -308,8 +361,8 @@ static unsigned put_account(struct core *c, const struct config_account *next, c
     return answer_error(answer, 500, "not changed: %s", err);
   }
   if (!before)
-    drop_slot(c, slot, "dropped: its account was removed");
-  unbind_shut_out(c);
+    account_admin_drop_slot(c, slot, "dropped: its account was removed");
+  account_admin_unbind_shut_out(c);
   LOGI(c->log, "account %s %s", next->name, before ? "changed" : "added");
   struct account_view v;
   accounts_view(c->accounts, (unsigned)slot, &v);
@@ -328,7 +381,7 @@ static unsigned create(struct core *c, json_t *body, json_t **answer)
     return answer_error(answer, 400, "%s: %s", p.key, p.why);
   if (accounts_find(c->accounts, a.name) >= 0)
     return answer_error(answer, 409, "account %s exists: change it with PATCH", a.name);
-  return put_account(c, &a, NULL, 201, answer);
+  return put_account(c, &a, NULL, true, 201, answer);
 }
 
 static unsigned patch(struct core *c, const struct account_view *v, json_t *body, json_t **answer)
@@ -337,19 +390,19 @@ static unsigned patch(struct core *c, const struct account_view *v, json_t *body
   struct problem p = { 0 };
   if (!apply_fields(&a, body, false, &p))
     return answer_error(answer, 400, "%s: %s", p.key, p.why);
-  return put_account(c, &a, &v->cfg, 200, answer);
+  return put_account(c, &a, &v->cfg, json_object_get(body, "credit") != NULL, 200, answer);
 }
 
 static unsigned delete(struct core *c, const struct account_view *v, json_t **answer)
 {
   char err[512];
   int slot = accounts_remove(c->accounts, v->cfg.name);
-  if (store(c, err, sizeof err) != 0) {
+  if ((c->cfg->has_database ? account_db_delete(c, v->cfg.name, err, sizeof err) : store(c, err, sizeof err)) != 0) {
     accounts_put(c->accounts, &v->cfg, &slot, err, sizeof err);
     return answer_error(answer, 500, "not deleted: %s", err);
   }
-  drop_slot(c, slot, "dropped: its account was deleted");
-  unbind_shut_out(c);
+  account_admin_drop_slot(c, slot, "dropped: its account was deleted");
+  account_admin_unbind_shut_out(c);
   LOGI(c->log, "account %s deleted", v->cfg.name);
   *answer = json_pack("{s:s, s:b}", "name", v->cfg.name, "deleted", 1);
   return 200;
@@ -415,8 +468,16 @@ static unsigned credit(struct core *c, int slot, const struct account_view *v, j
   if (n < (add ? -1000000000000000LL : 0) || n > 1000000000000000LL)
     return answer_error(answer, 400, "credit out of range");
   int64_t left;
-  accounts_credit_change(c->accounts, slot, add != NULL, (int64_t)n, &left);
   char err[512];
+  if (c->cfg->has_database) {
+    if (account_db_credit(c, slot, v->cfg.name, add != NULL, (int64_t)n, &left, err, sizeof err) != 0)
+      return answer_error(answer, 500, "credit not changed: %s", err);
+    LOGI(c->log, "account %s: credit %s %lld, %" PRId64 " left over all nodes", v->cfg.name,
+         add ? "added" : "set", (long long)n, left);
+    *answer = json_pack("{s:s, s:I}", "name", v->cfg.name, "credit_left", (json_int_t)left);
+    return 200;
+  }
+  accounts_credit_change(c->accounts, slot, add != NULL, (int64_t)n, &left);
   if (store(c, err, sizeof err) != 0) {
     accounts_credit_change(c->accounts, slot, false, v->credit_left < 0 ? 0 : v->credit_left, &left);
     if (v->cfg.credit == CONFIG_CREDIT_UNLIMITED)
@@ -500,9 +561,9 @@ int account_admin_reload(struct core *c, const struct config *next, char *why, s
   unsigned used = accounts_used(c->accounts);
   for (unsigned s = 0; s < used; s++) {
     struct account_view v;
-    if (accounts_view(c->accounts, s, &v) && config_account_index(next, v.cfg.name) < 0) {
+    if (accounts_view(c->accounts, s, &v) && !v.shared && config_account_index(next, v.cfg.name) < 0) {
       accounts_remove(c->accounts, v.cfg.name);
-      drop_slot(c, (int)s, "dropped: its account was removed");
+      account_admin_drop_slot(c, (int)s, "dropped: its account was removed");
       removed++;
     }
   }
@@ -520,7 +581,7 @@ int account_admin_reload(struct core *c, const struct config *next, char *why, s
     }
     known ? changed_n++ : added++;
   }
-  unbind_shut_out(c);
+  account_admin_unbind_shut_out(c);
   if (added || changed_n || removed)
     LOGI(c->log, "reload: accounts: %u added, %u changed, %u removed", added, changed_n, removed);
   pthread_mutex_unlock(&change_lock);

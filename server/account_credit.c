@@ -15,7 +15,16 @@
  * parts whose ack it cut off, and credit given back in its last second.
  * A snapshot counts only while the configuration still says the credit it
  * was set to: credit set anew in the accounts file (by hand, emgd stopped)
- * starts from the file's figure. */
+ * starts from the file's figure.
+ *
+ * An account of the database keeps its credit there, shared by the nodes.
+ * Each node takes parts locally and pushes what it took every fifth of a
+ * second, moving the epoch on; the database records the last epoch each
+ * node pushed. Its snapshots say how many parts were not yet pushed
+ * (CREDIT_SHARED in place of the figure set). After a crash, the parts not
+ * pushed are those tagged after the last pushed epoch, or, when the
+ * journal's snapshot is newer than that push, the snapshot's unpushed parts
+ * and those tagged after it. */
 #include <stdlib.h>
 #include <string.h>
 #include "account_internal.h"
@@ -26,8 +35,8 @@ static bool snapshot_one(struct account_rt *rt, bool dirty_only, int64_t *set, i
   bool taken = false;
   pthread_mutex_lock(&rt->credit_lock);
   if (rt->limited && (!dirty_only || rt->credit_dirty)) {
-    *set = rt->credit_set;
-    *left = rt->credit_left;
+    *set = rt->shared ? CREDIT_SHARED : rt->credit_set;
+    *left = rt->shared ? rt->unpushed : rt->credit_left;
     *epoch = rt->credit_epoch++;
     rt->credit_dirty = false;
     taken = true;
@@ -51,6 +60,66 @@ unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
     n++;
   }
   return n;
+}
+
+/* ---- shared through the database ---- */
+
+bool accounts_credit_push(struct accounts *a, unsigned slot, char name[MSG_USER_LEN], int64_t *parts,
+                          uint32_t *epoch)
+{
+  struct account_rt *rt = &a->slots[slot];
+  const struct account_def *d = atomic_load_explicit(&rt->def, memory_order_acquire);
+  bool any = false;
+  if (!d)
+    return false;
+  memcpy(name, d->cfg.name, MSG_USER_LEN);
+  pthread_mutex_lock(&rt->credit_lock);
+  if (rt->shared && rt->limited && rt->unpushed) {
+    *parts = rt->unpushed;
+    *epoch = rt->credit_epoch++;
+    rt->credit_set -= rt->unpushed;   /* what the database will say once pushed */
+    rt->unpushed = 0;
+    rt->credit_dirty = true;
+    any = true;
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
+  return any;
+}
+
+void accounts_on_push_due(struct accounts *a, void (*push_due)(void *ctx), void *ctx)
+{
+  a->push_due_ctx = ctx;
+  a->push_due = push_due;
+}
+
+void accounts_credit_unpush(struct accounts *a, unsigned slot, int64_t parts)
+{
+  struct account_rt *rt = &a->slots[slot];
+  pthread_mutex_lock(&rt->credit_lock);
+  if (rt->shared) {
+    rt->unpushed += parts;
+    rt->credit_set += parts;
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
+}
+
+void accounts_credit_shared(struct accounts *a, unsigned slot, bool limited, int64_t credit, uint32_t pushed_epoch)
+{
+  struct account_rt *rt = &a->slots[slot];
+  pthread_mutex_lock(&rt->credit_lock);
+  if (rt->shared) {
+    if (limited != rt->limited || credit != rt->credit_set)
+      rt->credit_dirty = true;
+    rt->limited = limited;
+    rt->credit_set = limited ? credit : 0;
+    rt->credit_left = rt->credit_set - rt->unpushed;
+    if (pushed_epoch)
+      rt->pushed_epoch = pushed_epoch;
+    if (!rt->credit_epoch)
+      rt->credit_epoch = 1;
+    atomic_store(&rt->limited_flag, limited);
+  }
+  pthread_mutex_unlock(&rt->credit_lock);
 }
 
 uint64_t accounts_credit_moves(const struct accounts *a)
@@ -117,7 +186,18 @@ unsigned accounts_credit_replay_done(struct accounts *a)
     struct credit_replay *r = &a->replay[s];
     struct account_rt *rt = &a->slots[s];
     pthread_mutex_lock(&rt->credit_lock);
-    if (rt->limited && (r->has_snapshot || r->n_tags)) {
+    if (rt->shared && rt->limited && (r->has_snapshot || r->n_tags)) {
+      /* A file-mode snapshot tells nothing of pushes: the tags do. */
+      bool newer = r->has_snapshot && r->set == CREDIT_SHARED && r->epoch > rt->pushed_epoch;
+      int64_t unpushed = newer ? r->left : 0;
+      uint32_t after = newer ? r->epoch : rt->pushed_epoch;
+      for (size_t i = 0; i < r->n_tags; i++)
+        if (r->tags[i].epoch > after)
+          unpushed += (int64_t)r->tags[i].parts;
+      rt->unpushed += unpushed;
+      rt->credit_left = rt->credit_set - rt->unpushed;
+      restored++;
+    } else if (rt->limited && (r->has_snapshot || r->n_tags)) {
       /* No snapshot: parts taken since the figure the file holds. */
       bool same = !r->has_snapshot || r->set == rt->credit_set;
       if (same) {
@@ -131,6 +211,8 @@ unsigned accounts_credit_replay_done(struct accounts *a)
     }
     if (r->max_epoch >= rt->credit_epoch)
       rt->credit_epoch = r->max_epoch + 1;
+    if (rt->pushed_epoch >= rt->credit_epoch)
+      rt->credit_epoch = rt->pushed_epoch + 1;
     rt->credit_dirty = true;
     pthread_mutex_unlock(&rt->credit_lock);
     free(r->tags);

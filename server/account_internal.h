@@ -47,6 +47,13 @@ struct account_rt {
   int64_t credit_left, credit_set;
   uint32_t credit_epoch;
   bool credit_dirty;               /* changed since the last snapshot */
+  /* Credit kept in the database (an account of the database, shared by
+   * the nodes): credit_set is the database's figure at the last push,
+   * unpushed the parts taken here since (less those given back), and
+   * credit_left the first less the second. */
+  bool shared;
+  int64_t unpushed;
+  uint32_t pushed_epoch;           /* the database's record of the last epoch this node pushed */
 };
 
 /* Replay: the parts of one epoch. */
@@ -92,6 +99,10 @@ struct accounts {
   uint8_t digest_key[crypto_generichash_KEYBYTES]; /* random: the digests mean nothing elsewhere */
   _Atomic uint64_t refused[ACCOUNT_REFUSALS];
   _Atomic uint64_t credit_moves;   /* accounts_credit_moves */
+  bool shared_mode;                /* accounts changed live live in the database */
+  unsigned credit_batch;           /* shared: parts taken between two pushes, at most */
+  void (*push_due)(void *ctx);     /* shared: half a batch taken, push now (accounts_on_push_due) */
+  void *push_due_ctx;
   struct credit_replay *replay;    /* per slot, during start-up's replay */
   unsigned credit_restored;        /* accounts whose credit the replay set */
 };

@@ -1,5 +1,5 @@
-/* cluster.c - id ranges, heartbeats and receipts between nodes, in one
- * thread on its own database connection. */
+/* cluster.c - id ranges, heartbeats, receipts and accounts between
+ * nodes, in one thread on its own database connection. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "account.h"
+#include "account_db.h"
 #include "clock.h"
 #include "cluster.h"
 #include "core.h"
@@ -23,6 +25,7 @@
 #define PENDING_MAX 100000            /* receipts waiting to be resolved, at most */
 #define CLAIM_MAX 500
 #define SETTLE_MS 5000                /* the journal's commit of what a claim took, at most */
+#define ACCOUNTS_LIST_MS 1000         /* every node takes the accounts' changes this often */
 
 struct pending {
   struct pending *next;
@@ -45,6 +48,7 @@ struct cluster {
   pthread_mutex_t lock;
   pthread_cond_t wake;
   bool stopping;
+  bool push_due;                      /* an account took half its credit batch: push it now */
   struct pending *in_head, *in_tail;  /* from connector threads */
   unsigned in_count;
   struct pending *waiting;            /* the thread's: to be looked up (again) */
@@ -284,10 +288,20 @@ static void top_up_ids(struct cluster *c)
   atomic_fetch_add(&c->id_ranges, 1);
 }
 
+/* From a submitting thread: an account's credit wants pushing now. */
+static void push_due(void *arg)
+{
+  struct cluster *c = arg;
+  pthread_mutex_lock(&c->lock);
+  c->push_due = true;
+  pthread_cond_signal(&c->wake);
+  pthread_mutex_unlock(&c->lock);
+}
+
 static void *cluster_main(void *arg)
 {
   struct cluster *c = arg;
-  uint64_t last_beat = 0;
+  uint64_t last_beat = 0, last_list = clock_now_ms(), last_round = 0;
   pthread_mutex_lock(&c->lock);
   while (!c->stopping) {
     struct timespec until;
@@ -295,9 +309,22 @@ static void *cluster_main(void *arg)
     until.tv_nsec += CLUSTER_POLL_MS * 1000000L;
     until.tv_sec += until.tv_nsec / 1000000000L;
     until.tv_nsec %= 1000000000L;
-    pthread_cond_timedwait(&c->wake, &c->lock, &until);
+    if (!c->push_due)
+      pthread_cond_timedwait(&c->wake, &c->lock, &until);
     if (c->stopping)
       break;
+    bool push_only = c->push_due && clock_now_ms() - last_round < CLUSTER_POLL_MS;
+    c->push_due = false;
+    if (push_only) {
+      /* Woken for credit: only that, so that a busy account does not
+       * make the receipts' and ids' statements run more often. */
+      pthread_mutex_unlock(&c->lock);
+      char account_err[DB_ERR_LEN];
+      if (account_db_sync(c->core, c->db, false, account_err, sizeof account_err) < 0)
+        note_error(c, "accounts", account_err);
+      pthread_mutex_lock(&c->lock);
+      continue;
+    }
     /* New receipts join the waiting ones, first try after their arrival. */
     struct pending *in = c->in_head;
     unsigned n = c->in_count;
@@ -313,9 +340,16 @@ static void *cluster_main(void *arg)
     }
     c->waiting_count += n;
     uint64_t now = clock_now_ms();
+    last_round = now;
     lookup_due(c, now);
     claim(c);
     top_up_ids(c);
+    bool list = now - last_list >= ACCOUNTS_LIST_MS;
+    char account_err[DB_ERR_LEN];
+    if (account_db_sync(c->core, c->db, list, account_err, sizeof account_err) < 0)
+      note_error(c, "accounts", account_err);
+    if (list)
+      last_list = now;
     if (now - last_beat >= HEARTBEAT_MS) {
       char err[DB_ERR_LEN];
       if (db_node_heartbeat(c->db, c->core->cfg->node_id, c->name, err) < 0)
@@ -370,6 +404,7 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
   }
   pthread_setname_np(c->thread, "emg-cluster");
   c->started = true;
+  accounts_on_push_due(core->accounts, push_due, c);
   return c;
 }
 
@@ -378,11 +413,16 @@ void cluster_stop(struct cluster *c)
   if (!c)
     return;
   if (c->started) {
+    accounts_on_push_due(c->core->accounts, NULL, NULL);
     pthread_mutex_lock(&c->lock);
     c->stopping = true;
     pthread_cond_signal(&c->wake);
     pthread_mutex_unlock(&c->lock);
     pthread_join(c->thread, NULL);
+    char err[DB_ERR_LEN];   /* the connectors are stopped: the last credit taken goes now */
+    if (account_db_sync(c->core, c->db, false, err, sizeof err) < 0)
+      LOGW(c->log, "credit taken since the last push not pushed at stop (%s): %s", err,
+           c->core->spool ? "the journal keeps it for the next start" : "it is given back");
   }
   if (c->started)
     LOGI(c->log, "receipts through the database: %" PRIu64 " resolved here, %" PRIu64 " handed over, %" PRIu64
@@ -445,6 +485,11 @@ void cluster_stats(struct cluster *c, struct cluster_stats *out)
   snprintf(out->last_error, sizeof out->last_error, "%s", c->last_error);
   out->receipts_waiting = c->in_count + atomic_load(&c->waiting_count);
   pthread_mutex_unlock(&c->lock);
+}
+
+struct db *cluster_admin_db(struct cluster *c)
+{
+  return c->lookups;
 }
 
 int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err)

@@ -10,6 +10,9 @@
  * which claims the receipts handed to it every CLUSTER_POLL_MS, closes its
  * DLR entry and delivers them.
  *
+ * The same thread pushes the credit accounts took here and takes the
+ * accounts' changes made through other nodes (account_db.c).
+ *
  * One thread of its own does all of it, on its own connection, so that a
  * slow or absent database never holds up a connector. */
 #ifndef EMG_CLUSTER_H
@@ -61,5 +64,9 @@ void cluster_stats(struct cluster *c, struct cluster_stats *out);
  * for the admin thread. */
 struct db_message;
 int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err);
+
+/* The connection the admin API's calls share (cluster_message's, and
+ * the accounts' changes): calls on it wait for each other. */
+struct db *cluster_admin_db(struct cluster *c);
 
 #endif

@@ -441,6 +441,7 @@ static const struct section admin_section = { SECTION(admin_keys), .check = chec
 static const struct key database_keys[] = {
   { STRING_KEY("conninfo", db_conninfo, 1), .required = ALWAYS },
   { BOOL_KEY("message_log", db_message_log, false) },
+  { UINT_KEY("credit_batch", db_credit_batch, 1, 1000000, 1000) },
 };
 static const struct section database_section = { SECTION(database_keys) };
 
@@ -507,10 +508,16 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
   ld.cfg = c;
   const config_setting_t *root = config_root_setting(lc);
   read_group(&ld, root, &root_section, c, "");
+  c->has_database = config_setting_get_member(root, "database") != NULL;
   config_accounts_file(&ld, &accounts_lc, c);
   config_accounts_merge(&ld, root, c);
   c->has_admin = config_setting_get_member(root, "admin") != NULL;
-  c->has_database = config_setting_get_member(root, "database") != NULL;
+  if (c->has_database && c->accounts_file[0]) {
+    const config_setting_t *general = config_setting_get_member(root, "general");
+    report(&ld, general ? config_setting_get_member(general, "accounts_file") : NULL, "general.accounts_file",
+           "with a database section, accounts changed while emgd runs are kept in the database "
+           "(table accounts, shared by every node): remove accounts_file");
+  }
 out:
   if (finish_errors(&ld, errors)) {
     config_free(c);

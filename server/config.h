@@ -53,7 +53,8 @@ struct config_account {
   char expires[32];                   /* "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC); "" = never */
   int64_t expires_at;                 /* the same in seconds since 1970; 0 = never */
   bool from_users;                    /* written as a connector's users entry */
-  bool managed;                       /* read from general.accounts_file: changed live */
+  bool managed;                       /* read from general.accounts_file or the database: changed live */
+  int64_t db_version;                 /* the database row's version it was built from; 0 = none */
   int line;
 };
 
@@ -202,6 +203,8 @@ struct config {
   bool has_database;
   char db_conninfo[512];
   bool db_message_log;
+  unsigned db_credit_batch;           /* parts an account may take on this node between two pushes of its
+                                       * use to the database (the overdraft bound); default 1000 */
 
   struct config_account *accounts;
   unsigned n_accounts;

@@ -262,12 +262,12 @@ static void users_rebuild(struct load *ld, const config_setting_t *where, struct
    * (an empty list, or a wrong mode, has its own error). */
   const config_setting_t *mode = config_setting_is_group(where) ? config_setting_get_member(where, "mode") : NULL;
   const char *mode_text = mode ? config_setting_get_string(mode) : NULL;
-  /* With an accounts file, accounts may come later, live. */
-  if (!n && !c->accounts_file[0] && mode_text && strcmp(mode_text, "server") == 0 &&
+  /* With an accounts file or a database, accounts may come later, live. */
+  if (!n && !c->accounts_file[0] && !c->has_database && mode_text && strcmp(mode_text, "server") == 0 &&
       !config_setting_get_member(where, "users"))
     report(ld, where, path, "no account may use this server connector: give it users, or name it in an "
            "account's connectors (an account without connectors may use every server connector), or "
-           "give general.accounts_file to add accounts while emgd runs");
+           "give general.accounts_file (or a database section) to add accounts while emgd runs");
 }
 
 void config_accounts_merge(struct load *ld, const config_setting_t *root, struct config *c)

@@ -327,15 +327,17 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   /* Credit per part, all or none; each part carries the epoch it was
    * taken in, so that the journal can tell what a crash left. */
   uint32_t epoch;
-  if (accounts_credit_take(core->accounts, account, (unsigned)parts.count, &epoch) != PROTO_OK) {
+  enum proto_status credit = accounts_credit_take(core->accounts, account, (unsigned)parts.count, &epoch);
+  if (credit != PROTO_OK) {
     while (parts.head) {
       struct qitem *next = parts.head->next;
       qitem_free(parts.head);
       parts.head = next;
     }
     atomic_fetch_sub(&core->in_flight, 1);
-    LOGD(in->log, "message from %s to %s refused: credit used up", origin_user, m->dst.addr);
-    connector_reply_to(in, rp, PROTO_E_CREDIT, NULL);
+    LOGD(in->log, "message from %s to %s refused: %s", origin_user, m->dst.addr,
+         credit == PROTO_E_CREDIT ? "credit used up" : "credit batch taken, waiting for its push");
+    connector_reply_to(in, rp, credit, NULL);
     return;
   }
   for (struct qitem *it = parts.head; it; it = it->next)

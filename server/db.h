@@ -45,7 +45,7 @@
 #define DB_NAME_LEN 64             /* connector names (CONFIG_NAME_LEN) */
 
 /* The schema version this code needs: the number of the last sql/NNN_*.sql. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 enum db_error {
   DB_OK = 0,
@@ -289,5 +289,54 @@ int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node,
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
                      int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
                      void *ctx, char *err);
+
+/* ---- accounts shared by the nodes (db_accounts.c) ---- */
+
+/* An account's row as every node sees it each second. */
+struct db_account_row {
+  char name[MSG_USER_LEN];
+  int64_t version;                 /* new on every change of its settings */
+  bool limited;                    /* has a credit limit */
+  int64_t credit;                  /* parts left over all nodes (below 0 by at most the overdraft) */
+  uint32_t pushed_epoch;           /* the last credit epoch this node pushed; 0 = none */
+};
+
+/* Parts one account took on this node since the last push, and the credit
+ * epoch they are tagged with up to. */
+struct db_credit_push {
+  const char *name;
+  int64_t parts;                   /* may be below 0: more given back than taken */
+  uint32_t epoch;
+};
+
+/* In one transaction: each push's parts off its account's credit, and its
+ * epoch recorded as node_id's; then into *rows (the caller frees it) every
+ * account by name when list, or else the pushed accounts with their credit
+ * after the push (version 0). The number of rows, or DB_E_*. */
+int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_push *push, size_t n_push, bool list,
+                     struct db_account_row **rows, char *err);
+
+/* The settings of account name (JSON text into *settings, the caller
+ * frees it) and their version: 1, 0 when there is no such account, or
+ * DB_E_*. */
+int db_account_settings(struct db *db, const char *name, char **settings, int64_t *version, char *err);
+
+#define DB_CREDIT_KEEP INT64_MIN             /* db_account_put: the credit stays as it is */
+#define DB_CREDIT_UNLIMITED (INT64_MIN + 1)  /* no limit */
+
+/* Adds account name (create; 0 when the name is taken) or replaces its
+ * settings (0 when there is no such account), with a new version into
+ * *version; credit is set to credit unless DB_CREDIT_KEEP. 1 when done,
+ * 0 refused, or DB_E_*. */
+int db_account_put(struct db *db, const char *name, const char *settings, bool create, int64_t credit,
+                   int64_t *version, char *err);
+
+/* Deletes account name: 1, 0 when there is none, or DB_E_*. */
+int db_account_delete(struct db *db, const char *name, char *err);
+
+/* Adds value to account name's credit (a negative value stops at 0, or at
+ * what is left when that is below 0 already), or sets it; *left gets the
+ * credit after. 1, 0 when there is no such account, or DB_E_*. */
+int db_account_credit(struct db *db, const char *name, bool add, int64_t value, int64_t *left, char *err);
 
 #endif

@@ -10,6 +10,7 @@
 
 extern const unsigned char db_sql_001_init[];
 extern const unsigned char db_sql_002_handoff_dlr_mask[];
+extern const unsigned char db_sql_003_accounts[];
 
 static const struct migration {
   int version;
@@ -18,6 +19,7 @@ static const struct migration {
 } migrations[] = {
   { 1, "001_init", db_sql_001_init },
   { 2, "002_handoff_dlr_mask", db_sql_002_handoff_dlr_mask },
+  { 3, "003_accounts", db_sql_003_accounts },
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == DB_SCHEMA_VERSION,

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "account_admin.h"
+#include "account_db.h"
 #include "clock.h"
 #include "admin.h"
 #include "config.h"
@@ -733,6 +734,9 @@ int main(int argc, char **argv)
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
       return 1;
     }
+  /* The journal's credit records name the database's accounts. */
+  if (d.cfg->has_database)
+    account_db_load(&d.core);
   if (d.cfg->persist) {
     if (open_journal(&d) == -1)
       return 1;

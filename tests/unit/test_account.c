@@ -1,8 +1,8 @@
 /* test_account.c - account.c and account_credit.c: logins refused for
  * each reason, a hashed password proven once and then spared, max_binds
  * given back, what a submit meets (senders, default_sender, max_rate,
- * credit), accounts changed live, and credit worked out from a journal's
- * snapshots and tagged parts. */
+ * credit), accounts changed live, credit worked out from a journal's
+ * snapshots and tagged parts, and credit shared through a database. */
 #include <stdio.h>
 #include <string.h>
 #include "account.h"
@@ -31,14 +31,25 @@ static const char conf[] =
 static struct config *cfg;
 static struct accounts *acc;
 
-static void setup(void)
+/* With a database: accounts changed live keep their credit there. */
+static const char shared_conf[] = "database: { conninfo = \"postgresql://127.0.0.1/emg\"; credit_batch = 10; };\n"
+                                  "connectors = (\n"
+                                  "  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:1\"; }\n"
+                                  ");\n";
+
+static void setup_from(const char *text)
 {
   struct config_errors e;
   char err[256];
-  cfg = config_load_string(conf, NAME, &e);
+  cfg = config_load_string(text, NAME, &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
   acc = accounts_create(cfg, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(acc);
+}
+
+static void setup(void)
+{
+  setup_from(conf);
 }
 
 static void teardown(void)
@@ -281,6 +292,131 @@ static void test_credit_replay(void)
   teardown();
 }
 
+/* Shared credit: taken here, pushed in batches, the database's figure. */
+static unsigned pushes_due;
+static void push_due(void *ctx)
+{
+  (void)ctx;
+  pushes_due++;
+}
+
+static int shared_account(size_t credit)
+{
+  char err[256];
+  int slot;
+  struct config_account a = account_named("shared", "pw");
+  a.managed = true;
+  a.credit = credit;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  return slot;
+}
+
+static int64_t left_of(int slot)
+{
+  struct account_view v;
+  CU_ASSERT_TRUE(accounts_view(acc, (unsigned)slot, &v));
+  CU_ASSERT_TRUE(v.shared);
+  return v.credit_left;
+}
+
+static void test_credit_shared(void)
+{
+  setup_from(shared_conf);
+  pushes_due = 0;
+  accounts_on_push_due(acc, push_due, NULL);
+  int slot = shared_account(100);
+  uint32_t epoch;
+  char name[MSG_USER_LEN];
+  int64_t parts;
+  CU_ASSERT_FALSE(accounts_credit_push(acc, (unsigned)slot, name, &parts, &epoch));   /* nothing taken */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 4, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(pushes_due, 0);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 4, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(pushes_due, 1);                /* half the batch of 10: push now */
+  /* A batch taken since the last push: the next waits for it. */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 4, &epoch), PROTO_E_THROTTLED);
+  CU_ASSERT_EQUAL(left_of(slot), 92);
+  CU_ASSERT_TRUE(accounts_credit_push(acc, (unsigned)slot, name, &parts, &epoch));
+  CU_ASSERT_STRING_EQUAL(name, "shared");
+  CU_ASSERT_EQUAL(parts, 8);
+  CU_ASSERT_EQUAL(epoch, 1);
+  CU_ASSERT_EQUAL(left_of(slot), 92);            /* the same while the push is under way */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 4, &epoch), PROTO_OK);
+  CU_ASSERT_EQUAL(epoch, 2);
+  /* The push failed: its parts go with the next one. */
+  accounts_credit_unpush(acc, (unsigned)slot, parts);
+  CU_ASSERT_EQUAL(left_of(slot), 88);
+  CU_ASSERT_TRUE(accounts_credit_push(acc, (unsigned)slot, name, &parts, &epoch));
+  CU_ASSERT_EQUAL(parts, 12);
+  /* The database says 50 left over all nodes, this one's pushes included;
+   * 1 taken since: 49 here. A part given back comes off the next push. */
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_OK);
+  accounts_credit_shared(acc, (unsigned)slot, true, 50, epoch - 1);
+  CU_ASSERT_EQUAL(left_of(slot), 49);
+  accounts_credit_give_back(acc, "shared", 2);
+  CU_ASSERT_TRUE(accounts_credit_push(acc, (unsigned)slot, name, &parts, &epoch));
+  CU_ASSERT_EQUAL(parts, -1);
+  /* Other nodes spent it: refused for credit, not throttled. */
+  accounts_credit_shared(acc, (unsigned)slot, true, 0, 0);
+  CU_ASSERT_EQUAL(accounts_credit_take(acc, slot, 1, &epoch), PROTO_E_CREDIT);
+  /* An account of emgd.conf keeps its credit here, database or not. */
+  char err[256];
+  struct config_account own = account_named("own", "pw");
+  own.credit = 5;
+  int own_slot;
+  CU_ASSERT_EQUAL(accounts_put(acc, &own, &own_slot, err, sizeof err), ACCOUNT_CHANGED);
+  for (int i = 0; i < 5; i++)
+    CU_ASSERT_EQUAL(accounts_credit_take(acc, own_slot, 1, &epoch), PROTO_OK);
+  CU_ASSERT_FALSE(accounts_credit_push(acc, (unsigned)own_slot, name, &parts, &epoch));
+  teardown();
+}
+
+/* After a crash, the parts not pushed: those tagged after the database's
+ * last pushed epoch, or after a newer snapshot plus what it held. */
+static void test_credit_shared_replay(void)
+{
+  /* Pushed up to epoch 3, no snapshot: parts of epochs 4 and 5 were not. */
+  setup_from(shared_conf);
+  int slot = shared_account(100);
+  accounts_credit_shared(acc, (unsigned)slot, true, 100, 3);
+  accounts_credit_replay_part(acc, "shared", 2);
+  accounts_credit_replay_part(acc, "shared", 3);
+  accounts_credit_replay_part(acc, "shared", 4);
+  accounts_credit_replay_part(acc, "shared", 5);
+  accounts_credit_replay_part(acc, "shared", 5);
+  CU_ASSERT_EQUAL(accounts_credit_replay_done(acc), 1);
+  CU_ASSERT_EQUAL(left_of(slot), 97);
+  uint32_t epoch;
+  char name[MSG_USER_LEN];
+  int64_t parts;
+  CU_ASSERT_TRUE(accounts_credit_push(acc, (unsigned)slot, name, &parts, &epoch));
+  CU_ASSERT_EQUAL(parts, 3);
+  CU_ASSERT_EQUAL(epoch, 6);                     /* past every epoch the journal holds */
+  teardown();
+
+  /* A snapshot at epoch 6 (2 not pushed then) newer than the last push (4):
+   * its 2 and the parts after it; older parts may be gone from the journal. */
+  setup_from(shared_conf);
+  slot = shared_account(100);
+  accounts_credit_shared(acc, (unsigned)slot, true, 100, 4);
+  accounts_credit_replay_snapshot(acc, "shared", CREDIT_SHARED, 2, 6);
+  accounts_credit_replay_part(acc, "shared", 7);
+  CU_ASSERT_EQUAL(accounts_credit_replay_done(acc), 1);
+  CU_ASSERT_EQUAL(left_of(slot), 97);
+  teardown();
+
+  /* The same snapshot, but a push (epoch 8) after it: only parts after that. */
+  setup_from(shared_conf);
+  slot = shared_account(100);
+  accounts_credit_shared(acc, (unsigned)slot, true, 100, 8);
+  accounts_credit_replay_snapshot(acc, "shared", CREDIT_SHARED, 2, 6);
+  accounts_credit_replay_part(acc, "shared", 7);
+  accounts_credit_replay_part(acc, "shared", 9);
+  CU_ASSERT_EQUAL(accounts_credit_replay_done(acc), 1);
+  CU_ASSERT_EQUAL(left_of(slot), 99);
+  teardown();
+}
+
 void suite_account(void);
 void suite_account(void)
 {
@@ -290,6 +426,8 @@ void suite_account(void)
     { "accounts added, changed and removed live", test_changes },
     { "credit: taken per part, all or none, given back, set", test_credit },
     { "credit after a crash: snapshots and tagged parts", test_credit_replay },
+    { "credit shared through the database: batches and pushes", test_credit_shared },
+    { "shared credit after a crash: what was not pushed", test_credit_shared_replay },
     { NULL, NULL },
   };
   test_add_suite("account", cases);
