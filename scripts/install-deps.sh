@@ -9,7 +9,7 @@ packages=(
   build-essential cmake pkg-config clang libclang-rt-dev
   # libraries (design.md)
   libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev
-  libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev
+  libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev libssl-dev openssl
   libcrypt-dev libsodium-dev
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark kannel

@@ -3,6 +3,7 @@
  * ctest runs each suite as its own test (tests/CMakeLists.txt). */
 SUITE(hexutil)
 SUITE(cidr)
+SUITE(tls)
 SUITE(password)
 SUITE(account)
 SUITE(charset)
