@@ -98,6 +98,8 @@ struct session {
   bool ready_wanted;                /* the application was refused: on_ready owed */
   bool keepalive_outstanding;
   bool read_paused;                 /* backpressure: input not watched (see the top) */
+  bool handshaking;                 /* TLS: the handshake is under way */
+  bool tls_write_wants_read;        /* TLS: a write waits for input (post-handshake messages) */
 
   unsigned app_window;              /* requests the application may have outstanding */
   unsigned app_outstanding;
@@ -122,10 +124,18 @@ struct session {
   char password[MSG_USER_LEN];
   char peer[PEER_LEN];              /* the connect address, or the accepted peer's */
   char close_reason[REASON_LEN];
+  struct tls_ctx *tls_ctx;          /* a reference: each connection's TLS begins with it */
+  struct tls_conn *tls;             /* the connection's, or NULL (plain TCP) */
+  char server_name[PEER_LEN];       /* client TLS: SNI and the name verified */
+  char io_error[REASON_LEN];        /* why the last TLS read or write failed */
 };
 
 static void on_io(struct evloop *loop, int fd, unsigned events, void *arg);
 static void lost(struct session *s, const char *reason);
+static void read_input(struct session *s);
+static void start_bind(struct session *s);
+static void handshake_step(struct session *s);
+static void maybe_ready(struct session *s);
 
 static uint64_t now_ms(const struct session *s)
 {
@@ -154,7 +164,7 @@ static enum proto_op response_op(enum proto_op request)
 
 static void update_interest(struct session *s)
 {
-  if (s->fd >= 0 && !s->connecting)
+  if (s->fd >= 0 && !s->connecting && !s->handshaking)
     evloop_modify(s->loop, s->fd, (s->read_paused ? 0u : EVLOOP_READ) |
                                   (s->write_armed ? EVLOOP_WRITE : 0u));
 }
@@ -166,27 +176,59 @@ static bool output_pauses(const struct session *s)
   return s->read_paused ? len > SESSION_OUTPUT_MAX / 2 : len >= SESSION_OUTPUT_MAX;
 }
 
+/* Writes what the output holds, through TLS when the connection has it
+ * (records of up to 16 KB, each one write(2), as much as a plain write
+ * would take): the bytes taken, 0 when the socket is full, or -1 with the
+ * reason in io_error. */
+static ssize_t write_out(struct session *s)
+{
+  if (!s->tls) {
+    ssize_t n = iobuf_write_fd(&s->out, s->fd);
+    if (n < 0)
+      snprintf(s->io_error, sizeof s->io_error, "write: %s", strerror(errno));
+    return n;
+  }
+  ssize_t total = 0;
+  while (iobuf_len(&s->out)) {
+    ssize_t n = tls_write(s->tls, iobuf_head(&s->out), iobuf_len(&s->out));
+    if (n > 0) {
+      iobuf_consume(&s->out, (size_t)n);
+      total += n;
+    } else if (n == TLS_WANT_WRITE) {
+      break;
+    } else if (n == TLS_WANT_READ) {
+      s->tls_write_wants_read = true;
+      break;
+    } else {
+      snprintf(s->io_error, sizeof s->io_error, "write: TLS: %s", tls_conn_error(s->tls));
+      return -1;
+    }
+  }
+  return total;
+}
+
 static void flush(struct session *s)
 {
-  ssize_t written = iobuf_write_fd(&s->out, s->fd);
+  ssize_t written = write_out(s);
   if (written < 0) {
-    char reason[REASON_LEN];
-    snprintf(reason, sizeof reason, "write: %s", strerror(errno));
-    lost(s, reason);
+    lost(s, s->io_error);
     return;
   }
   if (written > 0) {
+    s->stats.writes++;
     s->stats.bytes_out += (uint64_t)written;
     s->last_sent_ms = s->out_moved_ms = now_ms(s);
   }
-  bool full = iobuf_len(&s->out) > 0;
+  bool full = iobuf_len(&s->out) > 0 && !s->tls_write_wants_read;
   bool paused = output_pauses(s);
   if (full != s->write_armed || paused != s->read_paused) {
     s->write_armed = full;
     s->read_paused = paused;
     update_interest(s);
   }
-  if (!full && s->closing && !s->shut) {
+  if (!iobuf_len(&s->out) && s->closing && !s->shut) {
+    if (s->tls)
+      tls_close(s->tls);
     shutdown(s->fd, SHUT_WR);
     s->shut = true;
   }
@@ -313,6 +355,9 @@ static void close_socket(struct session *s)
     close(s->fd);
     s->fd = -1;
   }
+  tls_conn_free(s->tls);
+  s->tls = NULL;
+  s->handshaking = s->tls_write_wants_read = false;
   s->connecting = s->write_armed = s->closing = s->shut = s->read_paused = false;
   s->keepalive_outstanding = false;
   iobuf_consume(&s->in, iobuf_len(&s->in));
@@ -392,11 +437,52 @@ static void connect_done(struct session *s)
   }
   s->connecting = false;
   setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (s->tls_ctx) {
+    if (!(s->tls = tls_conn_create(s->tls_ctx, s->fd, false, s->server_name))) {
+      lost(s, "TLS: out of memory");
+      return;
+    }
+    s->handshaking = true;
+    s->state = SESSION_OPEN;
+    s->since_ms = now_ms(s);
+    handshake_step(s);
+    return;
+  }
   update_interest(s);
+  start_bind(s);
+}
+
+static void start_bind(struct session *s)
+{
   s->state = SESSION_BINDING;
   s->since_ms = now_ms(s);
   if (runtime_request(s, PROTO_OP_BIND) == -1)
     lost(s, "bind cannot be encoded");
+}
+
+/* TLS: moves the handshake on, watching what it waits for; once done, the
+ * connection goes on as a plain one would (a client binds; a server reads
+ * what the client sent along with its last handshake flight). */
+static void handshake_step(struct session *s)
+{
+  enum tls_status st = tls_handshake(s->tls);
+  if (st == TLS_WANT_READ || st == TLS_WANT_WRITE) {
+    evloop_modify(s->loop, s->fd, st == TLS_WANT_READ ? EVLOOP_READ : EVLOOP_WRITE);
+    return;
+  }
+  if (st != TLS_OK) {
+    char reason[REASON_LEN];
+    snprintf(reason, sizeof reason, "TLS handshake: %s", tls_conn_error(s->tls));
+    lost(s, reason);
+    return;
+  }
+  s->handshaking = false;
+  s->stats.tls_handshakes++;
+  update_interest(s);
+  if (s->cfg.role == SESSION_CLIENT)
+    start_bind(s);
+  else
+    read_input(s);
 }
 
 static void bound(struct session *s)
@@ -585,6 +671,42 @@ static void process_input(struct session *s)
   }
 }
 
+/* One TLS read into the input: as iobuf_read_fd, with io_error set when
+ * it fails for another reason than an empty socket. */
+static ssize_t tls_read_in(struct session *s)
+{
+  s->io_error[0] = 0;
+  uint8_t *room = iobuf_reserve(&s->in, READ_CHUNK);
+  if (!room) {
+    snprintf(s->io_error, sizeof s->io_error, "read: out of memory");
+    return -1;
+  }
+  ssize_t n = tls_read(s->tls, room, READ_CHUNK);
+  if (n > 0) {
+    iobuf_commit(&s->in, (size_t)n);
+    return n;
+  }
+  if (n == TLS_WANT_READ || n == TLS_WANT_WRITE) {
+    errno = EAGAIN;   /* a write the read needs goes with the next flush */
+    return -1;
+  }
+  if (n == TLS_CLOSED)
+    return 0;
+  snprintf(s->io_error, sizeof s->io_error, "read: TLS: %s", tls_conn_error(s->tls));
+  return -1;
+}
+
+static void read_deferred(struct evloop *loop, void *arg)
+{
+  struct session *s = arg;
+  (void)loop;
+  if (!gone(s) && !s->read_paused) {
+    read_input(s);
+    if (!gone(s))
+      maybe_ready(s);
+  }
+}
+
 static void read_input(struct session *s)
 {
   for (int calls = 0; calls < READ_CALLS_MAX; calls++) {
@@ -595,12 +717,16 @@ static void read_input(struct session *s)
       update_interest(s);
       return;
     }
-    ssize_t n = iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
+    ssize_t n = s->tls ? tls_read_in(s) : iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
     if (n == 0) {
       lost(s, s->closing ? s->close_reason : "connection closed by peer");
       return;
     }
     if (n < 0) {
+      if (s->io_error[0]) {
+        lost(s, s->io_error);
+        return;
+      }
       if (errno == EINTR)
         continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -617,10 +743,14 @@ static void read_input(struct session *s)
       process_input(s);
     if (gone(s))
       return;
-    /* A short read emptied the socket: spare the read that would say EAGAIN. */
-    if ((size_t)n < READ_CHUNK)
+    /* A short read emptied the socket: spare the read that would say EAGAIN.
+     * (A TLS read returns one record at a time.) */
+    if (!s->tls && (size_t)n < READ_CHUNK)
       return;
   }
+  /* Input TLS holds already decrypted makes the socket readable no more. */
+  if (s->tls && tls_pending(s->tls) && evloop_defer(s->loop, read_deferred, s) < 0)
+    lost(s, "out of memory");
 }
 
 /* ---- the application's side ---- */
@@ -702,8 +832,16 @@ static void on_io(struct evloop *loop, int fd, unsigned events, void *arg)
     connect_done(s);
     return;
   }
+  if (s->handshaking) {
+    handshake_step(s);
+    return;
+  }
   if (events & EVLOOP_READ) {
     read_input(s);
+    if (!gone(s) && s->tls_write_wants_read) {
+      s->tls_write_wants_read = false;
+      flush(s);
+    }
     if (gone(s))
       return;
     maybe_ready(s);
@@ -746,6 +884,11 @@ static void on_tick(struct evloop *loop, void *arg)
   if (s->connecting) {
     if (now - s->since_ms >= s->cfg.bind_timeout_ms)
       lost(s, "connect timed out");
+    return;
+  }
+  if (s->handshaking) {
+    if (now - s->since_ms >= s->cfg.bind_timeout_ms)
+      lost(s, "TLS handshake timed out");
     return;
   }
   if (iobuf_len(&s->out) && now - s->out_moved_ms >= s->cfg.response_timeout_ms) {
@@ -806,7 +949,9 @@ static struct session *session_new(struct evloop *loop, const struct session_con
   s->app = app;
   s->fd = -1;
   s->cfg = *cfg;
-  s->cfg.connect = s->cfg.user = s->cfg.password = NULL;
+  s->cfg.connect = s->cfg.user = s->cfg.password = s->cfg.tls_server_name = NULL;
+  if ((s->tls_ctx = cfg->tls))
+    tls_ctx_ref(s->tls_ctx);
   s->cfg.response_timeout_ms = or_default(cfg->response_timeout_ms, 30000);
   s->cfg.keepalive_ms = or_default(cfg->keepalive_ms, 30000);
   s->cfg.bind_timeout_ms = or_default(cfg->bind_timeout_ms, 10000);
@@ -838,6 +983,7 @@ static struct session *session_new(struct evloop *loop, const struct session_con
   if (!s->window || !s->scratch || evloop_tick(loop, on_tick, s) == -1) {
     window_destroy(s->window);
     free(s->scratch);
+    tls_ctx_unref(s->tls_ctx);
     free(s);
     return NULL;
   }
@@ -853,8 +999,40 @@ struct session *session_client_create(struct evloop *loop, const struct session_
   s->state = SESSION_DISCONNECTED;
   snprintf(s->peer, sizeof s->peer, "%s", cfg->connect ? cfg->connect : "");
   snprintf(s->password, sizeof s->password, "%s", cfg->password ? cfg->password : "");
+  if (cfg->tls_server_name && *cfg->tls_server_name) {
+    snprintf(s->server_name, sizeof s->server_name, "%s", cfg->tls_server_name);
+  } else {
+    const char *host;
+    size_t len = net_peer_host(s->peer, &host);
+    snprintf(s->server_name, sizeof s->server_name, "%.*s", (int)len, host);
+  }
   /* The first tick connects: callbacks never run inside this call. */
   s->reconnect_at_ms = now_ms(s);
+  return s;
+}
+
+/* A server session on fd: with tls (handed over: its handshake done), or
+ * with a TLS handshake to make when the configuration asks for TLS. */
+static struct session *server_new(struct evloop *loop, int fd, struct tls_conn *tls, const char *peer,
+                                  const struct session_config *cfg, const struct session_handler *h, void *app)
+{
+  struct session *s = session_new(loop, cfg, h, app);
+  if (s && !tls && s->tls_ctx && !(tls = tls_conn_create(s->tls_ctx, fd, true, NULL))) {
+    session_destroy(s);
+    s = NULL;
+  }
+  if (!s || evloop_add(loop, fd, EVLOOP_READ, on_io, s) == -1) {
+    if (s)
+      session_destroy(s);
+    tls_conn_free(tls);
+    close(fd);
+    return NULL;
+  }
+  s->fd = fd;
+  s->tls = tls;
+  s->handshaking = tls && !tls_handshake_done(tls);
+  s->state = SESSION_OPEN;
+  snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "");
   return s;
 }
 
@@ -862,26 +1040,16 @@ struct session *session_server_create(struct evloop *loop, int fd, const char *p
                                       const struct session_config *cfg,
                                       const struct session_handler *h, void *app)
 {
-  struct session *s = session_new(loop, cfg, h, app);
-  if (!s || evloop_add(loop, fd, EVLOOP_READ, on_io, s) == -1) {
-    if (s)
-      session_destroy(s);
-    close(fd);
-    return NULL;
-  }
-  s->fd = fd;
-  s->state = SESSION_OPEN;
-  snprintf(s->peer, sizeof s->peer, "%s", peer ? peer : "");
-  return s;
+  return server_new(loop, fd, NULL, peer, cfg, h, app);
 }
 
-int session_hand_over(struct session *s, int *fd, uint8_t **input, size_t *input_len)
+int session_hand_over(struct session *s, int *fd, struct tls_conn **tls, uint8_t **input, size_t *input_len)
 {
-  if (s->fd < 0 || s->cfg.role != SESSION_SERVER || s->closing)
+  if (s->fd < 0 || s->cfg.role != SESSION_SERVER || s->closing || s->handshaking)
     return -1;
   /* Answers of ours still queued (a keep-alive's before the bind) go now,
    * or the connection stays: they must reach the peer before the next. */
-  while (iobuf_len(&s->out) && iobuf_write_fd(&s->out, s->fd) > 0)
+  while (iobuf_len(&s->out) && write_out(s) > 0)
     ;
   if (iobuf_len(&s->out))
     return -1;
@@ -892,9 +1060,11 @@ int session_hand_over(struct session *s, int *fd, uint8_t **input, size_t *input
   memcpy(copy, iobuf_head(&s->in), len);
   evloop_remove(s->loop, s->fd);
   *fd = s->fd;
+  *tls = s->tls;
   *input = copy;
   *input_len = len;
   s->fd = -1;   /* not closed by the destroy */
+  s->tls = NULL;
   session_destroy(s);
   return 0;
 }
@@ -905,16 +1075,21 @@ static void adopted_input(struct evloop *loop, void *arg)
   (void)loop;
   if (!gone(s))
     process_input(s);
+  /* What TLS had decrypted beyond it: the socket will not say so. */
+  if (!gone(s) && s->tls && tls_pending(s->tls))
+    read_input(s);
 }
 
-struct session *session_server_adopt(struct evloop *loop, int fd, const char *peer,
+struct session *session_server_adopt(struct evloop *loop, int fd, struct tls_conn *tls, const char *peer,
                                      const struct session_config *cfg, const struct session_handler *h,
                                      void *app, const uint8_t *input, size_t input_len)
 {
-  struct session *s = session_server_create(loop, fd, peer, cfg, h, app);
+  struct session *s = server_new(loop, fd, tls, peer, cfg, h, app);
   if (!s)
     return NULL;
-  if (input_len && (iobuf_append(&s->in, input, input_len) < 0 || evloop_defer(loop, adopted_input, s) < 0)) {
+  bool pending = tls && tls_pending(tls);
+  if ((input_len || pending) &&
+      ((input_len && iobuf_append(&s->in, input, input_len) < 0) || evloop_defer(loop, adopted_input, s) < 0)) {
     session_destroy(s);
     return NULL;
   }
@@ -928,6 +1103,7 @@ static void free_deferred(struct evloop *loop, void *arg)
   iobuf_destroy(&s->in);
   iobuf_destroy(&s->out);
   free(s->scratch);
+  tls_ctx_unref(s->tls_ctx);
   free(s);
 }
 
@@ -979,6 +1155,11 @@ const char *session_user(const struct session *s)
 const char *session_peer(const struct session *s)
 {
   return s->peer;
+}
+
+const struct tls_conn *session_tls(const struct session *s)
+{
+  return s->handshaking ? NULL : s->tls;
 }
 
 unsigned session_outstanding(const struct session *s)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include "evloop.h"
 #include "proto.h"
+#include "tls.h"
 
 /* Unsent output (bytes) at which a session stops reading from its peer. */
 #define SESSION_OUTPUT_MAX (1024u * 1024u)
@@ -61,6 +62,11 @@ struct session_config {
   unsigned reconnect_min_ms;       /* client back-off, doubling up to max; 0 = 500 */
   unsigned reconnect_max_ms;       /* 0 = 30000 */
   double max_rate;                 /* requests per second this session sends; 0 = unlimited */
+  struct tls_ctx *tls;             /* TLS on every connection (client: after the connect; server:
+                                      before the bind, within bind_timeout_ms); NULL = plain TCP.
+                                      The session keeps a reference. */
+  const char *tls_server_name;     /* client: SNI and the name the certificate must carry;
+                                      NULL = the host of connect (copied) */
 };
 
 struct session;
@@ -98,17 +104,19 @@ struct session *session_server_create(struct evloop *loop, int fd, const char *p
 
 /* Server, from inside on_bind: gives the connection up, to be carried on by
  * session_server_adopt in another loop (an emgd listener authenticates a
- * bind, then hands the connection to an instance). *fd gets the socket and
+ * bind, then hands the connection to an instance). *fd gets the socket,
+ * *tls its TLS (NULL for plain TCP; what it holds unread comes along) and
  * *input a copy of the unread input, the bind's own frame first (malloc'ed,
  * *input_len bytes). The session is destroyed without closing the socket.
  * Returns 0, or -1 with nothing changed (out of memory, or answers of ours
  * that the peer has not taken yet). */
-int session_hand_over(struct session *s, int *fd, uint8_t **input, size_t *input_len);
+int session_hand_over(struct session *s, int *fd, struct tls_conn **tls, uint8_t **input, size_t *input_len);
 
 /* session_server_create for a connection given up by session_hand_over,
- * with its input, which is handled at the end of the loop's iteration (the
- * callbacks never run before this returns). NULL on failure (fd closed). */
-struct session *session_server_adopt(struct evloop *loop, int fd, const char *peer,
+ * with its TLS (NULL: plain) and its input, which is handled at the end of
+ * the loop's iteration (the callbacks never run before this returns). NULL
+ * on failure (fd closed, tls freed). */
+struct session *session_server_adopt(struct evloop *loop, int fd, struct tls_conn *tls, const char *peer,
                                      const struct session_config *cfg, const struct session_handler *h,
                                      void *app, const uint8_t *input, size_t input_len);
 
@@ -140,6 +148,8 @@ enum session_state session_state(const struct session *s);
 enum proto_bind_mode session_bind_mode(const struct session *s);
 const char *session_user(const struct session *s);   /* bound account */
 const char *session_peer(const struct session *s);   /* "HOST:PORT" */
+/* The connection's TLS, or NULL (plain TCP, or not connected). */
+const struct tls_conn *session_tls(const struct session *s);
 unsigned session_outstanding(const struct session *s);
 void *session_app(const struct session *s);
 
@@ -150,6 +160,8 @@ struct session_stats {
   uint64_t timeouts, keepalives_sent, reconnects, decode_errors;
   uint64_t bytes_in, bytes_out;
   uint64_t unknown_responses;      /* responses matching no request of ours: ignored */
+  uint64_t tls_handshakes;         /* completed */
+  uint64_t writes;                 /* write calls that moved bytes (bytes_out / writes: batching) */
 };
 const struct session_stats *session_stats(const struct session *s);
 

@@ -384,14 +384,16 @@ static void take_handoff(struct instance *in)
   memcpy(peer, in->handoff_peer, sizeof peer);
   uint8_t *input = in->handoff_input;
   size_t len = in->handoff_input_len;
+  struct tls_conn *tls = in->handoff_tls;
   in->proven_user = in->bind_held = in->handoff_user;
   in->handoff_fd = -1;
   in->handoff_input = NULL;
+  in->handoff_tls = NULL;
   pthread_mutex_unlock(&in->handoff_lock);
   if (fd < 0)
     return;
   in->user = -1;
-  in->session = session_server_adopt(in->loop, fd, peer, &in->conn->session_cfg, &instance_handler, in,
+  in->session = session_server_adopt(in->loop, fd, tls, peer, &in->conn->session_cfg, &instance_handler, in,
                                      input, len);
   free(input);
   if (!in->session) {
@@ -686,6 +688,7 @@ void connector_destroy(struct connector *c)
     if (c->instances[i].handoff_fd >= 0)
       close(c->instances[i].handoff_fd);
     free(c->instances[i].handoff_input);
+    tls_conn_free(c->instances[i].handoff_tls);
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
     pthread_mutex_destroy(&c->instances[i].info_lock);
     free(c->instances[i].held.slots);

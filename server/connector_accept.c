@@ -80,18 +80,21 @@ static bool hand_over(struct connector *c, struct instance *in, struct session *
 {
   char peer[64];
   int fd;
+  struct tls_conn *tls;
   uint8_t *input;
   size_t len;
   str_copy(peer, sizeof peer, session_peer(s));
-  if (session_hand_over(s, &fd, &input, &len) < 0)
+  if (session_hand_over(s, &fd, &tls, &input, &len) < 0)
     return false;
   unbound_forget(c, s, false);   /* s is destroyed, its memory kept to the iteration's end */
   pthread_mutex_lock(&in->handoff_lock);
   if (in->handoff_fd >= 0) {   /* cannot be: the instance was free; never leak one */
     close(in->handoff_fd);
     free(in->handoff_input);
+    tls_conn_free(in->handoff_tls);
   }
   in->handoff_fd = fd;
+  in->handoff_tls = tls;
   in->handoff_input = input;
   in->handoff_input_len = len;
   in->handoff_user = user;

@@ -88,6 +88,7 @@ struct instance {
   char handoff_peer[64];
   uint8_t *handoff_input;
   size_t handoff_input_len;
+  struct tls_conn *handoff_tls;      /* its TLS, or NULL */
   int handoff_user;
   _Atomic bool busy;               /* has (or is being handed) a connection */
   int user;                        /* slot of the bound account, -1 */

@@ -1,8 +1,10 @@
 /* test_session.c - the connector runtime over loopback TCP with the real
  * SMPP and UCP adapters: binds, refusals and back-off, the window, time-outs,
  * lost connections and reconnects, keep-alives, the rate limit, stop and
- * unbind, and the answers the runtime gives by itself (before bind, second
- * bind, unsupported and unreadable input).
+ * unbind, the answers the runtime gives by itself (before bind, second
+ * bind, unsupported and unreadable input), and the same over TLS: handed
+ * over at a gate, writes batched into records, plain text and silence at a
+ * TLS port.
  *
  * Client and server sessions share one loop in this thread. Where a test
  * needs a peer that misbehaves, a "raw" peer speaks the protocol through the
@@ -21,6 +23,7 @@
 #include "netutil.h"
 #include "session.h"
 #include "testutil.h"
+#include "tls_certs.h"
 
 #define TICK_MS 5
 #define MAX_HELD 64
@@ -257,14 +260,15 @@ static enum proto_status gate_on_bind(struct session *s, const struct proto_pdu 
 {
   struct fixture *f = session_app(s);
   int fd;
+  struct tls_conn *tls;
   uint8_t *input;
   size_t len;
   (void)bind;
   char peer[64];
   snprintf(peer, sizeof peer, "%s", session_peer(s));
-  CU_ASSERT_FATAL(session_hand_over(s, &fd, &input, &len) == 0);
+  CU_ASSERT_FATAL(session_hand_over(s, &fd, &tls, &input, &len) == 0);
   f->handed++;
-  f->server.s = session_server_adopt(f->loop, fd, peer, &f->server_cfg, &handler, &f->server, input, len);
+  f->server.s = session_server_adopt(f->loop, fd, tls, peer, &f->server_cfg, &handler, &f->server, input, len);
   CU_ASSERT_PTR_NOT_NULL(f->server.s);
   CU_ASSERT_EQUAL(f->server.binds, 0);   /* handled later in the iteration, not inside the adopt */
   free(input);
@@ -1075,6 +1079,107 @@ static void hand_over(const struct proto_ops *proto)
 static void test_hand_over_smpp(void) { hand_over(&smpp_proto_ops); }
 static void test_hand_over_ucp(void) { hand_over(&ucp_proto_ops); }
 
+/* ---- TLS ---- */
+
+/* Certificates made for the test; the contexts the fixture's sessions use. */
+static void use_tls(struct fixture *f)
+{
+  char err[TLS_ERR_LEN];
+  make_certs();
+  f->server_cfg.tls = tls_ctx_create(&(struct tls_settings){ .cert = file("server.pem"), .key = file("server.key") },
+                                     true, err);
+  f->client_cfg.tls = tls_ctx_create(&(struct tls_settings){ .ca = file("ca.pem"), .verify_peer = true }, false, err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f->server_cfg.tls);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f->client_cfg.tls);
+}
+
+/* The fixture's contexts let go (the sessions had their own references). */
+static void tls_fixture_destroy(struct fixture *f)
+{
+  struct tls_ctx *ctx[2] = { f->server_cfg.tls, f->client_cfg.tls };
+  fixture_destroy(f);
+  tls_ctx_unref(ctx[0]);
+  tls_ctx_unref(ctx[1]);
+  remove_certs();
+}
+
+static bool server_has_3000(struct fixture *f)
+{
+  return f->client.responses >= 3000;
+}
+
+/* A client that verifies the server (by the address it connects to) binds
+ * at a gate over TLS; the gate hands the connection over with its TLS; a
+ * window of 100 flows, each write carrying many PDUs in its records. */
+static void tls_hand_over(const struct proto_ops *proto)
+{
+  struct fixture *f = fixture_create(proto);
+  use_tls(f);
+  f->gate = true;
+  f->client_cfg.window = 100;
+  start_client(f);
+  CU_ASSERT_FATAL(run_until(f, both_bound, 2000));
+  CU_ASSERT_EQUAL(f->handed, 1);
+  CU_ASSERT_PTR_NOT_NULL(session_tls(f->client.s));
+  CU_ASSERT_PTR_NOT_NULL(session_tls(f->server.s));
+  CU_ASSERT_EQUAL(session_stats(f->client.s)->tls_handshakes, 1);
+  f->client.refill = true;
+  app_on_ready(f->client.s);
+  CU_ASSERT(run_until(f, server_has_3000, 5000));
+  f->client.refill = false;
+  const struct session_stats *cs = session_stats(f->client.s), *ss = session_stats(f->server.s);
+  /* Under load a write carries far more than one PDU (about 40 bytes). */
+  CU_ASSERT(cs->writes > 0 && cs->bytes_out / cs->writes >= 200);
+  CU_ASSERT(ss->writes > 0 && ss->bytes_out / ss->writes >= 200);
+  CU_ASSERT_EQUAL(f->client.disconnects, 0);
+  tls_fixture_destroy(f);
+}
+
+static void test_tls_hand_over_smpp(void) { tls_hand_over(&smpp_proto_ops); }
+static void test_tls_hand_over_ucp(void) { tls_hand_over(&ucp_proto_ops); }
+
+/* Plain SMPP sent to a TLS port: the server closes, saying why; a TLS
+ * client whose CA does not know the server refuses it, saying why. */
+static void test_tls_refusals(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  use_tls(f);
+  struct tls_ctx *client_tls = f->client_cfg.tls;
+  f->client_cfg.tls = NULL;
+  start_client(f);
+  CU_ASSERT(run_until(f, server_disconnected, 2000));
+  CU_ASSERT_PTR_NOT_NULL(strstr(f->server.reason, "TLS handshake: "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(f->server.reason, "not TLS"));
+  session_destroy(f->client.s);
+  f->client.s = NULL;
+  f->client_cfg.tls = client_tls;
+  tls_fixture_destroy(f);
+
+  f = fixture_create(&smpp_proto_ops);
+  use_tls(f);
+  char err[TLS_ERR_LEN];
+  tls_ctx_unref(f->client_cfg.tls);
+  f->client_cfg.tls = tls_ctx_create(&(struct tls_settings){ .ca = file("other-ca.pem"), .verify_peer = true },
+                                     false, err);
+  start_client(f);
+  CU_ASSERT(run_until(f, client_disconnected, 2000));
+  CU_ASSERT_PTR_NOT_NULL(strstr(f->client.reason, "TLS handshake: certificate verify failed"));
+  tls_fixture_destroy(f);
+}
+
+/* A connection that never starts its handshake is closed at the bind
+ * time-out, as one that never binds. */
+static void test_tls_handshake_timeout(void)
+{
+  struct fixture *f = fixture_create(&smpp_proto_ops);
+  use_tls(f);
+  f->server_cfg.bind_timeout_ms = 60;
+  raw_connect(f);
+  CU_ASSERT(run_until(f, server_disconnected, 1000));
+  CU_ASSERT_STRING_EQUAL(f->server.reason, "TLS handshake timed out");
+  tls_fixture_destroy(f);
+}
+
 /* Connecting to a port nobody listens on: each failure is one loss. */
 static void test_connect_refused(void)
 {
@@ -1126,6 +1231,10 @@ void suite_session(void)
     { "connect refused", test_connect_refused },
     { "bind at a gate, handed over with what follows (SMPP)", test_hand_over_smpp },
     { "bind at a gate, handed over with what follows (UCP)", test_hand_over_ucp },
+    { "TLS: handed over at a gate, writes batched (SMPP)", test_tls_hand_over_smpp },
+    { "TLS: handed over at a gate, writes batched (UCP)", test_tls_hand_over_ucp },
+    { "TLS: plain text at a TLS port, an unknown CA", test_tls_refusals },
+    { "TLS: handshake time-out", test_tls_handshake_timeout },
     { NULL, NULL },
   };
   test_add_suite("session", cases);
