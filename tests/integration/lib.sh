@@ -176,6 +176,11 @@ wait_port() {
     tries=$((tries - 1))
   done
   echo "nothing listens on port $port" >&2
+  # Whatever emgd said about it (a port taken meanwhile, a failed start).
+  local name
+  for name in "${EMGD_NAMES[@]}"; do
+    [ -f "$TMP/$name.log" ] && { echo "--- the end of $name.log:" >&2; tail -n 5 "$TMP/$name.log" >&2; }
+  done
   return 1
 }
 
