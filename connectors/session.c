@@ -135,7 +135,6 @@ static void lost(struct session *s, const char *reason);
 static void read_input(struct session *s);
 static void start_bind(struct session *s);
 static void handshake_step(struct session *s);
-static void maybe_ready(struct session *s);
 
 static uint64_t now_ms(const struct session *s)
 {
@@ -696,15 +695,12 @@ static ssize_t tls_read_in(struct session *s)
   return -1;
 }
 
+/* TLS holds decrypted input: handled as if the socket had turned readable. */
 static void read_deferred(struct evloop *loop, void *arg)
 {
   struct session *s = arg;
-  (void)loop;
-  if (!gone(s) && !s->read_paused) {
-    read_input(s);
-    if (!gone(s))
-      maybe_ready(s);
-  }
+  if (!gone(s) && !s->read_paused)
+    on_io(loop, s->fd, EVLOOP_READ, s);
 }
 
 static void read_input(struct session *s)
@@ -723,7 +719,7 @@ static void read_input(struct session *s)
       return;
     }
     if (n < 0) {
-      if (s->io_error[0]) {
+      if (s->tls && s->io_error[0]) {   /* tls_read_in's own failure, not an empty socket */
         lost(s, s->io_error);
         return;
       }

@@ -161,7 +161,8 @@ struct session_stats {
   uint64_t bytes_in, bytes_out;
   uint64_t unknown_responses;      /* responses matching no request of ours: ignored */
   uint64_t tls_handshakes;         /* completed */
-  uint64_t writes;                 /* write calls that moved bytes (bytes_out / writes: batching) */
+  uint64_t writes;                 /* flushes that moved bytes, each one write(2), or one per 16 KB
+                                      TLS record (bytes_out / writes: batching) */
 };
 const struct session_stats *session_stats(const struct session *s);
 

@@ -470,23 +470,21 @@ static unsigned credit(struct core *c, int slot, const struct account_view *v, j
   int64_t left;
   char err[512];
   if (c->cfg->has_database) {
+    /* The figure over all nodes, in the database; this node takes it at once. */
     if (account_db_credit(c, slot, v->cfg.name, add != NULL, (int64_t)n, &left, err, sizeof err) != 0)
       return answer_error(answer, 500, "credit not changed: %s", err);
-    LOGI(c->log, "account %s: credit %s %lld, %" PRId64 " left over all nodes", v->cfg.name,
-         add ? "added" : "set", (long long)n, left);
-    *answer = json_pack("{s:s, s:I}", "name", v->cfg.name, "credit_left", (json_int_t)left);
-    return 200;
+  } else {
+    accounts_credit_change(c->accounts, slot, add != NULL, (int64_t)n, &left);
+    if (store(c, err, sizeof err) != 0) {
+      accounts_credit_change(c->accounts, slot, false, v->credit_left < 0 ? 0 : v->credit_left, &left);
+      if (v->cfg.credit == CONFIG_CREDIT_UNLIMITED)
+        accounts_credit_unlimit(c->accounts, slot);
+      return answer_error(answer, 500, "credit not changed: %s", err);
+    }
+    journal_credit(c, false);
   }
-  accounts_credit_change(c->accounts, slot, add != NULL, (int64_t)n, &left);
-  if (store(c, err, sizeof err) != 0) {
-    accounts_credit_change(c->accounts, slot, false, v->credit_left < 0 ? 0 : v->credit_left, &left);
-    if (v->cfg.credit == CONFIG_CREDIT_UNLIMITED)
-      accounts_credit_unlimit(c->accounts, slot);
-    return answer_error(answer, 500, "credit not changed: %s", err);
-  }
-  journal_credit(c, false);
-  LOGI(c->log, "account %s: credit %s %lld, %" PRId64 " left", v->cfg.name, add ? "added" : "set",
-       (long long)n, left);
+  LOGI(c->log, "account %s: credit %s %lld, %" PRId64 " left%s", v->cfg.name, add ? "added" : "set",
+       (long long)n, left, c->cfg->has_database ? " over all nodes" : "");
   *answer = json_pack("{s:s, s:I}", "name", v->cfg.name, "credit_left", (json_int_t)left);
   return 200;
 }

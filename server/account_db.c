@@ -105,11 +105,19 @@ static void apply_rows(struct core *c, struct db *db, const struct db_account_ro
 {
   struct accounts *a = c->accounts;
   unsigned added = 0, changed = 0, removed = 0;
+  /* The slots a row names, whether or not its settings could be taken. */
+  bool *listed = calloc(accounts_capacity(a), sizeof *listed);
+  if (!listed) {
+    LOGW(c->log, "accounts from the database: out of memory, taken at the next listing");
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     const struct db_account_row *row = &rows[i];
     int slot = accounts_find(a, row->name);
     struct account_view v;
     bool known = slot >= 0 && accounts_view(a, (unsigned)slot, &v);
+    if (known)
+      listed[slot] = true;
     if (known && !v.shared) {
       if (starting || !refused_before(row->name, row->version))
         LOGW(c->log, "account %s of the database not taken: emgd.conf defines one of that name (line %d)",
@@ -120,6 +128,7 @@ static void apply_rows(struct core *c, struct db *db, const struct db_account_ro
       if (!take_row(c, db, row))
         continue;
       slot = accounts_find(a, row->name);
+      listed[slot] = true;
       if (!known)
         account_admin_drop_slot(c, slot, "dropped: its account was removed");   /* a slot used before */
       known ? changed++ : added++;
@@ -129,17 +138,13 @@ static void apply_rows(struct core *c, struct db *db, const struct db_account_ro
   unsigned used = accounts_used(a);
   for (unsigned s = 0; s < used; s++) {
     struct account_view v;
-    if (!accounts_view(a, s, &v) || !v.shared)
+    if (listed[s] || !accounts_view(a, s, &v) || !v.shared)
       continue;
-    bool listed = false;
-    for (size_t i = 0; i < n && !listed; i++)
-      listed = strcmp(rows[i].name, v.cfg.name) == 0;
-    if (!listed) {
-      accounts_remove(a, v.cfg.name);
-      account_admin_drop_slot(c, (int)s, "dropped: its account was deleted");
-      removed++;
-    }
+    accounts_remove(a, v.cfg.name);
+    account_admin_drop_slot(c, (int)s, "dropped: its account was deleted");
+    removed++;
   }
+  free(listed);
   if (added || changed || removed) {
     account_admin_unbind_shut_out(c);
     LOGI(c->log, "accounts from the database: %u added, %u changed, %u removed", added, changed, removed);

@@ -288,6 +288,14 @@ static void top_up_ids(struct cluster *c)
   atomic_fetch_add(&c->id_ranges, 1);
 }
 
+/* The credit taken here pushed; with list, the accounts' changes taken. */
+static void sync_accounts(struct cluster *c, bool list)
+{
+  char err[DB_ERR_LEN];
+  if (account_db_sync(c->core, c->db, list, err, sizeof err) < 0)
+    note_error(c, "accounts", err);
+}
+
 /* From a submitting thread: an account's credit wants pushing now. */
 static void push_due(void *arg)
 {
@@ -319,9 +327,7 @@ static void *cluster_main(void *arg)
       /* Woken for credit: only that, so that a busy account does not
        * make the receipts' and ids' statements run more often. */
       pthread_mutex_unlock(&c->lock);
-      char account_err[DB_ERR_LEN];
-      if (account_db_sync(c->core, c->db, false, account_err, sizeof account_err) < 0)
-        note_error(c, "accounts", account_err);
+      sync_accounts(c, false);
       pthread_mutex_lock(&c->lock);
       continue;
     }
@@ -345,9 +351,7 @@ static void *cluster_main(void *arg)
     claim(c);
     top_up_ids(c);
     bool list = now - last_list >= ACCOUNTS_LIST_MS;
-    char account_err[DB_ERR_LEN];
-    if (account_db_sync(c->core, c->db, list, account_err, sizeof account_err) < 0)
-      note_error(c, "accounts", account_err);
+    sync_accounts(c, list);
     if (list)
       last_list = now;
     if (now - last_beat >= HEARTBEAT_MS) {

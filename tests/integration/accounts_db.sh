@@ -56,6 +56,11 @@ until_eq() {
   echo "$got"
   return 1
 }
+restart_a() {   # node A started again (after a SIGKILL), serving
+  start_emgd a "$TMP/a.conf"
+  wait_port "$admin_a"
+  wait_port "$smpp_a"
+}
 load() {   # load NAME PORT COUNT [options]: one-part messages as "shared"
   local name=$1 port=$2 count=$3
   shift 3
@@ -89,9 +94,7 @@ check "node B sees 400 left too ($got)" [ "$ok" = 0 ]
 # A SIGKILL right after the acks: nothing given back, nothing taken twice.
 load a2 "$smpp_a" 100
 kill_emgd a
-start_emgd a "$TMP/a.conf"
-wait_port "$admin_a"
-wait_port "$smpp_a"
+restart_a
 got=$(until_eq 5 300 db_credit shared) && ok=0 || ok=1
 check "after node A's SIGKILL and restart: 300 left, the 100 acked taken once ($got; acked $(jget "$TMP/a2.json" .acked))" \
   [ "$ok" = 0 ]
@@ -102,9 +105,7 @@ pg_server_stop
 load a4 "$smpp_a" 40
 kill_emgd a
 pg_server_start
-start_emgd a "$TMP/a.conf"
-wait_port "$admin_a"
-wait_port "$smpp_a"
+restart_a
 got=$(until_eq 10 260 db_credit shared) && ok=0 || ok=1
 check "parts acked while the database was away, then SIGKILL: pushed from the journal, 260 left ($got; acked $(jget "$TMP/a4.json" .acked))" \
   [ "$ok" = 0 ]
