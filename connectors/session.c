@@ -986,6 +986,28 @@ static struct session *session_new(struct evloop *loop, const struct session_con
   return s;
 }
 
+/* The name a client's TLS sends and verifies: name, or the host it connects to. */
+static void set_server_name(struct session *s, const char *name)
+{
+  if (name && *name) {
+    snprintf(s->server_name, sizeof s->server_name, "%s", name);
+  } else {
+    const char *host;
+    size_t len = net_peer_host(s->peer, &host);
+    snprintf(s->server_name, sizeof s->server_name, "%.*s", (int)len, host);
+  }
+}
+
+void session_set_tls(struct session *s, struct tls_ctx *ctx, const char *server_name)
+{
+  if (ctx)
+    tls_ctx_ref(ctx);
+  tls_ctx_unref(s->tls_ctx);
+  s->tls_ctx = ctx;
+  if (s->cfg.role == SESSION_CLIENT)
+    set_server_name(s, server_name);
+}
+
 struct session *session_client_create(struct evloop *loop, const struct session_config *cfg,
                                       const struct session_handler *h, void *app)
 {
@@ -995,13 +1017,7 @@ struct session *session_client_create(struct evloop *loop, const struct session_
   s->state = SESSION_DISCONNECTED;
   snprintf(s->peer, sizeof s->peer, "%s", cfg->connect ? cfg->connect : "");
   snprintf(s->password, sizeof s->password, "%s", cfg->password ? cfg->password : "");
-  if (cfg->tls_server_name && *cfg->tls_server_name) {
-    snprintf(s->server_name, sizeof s->server_name, "%s", cfg->tls_server_name);
-  } else {
-    const char *host;
-    size_t len = net_peer_host(s->peer, &host);
-    snprintf(s->server_name, sizeof s->server_name, "%.*s", (int)len, host);
-  }
+  set_server_name(s, cfg->tls_server_name);
   /* The first tick connects: callbacks never run inside this call. */
   s->reconnect_at_ms = now_ms(s);
   return s;

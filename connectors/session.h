@@ -150,6 +150,12 @@ const char *session_user(const struct session *s);   /* bound account */
 const char *session_peer(const struct session *s);   /* "HOST:PORT" */
 /* The connection's TLS, or NULL (plain TCP, or not connected). */
 const struct tls_conn *session_tls(const struct session *s);
+
+/* TLS for the connections to come (a reload): ctx (NULL = plain TCP; a
+ * reference is kept) and, for a client, the name to send and verify
+ * (NULL = the host of connect). The connection of the moment keeps its own. */
+void session_set_tls(struct session *s, struct tls_ctx *ctx, const char *server_name);
+
 unsigned session_outstanding(const struct session *s);
 void *session_app(const struct session *s);
 

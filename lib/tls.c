@@ -146,22 +146,20 @@ static bool load_trust(SSL_CTX *ssl, const struct tls_settings *s, bool server, 
   } else if (!server && SSL_CTX_set_default_verify_paths(ssl) != 1) {
     ERR_clear_error();
   }
-  if (!s->verify_peer) {
-    SSL_CTX_set_verify(ssl, SSL_VERIFY_NONE, NULL);
-    return true;
-  }
-  if (server) {
-    if (!has_ca) {
-      snprintf(err, TLS_ERR_LEN, "verify_peer: a server that requires client certificates needs ca");
-      return false;
-    }
+  if (server && has_ca) {
+    /* Asked of every client, checked when sent, required only with
+     * verify_peer: without it, a certificate can still stand for an
+     * account (tls_peer_subject) while other clients bind by password. */
     STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(s->ca);
     if (names)
       SSL_CTX_set_client_CA_list(ssl, names);
     ERR_clear_error();
-    SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | (s->verify_peer ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
+  } else if (server && s->verify_peer) {
+    snprintf(err, TLS_ERR_LEN, "verify_peer: a server that requires client certificates needs ca");
+    return false;
   } else {
-    SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_verify(ssl, s->verify_peer ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
   }
   return true;
 }

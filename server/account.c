@@ -34,6 +34,7 @@ static const struct {
   [ACCOUNT_OK] = { "accepted", "ok", PROTO_OK },
   [ACCOUNT_UNKNOWN] = { "unknown account", "unknown", PROTO_E_AUTH_ACCOUNT },
   [ACCOUNT_PASSWORD] = { "wrong password", "password", PROTO_E_AUTH_PASSWORD },
+  [ACCOUNT_CERTIFICATE] = { "no client certificate of the account's tls_subject", "certificate", PROTO_E_AUTH },
   [ACCOUNT_DISABLED] = { "account disabled", "disabled", PROTO_E_AUTH },
   [ACCOUNT_EXPIRED] = { "account expired", "expired", PROTO_E_AUTH },
   [ACCOUNT_ADDRESS] = { "address not allowed (allow_ip)", "address", PROTO_E_AUTH },
@@ -484,14 +485,19 @@ static enum account_refusal standing(const struct account_def *d, const char *pe
 }
 
 static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                  const char *password, bool bind, int *slot)
+                                  const char *password, const char *tls_subject, bool bind, int *slot)
 {
   int s = connector < a->n_connectors ? accounts_find(a, user) : -1;
   struct account_rt *rt = s >= 0 ? &a->slots[s] : NULL;
   const struct account_def *d = rt ? def_of(rt) : NULL;
   if (!d || !d->uses[connector])
     return ACCOUNT_UNKNOWN;
-  if (!password_proven(a, rt, d, password))
+  /* A certificate tied to the account comes first, and alone admits an
+   * account without a password; with one, both are needed. */
+  const struct config_account *ac = &d->cfg;
+  if (ac->tls_subject[0] && (!tls_subject || strcmp(tls_subject, ac->tls_subject) != 0))
+    return ACCOUNT_CERTIFICATE;
+  if ((ac->password[0] || ac->password_hash[0]) && !password_proven(a, rt, d, password))
     return ACCOUNT_PASSWORD;
   enum account_refusal why = standing(d, peer);
   if (why != ACCOUNT_OK)
@@ -503,9 +509,9 @@ static enum account_refusal check(struct accounts *a, unsigned connector, const 
 }
 
 enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                    const char *password, bool bind, int *slot)
+                                    const char *password, const char *tls_subject, bool bind, int *slot)
 {
-  enum account_refusal why = check(a, connector, peer, user, password, bind, slot);
+  enum account_refusal why = check(a, connector, peer, user, password, tls_subject, bind, slot);
   if (why != ACCOUNT_OK)
     accounts_count(a, why);
   return why;

@@ -21,6 +21,7 @@ enum account_refusal {
   ACCOUNT_OK,
   ACCOUNT_UNKNOWN,         /* no such account, or not one of this connector */
   ACCOUNT_PASSWORD,        /* wrong password */
+  ACCOUNT_CERTIFICATE,     /* no client certificate, or not the one of the account's tls_subject */
   ACCOUNT_DISABLED,
   ACCOUNT_EXPIRED,
   ACCOUNT_ADDRESS,         /* the source address is not in allow_ip */
@@ -42,12 +43,13 @@ unsigned accounts_capacity(const struct accounts *a);
 unsigned accounts_used(const struct accounts *a);
 
 /* A login as user with password from peer ("HOST:PORT") on server
- * connector index of cfg: ACCOUNT_OK with *slot the account's, or why not
- * (counted). A bind that is to hold a session takes one of the account's
- * max_binds (bind true): give it back with accounts_unbind when the
- * session ends. */
+ * connector index of cfg, over a connection whose verified client
+ * certificate has the subject tls_subject (NULL: none): ACCOUNT_OK with
+ * *slot the account's, or why not (counted). A bind that is to hold a
+ * session takes one of the account's max_binds (bind true): give it back
+ * with accounts_unbind when the session ends. */
 enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
-                                    const char *password, bool bind, int *slot);
+                                    const char *password, const char *tls_subject, bool bind, int *slot);
 void accounts_unbind(struct accounts *a, int slot);
 
 /* Whether a session of slot's account from peer on connector may go on

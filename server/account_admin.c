@@ -51,7 +51,8 @@ json_t *account_admin_json(const struct account_view *v)
   const char *state = !ac->enabled ? "disabled"
                       : ac->expires_at && (int64_t)time(NULL) >= ac->expires_at ? "expired" : "enabled";
   return json_pack(
-    "{s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:I, s:{s:I, s:I, s:I}}",
+    "{s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:b, s:I, "
+    "s:{s:I, s:I, s:I}}",
     "name", ac->name, "state", state, "defined_in",
     v->shared ? "database" : ac->managed ? "accounts_file" : "config", "enabled", ac->enabled,
     "expires", text_or_null(ac->expires), "connectors",
@@ -61,7 +62,8 @@ json_t *account_admin_json(const struct account_view *v)
     limited ? json_integer((json_int_t)ac->credit) : json_null(), "credit_left",
     limited ? json_integer((json_int_t)v->credit_left) : json_null(), "senders",
     strings(ac->senders[0], sizeof ac->senders[0], ac->n_senders), "default_sender",
-    text_or_null(ac->default_sender), "submitted", (json_int_t)v->submitted, "refused", "rate",
+    text_or_null(ac->default_sender), "tls_subject", text_or_null(ac->tls_subject), "password",
+    ac->password[0] || ac->password_hash[0], "submitted", (json_int_t)v->submitted, "refused", "rate",
     (json_int_t)v->refused_rate, "sender", (json_int_t)v->refused_sender, "credit",
     (json_int_t)v->refused_credit);
 }
@@ -180,6 +182,8 @@ static bool apply_fields(struct config_account *a, json_t *body, bool creating, 
       ok = take_strings(v, a->senders[0], sizeof a->senders[0], &a->n_senders, p, key);
     } else if (strcmp(key, "default_sender") == 0) {
       ok = take_string(v, a->default_sender, sizeof a->default_sender, true, p, key);
+    } else if (strcmp(key, "tls_subject") == 0) {
+      ok = take_string(v, a->tls_subject, sizeof a->tls_subject, true, p, key);
     } else if (strcmp(key, "expires") == 0) {
       ok = take_string(v, a->expires, sizeof a->expires, true, p, key);
       a->expires_at = 0;
@@ -221,12 +225,17 @@ bool account_admin_parse(json_t *body, struct config_account *a, char *why, size
 
 json_t *account_admin_settings(const struct config_account *a)
 {
-  return json_pack("{s:s, s:s, s:o, s:o, s:I, s:f, s:o, s:o, s:b, s:o}", "name", a->name, "password_hash",
-                   a->password_hash, "connectors", strings(a->connectors[0], sizeof a->connectors[0], a->n_connectors),
+  /* A certificate may stand for the password: then there is no hash. */
+  json_t *settings = json_pack("{s:s, s:o, s:o, s:I, s:f, s:o, s:o, s:b, s:o, s:o}", "name", a->name,
+                   "connectors", strings(a->connectors[0], sizeof a->connectors[0], a->n_connectors),
                    "allow_ip", strings(a->allow_ip[0], sizeof a->allow_ip[0], a->n_allow_ip), "max_binds",
                    (json_int_t)a->max_binds, "max_rate", a->max_rate, "senders",
                    strings(a->senders[0], sizeof a->senders[0], a->n_senders), "default_sender",
-                   text_or_null(a->default_sender), "enabled", a->enabled, "expires", text_or_null(a->expires));
+                   text_or_null(a->default_sender), "enabled", a->enabled, "expires", text_or_null(a->expires),
+                   "tls_subject", text_or_null(a->tls_subject));
+  if (settings && a->password_hash[0])
+    json_object_set_new(settings, "password_hash", json_string(a->password_hash));
+  return settings;
 }
 
 /* ---- changes ---- */

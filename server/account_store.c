@@ -48,10 +48,18 @@ static void put_account(FILE *f, const struct config_account *a, bool last)
   fputs("  {\n    name = ", f);
   put_string(f, a->name);
   fputs(";\n", f);
-  /* Never a cleartext password: the caller hashed it. */
-  fputs("    password_hash = ", f);
-  put_string(f, a->password_hash);
-  fputs(";\n", f);
+  /* Never a cleartext password: the caller hashed it. None when a
+   * client certificate stands for it. */
+  if (a->password_hash[0]) {
+    fputs("    password_hash = ", f);
+    put_string(f, a->password_hash);
+    fputs(";\n", f);
+  }
+  if (a->tls_subject[0]) {
+    fputs("    tls_subject = ", f);
+    put_string(f, a->tls_subject);
+    fputs(";\n", f);
+  }
   put_list(f, "connectors", a->connectors[0], sizeof a->connectors[0], a->n_connectors);
   put_list(f, "allow_ip", a->allow_ip[0], sizeof a->allow_ip[0], a->n_allow_ip);
   if (a->max_binds)

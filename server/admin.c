@@ -23,6 +23,7 @@
 #include "connector.h"
 #include "fd_budget.h"
 #include "http_edge.h"
+#include "http_tls.h"
 #include "netutil.h"
 #include "proto.h"
 
@@ -55,6 +56,7 @@ struct admin {
   void *reload_ctx;
   struct MHD_Daemon *daemon;
   struct http_edge_guard *guard;
+  struct http_tls *tls;            /* HTTPS, or NULL */
   char token[160];
   size_t token_len;
 };
@@ -1220,7 +1222,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
   *state = NULL;
 }
 
-struct admin *admin_start(struct core *core, const char *listen, const char *token,
+struct admin *admin_start(struct core *core, const char *listen, const char *token, const struct config_tls *tls,
                           admin_reload_fn reload, void *reload_ctx, char *err)
 {
   struct sockaddr_storage addr;
@@ -1237,36 +1239,60 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
   a->reload_ctx = reload_ctx;
   snprintf(a->token, sizeof a->token, "%s", token);
   a->token_len = strlen(a->token);
+  char why[HTTP_TLS_ERR_LEN];
+  if (tls->enabled && !(a->tls = http_tls_create(tls->cert, tls->key, tls->min_version, why))) {
+    snprintf(err, NETUTIL_ERR_LEN, "tls: %.240s", why);
+    free(a);
+    return NULL;
+  }
   if (!(a->guard = http_edge_guard_create(ADMIN_REQUEST_TIMEOUT_S))) {
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    http_tls_destroy(a->tls);
     free(a);
     return NULL;
   }
   /* epoll, not select: a descriptor past FD_SETSIZE would not do. */
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | http_tls_flags(a->tls);
   if (addr.ss_family == AF_INET6)
     flags |= MHD_USE_IPv6;
+  http_tls_starting();
   a->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, a, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
                                (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)FD_BUDGET_ADMIN,
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT,
                                (unsigned)ADMIN_CONNECTIONS_PER_IP, MHD_OPTION_NOTIFY_CONNECTION,
                                http_edge_guard_notify, a->guard, MHD_OPTION_NOTIFY_COMPLETED,
-                               on_completed, NULL, MHD_OPTION_END);
+                               on_completed, NULL, MHD_OPTION_ARRAY, http_tls_options(a->tls), MHD_OPTION_END);
+  http_tls_attach(a->tls, a->daemon);
   if (!a->daemon) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
     http_edge_guard_destroy(a->guard);
+    http_tls_destroy(a->tls);
     free(a);
     return NULL;
   }
   return a;
 }
 
+int admin_tls_reload(struct admin *a, const struct config_tls *next, char *err, size_t err_len)
+{
+  char why[HTTP_TLS_ERR_LEN];
+  if (!a || !a->tls || !next->enabled)
+    return 0;
+  if (http_tls_reload(a->tls, next->cert, next->key, why) < 0) {
+    snprintf(err, err_len, "admin: tls: %s", why);
+    return -1;
+  }
+  return 0;
+}
+
 void admin_stop(struct admin *a)
 {
   if (!a)
     return;
+  http_tls_detach(a->tls);
   MHD_stop_daemon(a->daemon);
+  http_tls_destroy(a->tls);
   http_edge_guard_destroy(a->guard);
   free(a);
 }

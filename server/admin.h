@@ -19,11 +19,15 @@ struct admin;
 /* What POST /api/reload calls: returns 0, or -1 with the reason in why. */
 typedef int (*admin_reload_fn)(void *ctx, char *why, size_t why_len);
 
-/* Listens on listen ("HOST:PORT") and answers requests carrying
- * "Authorization: Bearer <token>" (401 otherwise). NULL with a reason in
- * err (NETUTIL_ERR_LEN bytes) when it cannot listen. */
-struct admin *admin_start(struct core *core, const char *listen, const char *token,
+/* Listens on listen ("HOST:PORT"), over HTTPS when tls is enabled, and
+ * answers requests carrying "Authorization: Bearer <token>" (401
+ * otherwise). NULL with a reason in err (NETUTIL_ERR_LEN bytes) when it
+ * cannot listen. */
+struct admin *admin_start(struct core *core, const char *listen, const char *token, const struct config_tls *tls,
                           admin_reload_fn reload, void *reload_ctx, char *err);
+/* A reload's certificate and key for the handshakes to come; -1 with err
+ * when they cannot be read (the running ones stay). */
+int admin_tls_reload(struct admin *a, const struct config_tls *next, char *err, size_t err_len);
 void admin_stop(struct admin *a);
 
 #endif

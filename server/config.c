@@ -107,13 +107,23 @@ static const struct key connector_keys[] = {
   { UINT_KEY("bind_timeout", bind_timeout_ms, 100, 600000, 5000), .only = MODE_SERVER },
   { UINT_KEY("unbound_per_ip", unbound_per_ip, 1, 100000, 16), .only = MODE_SERVER },
   { UINT_KEY("unbound_max", unbound_max, 1, 100000, 128), .only = MODE_SERVER },
+  /* Live: config_tls_needs_restart says what a reload cannot put in place. */
+  { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
+  { STRING_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
  * and account, or a provider's URL; and each only where it applies. */
+static enum config_tls_role connector_tls_role(const struct config_connector *c)
+{
+  if (c->http)
+    return c->mode == CONFIG_CONN_SERVER ? CONFIG_TLS_HTTP_SERVER : CONFIG_TLS_HTTP_CLIENT;
+  return c->mode == CONFIG_CONN_SERVER ? CONFIG_TLS_SESSION_SERVER : CONFIG_TLS_SESSION_CLIENT;
+}
+
 static void check_connector(struct load *ld, const config_setting_t *grp, void *base, const char *path)
 {
-  const struct config_connector *c = base;
+  struct config_connector *c = base;
   char p[KEY_PATH_LEN];
   /* system_id and password serve both: an SMSC account, or a provider's HTTP Basic credentials. */
   static const char *const session_only[] = { "connect", "bind_mode", "keepalive",
@@ -126,7 +136,8 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
     if (s && (c->http || c->mode == CONFIG_CONN_CLIENT))
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
   }
-  static const char *const http_server_only[] = { "connections_per_ip", "max_connections", "request_timeout", NULL };
+  static const char *const http_server_only[] = { "connections_per_ip", "max_connections", "request_timeout",
+                                                  "callback_ca", NULL };
   static const char *const session_server_only[] = { "bind_timeout", "unbound_per_ip", "unbound_max", NULL };
   const char *const *server_wrong = c->http ? session_server_only : http_server_only;
   for (unsigned i = 0; server_wrong[i]; i++) {
@@ -134,6 +145,12 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
     join_path(p, path, server_wrong[i]);
     if (s && c->mode == CONFIG_CONN_SERVER)
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
+  }
+  config_tls_check(ld, grp, &c->tls, path, connector_tls_role(c));
+  const config_setting_t *callback_ca = config_setting_get_member(grp, "callback_ca");
+  if (callback_ca && c->http && c->mode == CONFIG_CONN_SERVER) {
+    join_path(p, path, "callback_ca");
+    config_ca_check(ld, callback_ca, p, c->callback_ca, sizeof c->callback_ca);
   }
   if (c->mode != CONFIG_CONN_CLIENT)
     return;
@@ -429,12 +446,14 @@ static void check_admin(struct load *ld, const config_setting_t *grp, void *base
     if (strcmp(c->admin_token, example_tokens[i]) == 0)
       report(ld, where, p, "the token%s%s is the example configuration's placeholder: choose one of your own",
              in, name);
+  config_tls_check(ld, grp, &c->admin_tls, path, CONFIG_TLS_HTTP_SERVER);
 }
 
 static const struct key admin_keys[] = {
   { ADDR_KEY("listen", admin_listen, 0), .required = ALWAYS },
   { STRING_KEY("token", admin_token, 1) },                 /* one of the two: check_admin */
   { STRING_KEY("token_file", admin_token_file, 1) },
+  { STRUCT_KEY("tls", admin_tls, struct config_tls, tls_section), .live = true },
 };
 static const struct section admin_section = { SECTION(admin_keys), .check = check_admin };
 
@@ -466,17 +485,36 @@ static const struct section root_section = { SECTION(root_keys) };
 bool config_needs_restart(const struct config *running, const struct config *next, char *why, size_t len)
 {
   char path[KEY_PATH_LEN];
-  if (!section_differs(&root_section, running, next, "", path))
-    return false;
-  snprintf(why, len, "%s changed: a reload puts routes, plugins and accounts in place, a restart applies the rest",
-           path);
-  return true;
+  if (section_differs(&root_section, running, next, "", path)) {
+    snprintf(why, len, "%s changed: a reload puts routes, plugins, accounts and TLS certificates in place, "
+             "a restart applies the rest", path);
+    return true;
+  }
+  for (unsigned i = 0; i < running->n_connectors; i++)
+    if (config_tls_needs_restart(&running->connectors[i].tls, &next->connectors[i].tls,
+                                 connector_tls_role(&running->connectors[i]))) {
+      bool served = running->connectors[i].mode == CONFIG_CONN_SERVER;
+      snprintf(why, len, "connectors.[%u].tls changed: %s", i,
+               served ? "for HTTPS served, a reload puts in place the certificate and its key, "
+                        "a restart applies the rest"
+                      : "an http client connector takes its TLS files at start: restart to change them");
+      return true;
+    }
+  if (config_tls_needs_restart(&running->admin_tls, &next->admin_tls, CONFIG_TLS_HTTP_SERVER)) {
+    snprintf(why, len, "admin.tls changed: a reload puts in place the certificate and its key, "
+             "a restart applies the rest");
+    return true;
+  }
+  return false;
 }
 
 void config_free(struct config *c)
 {
   if (!c)
     return;
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    config_tls_free(&c->connectors[i].tls);
+  config_tls_free(&c->admin_tls);
   free_lists(&root_section, c);
   free(c);
 }

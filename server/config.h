@@ -51,11 +51,41 @@ struct config_account {
   char default_sender[MSG_ADDR_LEN];  /* for a submit without one; "" = none */
   bool enabled;
   char expires[32];                   /* "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SSZ" (UTC); "" = never */
+  char tls_subject[256];              /* the client certificate a session must present, its subject
+                                         as RFC 2253 writes it ("CN=acme,O=Example"); "" = none asked.
+                                         With no password, the certificate alone admits. */
   int64_t expires_at;                 /* the same in seconds since 1970; 0 = never */
   bool from_users;                    /* written as a connector's users entry */
   bool managed;                       /* read from general.accounts_file or the database: changed live */
   int64_t db_version;                 /* the database row's version it was built from; 0 = none */
   int line;
+};
+
+struct tls_ctx;
+
+/* Who a tls = { ... } group serves: what its keys mean, which apply and
+ * which library takes them (OpenSSL for sessions, libmicrohttpd's GnuTLS
+ * for HTTPS served, libcurl for HTTPS asked). */
+enum config_tls_role {
+  CONFIG_TLS_SESSION_SERVER,
+  CONFIG_TLS_SESSION_CLIENT,
+  CONFIG_TLS_HTTP_SERVER,            /* an HTTP server connector, or the admin API */
+  CONFIG_TLS_HTTP_CLIENT
+};
+
+/* A connector's or the admin API's tls = { ... }. File paths are absolute
+ * once loaded (a relative one is taken from the configuration's folder). */
+struct config_tls {
+  bool enabled;                       /* the group is present */
+  char cert[CONFIG_PATH_LEN];         /* PEM certificate (chain); servers must have one */
+  char key[CONFIG_PATH_LEN];          /* its private key; "" = in cert's file */
+  char ca[CONFIG_PATH_LEN];           /* CAs the peer's certificate must chain to; "" = the system's */
+  bool verify_peer;                   /* client: the server's chain and name (default true);
+                                         server: require a client certificate (default false) */
+  char server_name[256];              /* session client: SNI and the certificate's name; "" = connect's host */
+  char min_version[8];                /* "1.2" (default) or "1.3" */
+  char ciphers[512];                  /* TLS 1.2 ciphers in OpenSSL's syntax; "" = OpenSSL's default */
+  struct tls_ctx *ctx;                /* sessions: built from the files at load, checked whole */
 };
 
 enum config_conn_mode {
@@ -114,6 +144,9 @@ struct config_connector {
   unsigned bind_timeout_ms;           /* for the bind to come; default 5000 */
   unsigned unbound_per_ip;            /* at once from one address; default 16 */
   unsigned unbound_max;               /* at once in all; default 128 */
+  struct config_tls tls;              /* TLS on every connection; tls.enabled false = plain TCP */
+  char callback_ca[CONFIG_PATH_LEN];  /* HTTP server: CAs of the receipt callbacks' HTTPS servers;
+                                         "" = the system's */
   int line;                           /* where it was defined, for later messages */
 };
 
@@ -198,6 +231,7 @@ struct config {
   char admin_listen[CONFIG_ADDR_LEN];
   char admin_token[128];              /* given, or read from admin_token_file */
   char admin_token_file[CONFIG_PATH_LEN];
+  struct config_tls admin_tls;        /* HTTPS for the API and the status page */
 
   /* database (optional) */
   bool has_database;

@@ -7,7 +7,6 @@
  * are rebuilt as the accounts that may use it, each with its index in
  * config.accounts: the connectors' code keeps indexing its own users. */
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,6 +30,7 @@ static const struct key account_keys[] = {
   { STRING_KEY("default_sender", default_sender, 0) },
   { BOOL_KEY("enabled", enabled, true) },
   { STRING_KEY("expires", expires, 0) },
+  { STRING_KEY("tls_subject", tls_subject, 1) },
 };
 #undef TARGET
 
@@ -51,10 +51,11 @@ void config_account_check(struct config_account *a, void (*problem)(void *ctx, c
                           void *ctx)
 {
   char why[PASSWORD_ERR_LEN > CIDR_ERR_LEN ? PASSWORD_ERR_LEN : CIDR_ERR_LEN];
-  if (!a->password[0] == !a->password_hash[0]) {
-    snprintf(why, sizeof why, "give either password or password_hash, not %s", a->password[0] ? "both" : "neither");
-    problem(ctx, "password", why);
-  }
+  if (a->password[0] && a->password_hash[0])
+    problem(ctx, "password", "give either password or password_hash, not both");
+  else if (!a->password[0] && !a->password_hash[0] && !a->tls_subject[0])
+    problem(ctx, "password", "give password or password_hash (or tls_subject, for a client certificate "
+            "to stand for it)");
   if (a->password_hash[0] && !password_hash_valid(a->password_hash, why, sizeof why))
     problem(ctx, "password_hash", why);
   for (unsigned i = 0; i < a->n_allow_ip; i++) {
@@ -102,33 +103,11 @@ static const struct key file_keys[] = {
 #undef TARGET
 static const struct section file_section = { SECTION(file_keys) };
 
-/* general.accounts_file as an absolute path: a relative one is taken from
- * the folder of the configuration file (c->path), not from where emgd runs. */
-static bool resolve_accounts_file(struct config *c)
-{
-  if (c->accounts_file[0] == '/')
-    return true;
-  char dir[CONFIG_PATH_LEN], cwd[CONFIG_PATH_LEN], out[3 * CONFIG_PATH_LEN];
-  snprintf(dir, sizeof dir, "%s", c->path);
-  const char *base = strchr(c->path, '/') ? dirname(dir) : ".";
-  if (base[0] == '/')
-    snprintf(out, sizeof out, "%s/%s", base, c->accounts_file);
-  else if (getcwd(cwd, sizeof cwd))
-    snprintf(out, sizeof out, "%s/%s/%s", cwd, base, c->accounts_file);
-  else
-    return false;
-  size_t len = strlen(out);
-  if (len >= sizeof c->accounts_file)
-    return false;
-  memcpy(c->accounts_file, out, len + 1);
-  return true;
-}
-
 void config_accounts_file(struct load *ld, config_t *lc, struct config *c)
 {
   if (!c->accounts_file[0])
     return;
-  if (!resolve_accounts_file(c)) {
+  if (!config_resolve_path(c, c->accounts_file, sizeof c->accounts_file)) {
     report_at(ld, NULL, 0, "general.accounts_file: %s is too long a path from %s", c->accounts_file, c->path);
     return;
   }

@@ -34,7 +34,7 @@ enum key_type {
   KEY_ADDR,        /* char[size] holding HOST:PORT, the port min..max */
   KEY_ENUM,        /* an enum spelled by names */
   KEY_PROTO,       /* const struct proto_ops *, by proto_find */
-  KEY_GROUP,       /* { ... } whose keys (sub) fill the same struct */
+  KEY_GROUP,       /* { ... } whose keys (sub) fill the struct at offset (0: the same one) */
   KEY_LIST,        /* ( { ... }, ... ): an array of structs of size bytes, min..max of them */
   KEY_ARRAY        /* [ v, ... ]: 1..capacity values of type elem, each size bytes, into a fixed
                     * array; min, max, def and the string checks apply to each. One bare value
@@ -138,6 +138,30 @@ void config_accounts_merge(struct load *ld, const config_setting_t *root, struct
  * missing file holds none. */
 void config_accounts_file(struct load *ld, config_t *lc, struct config *c);
 
+/* ---- config_tls.c ---- */
+
+extern const struct section tls_section;
+
+/* A path of the configuration made absolute: a relative one is taken from
+ * the folder of the configuration file (c->path), not from where emgd
+ * runs. "" stays. False when the result would not fit in size. */
+bool config_resolve_path(const struct config *c, char *path, size_t size);
+
+/* Completes the tls group of parent (read into t by tls_section) for its
+ * role: the defaults that depend on it, the keys that do not apply, the
+ * paths made absolute and the files checked (for sessions, t->ctx built). */
+void config_tls_check(struct load *ld, const config_setting_t *parent, struct config_tls *t, const char *path,
+                      enum config_tls_role role);
+void config_tls_free(struct config_tls *t);
+
+/* A key naming a file of CAs (file, size bytes): made absolute and checked. */
+void config_ca_check(struct load *ld, const config_setting_t *where, const char *path, char *file, size_t size);
+
+/* Whether going from running to next needs a restart (the group is live
+ * in the tables: what a reload can put in place depends on the role). */
+bool config_tls_needs_restart(const struct config_tls *running, const struct config_tls *next,
+                              enum config_tls_role role);
+
 /* ---- the tables (config.c, config_accounts.c) ---- */
 
 /* ---- the tables ---- */
@@ -162,6 +186,7 @@ void config_accounts_file(struct load *ld, config_t *lc, struct config *c);
   .names = table, .def = d
 #define PROTO_KEY(k, f) .name = k, .type = KEY_PROTO, .offset = AT(const struct proto_ops *, f)
 #define GROUP_KEY(k, s) .name = k, .type = KEY_GROUP, .sub = &s
+#define STRUCT_KEY(k, f, t, s) .name = k, .type = KEY_GROUP, .offset = AT(t, f), .sub = &s
 #define ARRAY_OF(k, f, n) .name = k, .type = KEY_ARRAY, .size = sizeof ((TARGET *)0)->f[0], \
   .capacity = COUNT(((TARGET *)0)->f), .count_offset = AT(unsigned, n)
 #define STRINGS_KEY(k, f, n, min_len) ARRAY_OF(k, f, n), .elem = KEY_STRING, \

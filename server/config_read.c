@@ -328,7 +328,7 @@ static void set_default(struct load *ld, const struct key *k, void *base, const 
     *(const struct proto_ops **)field(base, k) = NULL;
     break;
   case KEY_GROUP:
-    read_group(ld, NULL, k->sub, base, path);
+    read_group(ld, NULL, k->sub, field(base, k), path);
     break;
   case KEY_LIST:
     break;         /* no elements: the struct starts zeroed */
@@ -439,7 +439,7 @@ static void read_value(struct load *ld, const config_setting_t *s, const struct 
     break;
   }
   case KEY_GROUP:
-    read_group(ld, s, k->sub, base, path);
+    read_group(ld, s, k->sub, field(base, k), path);
     break;
   case KEY_LIST:
     read_list(ld, s, k, base, path);
@@ -588,7 +588,7 @@ void free_lists(const struct section *sec, void *base)
   for (size_t i = 0; i < sec->n_keys; i++) {
     const struct key *k = &sec->keys[i];
     if (k->type == KEY_GROUP) {
-      free_lists(k->sub, base);
+      free_lists(k->sub, field(base, k));
     } else if (k->type == KEY_LIST) {
       void *array;
       memcpy(&array, field(base, k), sizeof array);
@@ -629,7 +629,7 @@ static bool key_differs(const struct key *k, const void *a, const void *b, const
   const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
   switch (k->type) {
   case KEY_GROUP:
-    return section_differs(k->sub, a, b, path, out);
+    return section_differs(k->sub, fa, fb, path, out);
   case KEY_LIST: {
     unsigned na = *(const unsigned *)((const char *)a + k->count_offset);
     unsigned nb = *(const unsigned *)((const char *)b + k->count_offset);

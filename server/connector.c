@@ -453,6 +453,7 @@ static void on_wake(struct evloop *loop, void *arg)
   }
   if (atomic_exchange(&in->account_changed, false))
     account_recheck(in);
+  connector_tls_take(in);
   connector_release_held_acks(in, false);
   connector_pump(in);
 }
@@ -526,6 +527,10 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
   c->log = log_category(category);
   queue_init(&c->out);
   pthread_mutex_init(&c->scts_lock, NULL);
+  if (connector_tls_init(c, err) < 0) {
+    connector_destroy(c);
+    return NULL;
+  }
   c->session_cfg = (struct session_config){
     .proto = cfg->proto,
     .role = cfg->mode == CONFIG_CONN_SERVER ? SESSION_SERVER : SESSION_CLIENT,
@@ -540,6 +545,8 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     .reconnect_max_ms = cfg->reconnect_max_ms,
     /* The connector's limit is shared by its instances. */
     .max_rate = cfg->max_rate > 0 ? cfg->max_rate / cfg->instances : 0,
+    .tls = c->tls,
+    .tls_server_name = c->tls_server_name,
   };
   if (is_server(c)) {
     /* A queue per account slot: accounts added live have theirs. */
@@ -707,6 +714,7 @@ void connector_destroy(struct connector *c)
   if (c->scts)
     ucp_scts_alloc_destroy(c->scts);
   pthread_mutex_destroy(&c->scts_lock);
+  connector_tls_free(c);
   if (c->core->connectors[c->index] == c)
     c->core->connectors[c->index] = NULL;
   free(c);

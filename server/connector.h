@@ -54,6 +54,11 @@ void connector_accounts_changed(struct connector *c);
 
 const struct config_connector *connector_config(const struct connector *c);
 
+/* A reload's tls group (next, checked by the configuration): its
+ * certificates for the connections to come, those made keep theirs. -1
+ * with err when HTTPS could not read them (the running ones stay). */
+int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len);
+
 /* Pausing a connector stops its instances from sending; its queues hold
  * what arrives meanwhile, and resuming sends it. Callable from any thread. */
 void connector_pause(struct connector *c, bool paused);

@@ -117,7 +117,7 @@ static enum proto_status refuse(struct connector *c, struct session *s, const st
   else if (log_every_due(&c->refusal_log, evloop_now_ms(c->accept_loop), REFUSAL_LOG_MS, &skipped))
     LOGW(c->log, "bind from %s as '%s' refused: %s (%" PRIu64 " more refused since the last such line)",
          session_peer(s), bind->user, account_refusal_text(why), skipped);
-  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD)
+  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD || why == ACCOUNT_CERTIFICATE)
     auth_guard_failed(c->core->auth_guard, session_peer(s), "a bind");
   return account_refusal_status(why);
 }
@@ -131,8 +131,10 @@ static enum proto_status unbound_bind(struct session *s, const struct proto_pdu 
   if (core_login_blocked(core, session_peer(s)))
     return PROTO_E_AUTH;
   int user;
+  const struct tls_conn *tls = session_tls(s);
   enum account_refusal why = accounts_login(core->accounts, c->index, session_peer(s), bind->user, bind->password,
-                                            true, &user);
+                                            tls && *tls_peer_subject(tls) ? tls_peer_subject(tls) : NULL, true,
+                                            &user);
   if (why != ACCOUNT_OK)
     return refuse(c, s, bind, why);
   struct instance *in = atomic_load(&c->accepting) ? instance_take(c) : NULL;
@@ -155,7 +157,15 @@ static enum proto_status unbound_bind(struct session *s, const struct proto_pdu 
 static void unbound_gone(struct session *s, const char *reason)
 {
   struct connector *c = session_app(s);
-  LOGD(c->log, "connection from %s ended before a bind: %s", session_peer(s), reason);
+  uint64_t skipped;
+  /* A failed handshake says why (wrong version, no shared cipher, a bad
+   * certificate, plain text at a TLS port); a flood of them ten lines a
+   * second at most. */
+  if (strncmp(reason, "TLS", 3) != 0)
+    LOGD(c->log, "connection from %s ended before a bind: %s", session_peer(s), reason);
+  else if (log_every_due(&c->tls_log, evloop_now_ms(c->accept_loop), 100, &skipped))
+    LOGW(c->log, "connection from %s closed: %s (%" PRIu64 " more failed handshakes since the last such line)",
+         session_peer(s), reason, skipped);
   unbound_forget(c, s, true);
 }
 
@@ -208,7 +218,11 @@ static void unbound_add(struct connector *c, int fd, const char *peer, uint64_t 
     close(fd);
     return;
   }
-  struct session *s = session_server_create(c->accept_loop, fd, peer, &c->unbound_cfg, &unbound_handler, c);
+  /* The context of the moment: a reload may have put in a new one. */
+  struct session_config cfg = c->unbound_cfg;
+  cfg.tls = connector_tls_current(c);
+  struct session *s = session_server_create(c->accept_loop, fd, peer, &cfg, &unbound_handler, c);
+  tls_ctx_unref(cfg.tls);
   if (!s) {   /* fd closed */
     atomic_fetch_add(&c->core->stats.sessions_refused, 1);
     return;

@@ -45,11 +45,11 @@ static int http_check_user(void *ctx, const char *peer, const char *user, const 
   if (core_login_blocked(c->core, peer))
     return -1;
   int index;
-  enum account_refusal why = accounts_login(c->core->accounts, c->index, peer, user, password, false, &index);
+  enum account_refusal why = accounts_login(c->core->accounts, c->index, peer, user, password, NULL, false, &index);
   if (why == ACCOUNT_OK)
     return 0;
   atomic_fetch_add(&c->core->stats.binds_refused, 1);
-  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD)
+  if (why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD || why == ACCOUNT_CERTIFICATE)
     auth_guard_failed(c->core->auth_guard, peer, "an HTTP request");
   else
     LOGW(c->log, "HTTP request from %s as '%s' refused: %s", peer, user, account_refusal_text(why));
@@ -268,12 +268,13 @@ int connector_http_start(struct connector *c, char *err)
 {
   if (!is_server(c))
     return 0;
-  struct http_callback_limits limits = { 0 };
+  struct http_callback_limits limits = { .tls = { .ca = c->cfg->callback_ca } };
   c->callbacks = http_callback_start(&limits, http_callback_done, c);
   struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1,
                                       .connections_per_ip = c->cfg->connections_per_ip,
                                       .connection_limit = fd_budget_http_limit(c->core->cfg, c->index),
-                                      .request_timeout_s = c->cfg->request_timeout_s };
+                                      .request_timeout_s = c->cfg->request_timeout_s,
+                                      .tls = c->http_tls };
   struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
   if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))
     return -1;
@@ -295,6 +296,8 @@ void connector_http_run(struct instance *in)
       .smsc = c->cfg->name, .user = c->cfg->system_id[0] ? c->cfg->system_id : NULL,
       .password = c->cfg->password, .connections = c->cfg->connections, .window = c->cfg->window,
       .timeout_ms = c->cfg->response_timeout_ms,
+      .tls = { .ca = c->cfg->tls.ca, .cert = c->cfg->tls.cert, .key = c->cfg->tls.key,
+               .insecure = c->cfg->tls.enabled && !c->cfg->tls.verify_peer },
     };
     in->http_client = http_client_create(in->loop, &hc, http_client_answered, in);
     if (!in->http_client)

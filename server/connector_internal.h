@@ -7,7 +7,8 @@
  * connector_submit.c: messages in (admission, routing, splitting, held
  * acks). connector_send.c: messages and receipts out, and their answers.
  * connector_receipt.c: receipts from SMSCs and receipts to origins.
- * connector_http.c: HTTP connectors. connector_accept.c: the listener. */
+ * connector_http.c: HTTP connectors. connector_accept.c: the listener.
+ * connector_tls.c: the TLS context, and a reload's new one. */
 #ifndef EMG_CONNECTOR_INTERNAL_H
 #define EMG_CONNECTOR_INTERNAL_H
 
@@ -123,6 +124,7 @@ struct instance {
   uint64_t published_ms;
   pthread_mutex_t info_lock;
   struct connector_instance_info published;
+  unsigned tls_generation;         /* client: the connector's TLS generation its session has */
 };
 
 struct connector {
@@ -163,6 +165,13 @@ struct connector {
   /* HTTP server connectors */
   struct http_server *http_server;
   struct http_callback *callbacks;
+  /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
+  pthread_mutex_t tls_lock;
+  struct tls_ctx *tls;             /* sessions; NULL = plain TCP */
+  char tls_server_name[256];       /* client: "" = the host of connect */
+  _Atomic unsigned tls_generation; /* one more at each reload */
+  struct http_tls *http_tls;       /* HTTP server: HTTPS; NULL = plain HTTP */
+  struct log_every tls_log;        /* failed handshakes, at most every 100 ms */
 };
 
 static inline bool is_server(const struct connector *c)
@@ -305,5 +314,16 @@ int connector_accept_start(struct connector *c, char *err);
 
 /* Frees what the listener holds (called once its thread has ended). */
 void connector_accept_free(struct connector *c);
+
+/* ---- connector_tls.c ---- */
+
+/* From the configuration: the context (sessions) or HTTPS (HTTP server).
+ * -1 with err (NETUTIL_ERR_LEN bytes) when HTTPS cannot be set up. */
+int connector_tls_init(struct connector *c, char *err);
+/* The context a new connection begins with (a reference), or NULL. */
+struct tls_ctx *connector_tls_current(struct connector *c);
+/* On a client instance's thread: a reload's context for its next connect. */
+void connector_tls_take(struct instance *in);
+void connector_tls_free(struct connector *c);
 
 #endif

@@ -126,6 +126,20 @@ static void on_tick(struct evloop *loop, void *arg)
   }
 }
 
+/* A reload's certificates: each connector's and the admin API's, read
+ * again (new files or new content) for the connections to come. The
+ * configuration checked them whole; what HTTPS still cannot read keeps
+ * the running ones, said here. */
+static void reload_tls(struct daemon *d, const struct config *next)
+{
+  char err[512];
+  for (unsigned i = 0; i < next->n_connectors; i++)
+    if (connector_tls_reload(d->core.connectors[i], &next->connectors[i].tls, err, sizeof err) < 0)
+      LOGE(d->log, "reload: %s; the running certificate stays", err);
+  if (admin_tls_reload(d->admin, &next->admin_tls, err, sizeof err) < 0)
+    LOGE(d->log, "reload: %s; the running certificate stays", err);
+}
+
 /* SIGHUP: read the file again and put its routes in place. Anything else
  * that changed needs a restart, and a file with errors changes nothing:
  * both are refused with the reason, and the running routes stay. */
@@ -172,6 +186,7 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
      * place are, the one named stays as it was. */
     LOGE(d->log, "reload: %s", accounts_why);
   }
+  reload_tls(d, next);
   core_swap_plugins(&d->core, plugins);
   core_swap_router(&d->core, r);
   atomic_fetch_add(&d->core.stats.reloads, 1);
@@ -757,7 +772,7 @@ int main(int argc, char **argv)
       return 1;
     }
   if (d.cfg->has_admin && !(d.admin = admin_start(&d.core, d.cfg->admin_listen, d.cfg->admin_token,
-                                                   reload_from_admin, &d, err))) {
+                                                   &d.cfg->admin_tls, reload_from_admin, &d, err))) {
     LOGE(d.log, "admin: %s", err);
     stop_all(&d);
     return 1;

@@ -58,6 +58,7 @@ struct load_options {
   const char *missing_path;       /* where to list messages acked but without their receipt */
   const char *latency_path;       /* where to write each second's ack latency */
   unsigned validity_s;            /* validity period asked for; 0 = none */
+  struct tool_tls tls;
 };
 
 /* Per message, indexed by sequence number. */
@@ -661,11 +662,13 @@ static int http_setup(struct loader *ld)
     .connections = o->connections,
     .window = o->connections * o->window,
     .timeout_ms = o->timeout_ms,
+    .tls = { .ca = o->tls.ca, .cert = o->tls.cert, .key = o->tls.key },
   };
+  const char *scheme = o->tls.on ? "https" : "http";
   if (o->dlr && dlr_listen(ld, base, sizeof base) == -1)
     return -1;
   if (!o->http_kannel) {
-    snprintf(url, sizeof url, "http://%s/api/v1/messages", o->connect);
+    snprintf(url, sizeof url, "%s://%s/api/v1/messages", scheme, o->connect);
     cfg.method = HTTP_CLIENT_POST_JSON;
     cfg.body = body;
     cfg.user = o->user;
@@ -686,7 +689,7 @@ static int http_setup(struct loader *ld)
     }
     tmpl_append(body, sizeof body, "}");
   } else {
-    snprintf(url, sizeof url, "http://%s/cgi-bin/sendsms?username=", o->connect);
+    snprintf(url, sizeof url, "%s://%s/cgi-bin/sendsms?username=", scheme, o->connect);
     tmpl_append_encoded(url, sizeof url, o->user ? o->user : "");
     tmpl_append(url, sizeof url, "&password=");
     tmpl_append_encoded(url, sizeof url, o->password ? o->password : "");
@@ -926,6 +929,9 @@ static void usage(FILE *out)
           "  --missing FILE          list the sequence numbers acked but left without a receipt\n"
           "  --latency-log FILE      each second, a line: seconds since the start, acks, and their\n"
           "                          latency p50, p99 and max in ms (tab-separated)\n"
+          "  --tls                   over TLS; the server's certificate and name are verified\n"
+          "  --ca FILE               CAs it must chain to (default the system's)\n"
+          "  --cert FILE --key FILE  a client certificate to present\n"
           "  --json                  print the summary as one JSON object\n"
           "  --quiet                 no progress line\n");
 }
@@ -946,7 +952,7 @@ int main(int argc, char **argv)
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
-    { "latency-log", required_argument, 0, 'l' },
+    { "latency-log", required_argument, 0, 'l' }, TOOL_TLS_LONGOPTS,
     { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -966,6 +972,8 @@ int main(int argc, char **argv)
   int ch;
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     const char *bad = NULL;
+    if (tool_tls_option(&o->tls, ch, optarg))
+      continue;
     switch (ch) {
     case 'p':
       o->protocol = optarg;
@@ -1081,6 +1089,9 @@ int main(int argc, char **argv)
     .reconnect_min_ms = 100,
     .reconnect_max_ms = 2000,
   };
+  bool tls_failed;
+  if (o->proto && !(cfg.tls = tool_tls_ctx(&o->tls, false, "emgload", &tls_failed)) && tls_failed)
+    return TOOL_EXIT_SETUP;
   if (!msg_slot(&ld, o->count ? o->count : 1) ||
       (o->dlr && o->count && id_map_reserve(&ld.ids, o->count) == -1)) {
     fprintf(stderr, "emgload: out of memory\n");

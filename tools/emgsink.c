@@ -26,6 +26,7 @@
 
 struct sink_options {
   const struct proto_ops *proto;
+  struct tool_tls tls;
   const char *listen;
   const char *user;               /* when set, binds must match */
   const char *password;
@@ -489,6 +490,8 @@ static void usage(FILE *out)
           "  --window N              receipts outstanding per session (default 100)\n"
           "  --rebind-wait MS        how long a receipt waits for its account to bind (default 60000)\n"
           "  --max-pending N         receipts held at once (default 5000000)\n"
+          "  --tls --cert FILE [--key FILE]  over TLS, with this certificate\n"
+          "  --ca FILE               with --tls: require client certificates from these CAs\n"
           "  --quiet                 no status line\n");
 }
 
@@ -504,7 +507,7 @@ int main(int argc, char **argv)
     { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
     { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
     { "port-file", required_argument, 0, 'F' }, { "reject-rate", required_argument, 0, 'j' },
-    { 0, 0, 0, 0 }
+    TOOL_TLS_LONGOPTS, { 0, 0, 0, 0 }
   };
   struct sink_options *o = &sk.opt;
   uint64_t v;
@@ -514,6 +517,8 @@ int main(int argc, char **argv)
   o->window = 100;
   int ch;
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    if (tool_tls_option(&o->tls, ch, optarg))
+      continue;
     switch (ch) {
     case 'p':
       if (!(o->proto = proto_find(optarg))) {
@@ -604,6 +609,9 @@ int main(int argc, char **argv)
     .keepalive_ms = 60000,
     .bind_timeout_ms = 30000,
   };
+  bool tls_failed;
+  if (!(sk.session_cfg.tls = tool_tls_ctx(&o->tls, true, "emgsink", &tls_failed)) && tls_failed)
+    return TOOL_EXIT_SETUP;
   /* Slots for 16 s ahead: receipts due later wait in the wheel's heap. */
   if (timerwheel_init(&sk.pending, 14, evloop_now_ms(sk.loop)) == -1) {
     fprintf(stderr, "emgsink: out of memory\n");

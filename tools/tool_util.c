@@ -8,6 +8,7 @@
 #include "charset.h"
 #include "hexutil.h"
 #include "sms_text.h"
+#include "tls.h"
 #include "tool_util.h"
 
 int tool_parse_range(const char *text, uint64_t *min, uint64_t *max)
@@ -173,4 +174,38 @@ size_t tool_payload_utf8(const struct msg *m, char *out, size_t cap)
 bool tool_stderr_tty(void)
 {
   return isatty(STDERR_FILENO) == 1;
+}
+
+bool tool_tls_option(struct tool_tls *t, int ch, const char *optarg)
+{
+  switch (ch) {
+  case TOOL_OPT_TLS: t->on = true; return true;
+  case TOOL_OPT_CA: t->ca = optarg; return true;
+  case TOOL_OPT_CERT: t->cert = optarg; return true;
+  case TOOL_OPT_KEY: t->key = optarg; return true;
+  }
+  return false;
+}
+
+struct tls_ctx *tool_tls_ctx(const struct tool_tls *t, bool server, const char *tool, bool *failed)
+{
+  *failed = false;
+  if (!t->on) {
+    if (t->ca || t->cert || t->key) {
+      fprintf(stderr, "%s: --ca, --cert and --key go with --tls\n", tool);
+      *failed = true;
+    }
+    return NULL;
+  }
+  /* A client always verifies the server; a server with --ca requires
+   * client certificates. */
+  struct tls_settings s = { .cert = t->cert, .key = t->key, .ca = t->ca,
+                            .verify_peer = !server || (t->ca && *t->ca), .min_version = "1.2" };
+  char err[TLS_ERR_LEN];
+  struct tls_ctx *ctx = tls_ctx_create(&s, server, err);
+  if (!ctx) {
+    fprintf(stderr, "%s: --tls: %s\n", tool, err);
+    *failed = true;
+  }
+  return ctx;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <getopt.h>
 #include <stdio.h>
 #include "evloop.h"
 #include "msg.h"
@@ -51,6 +52,25 @@ int tool_signals(struct evloop *loop, void (*fn)(int signo, void *arg), void *ar
  * converted, 8-bit data as hex. Returns bytes written (NUL-terminated, tabs
  * and newlines replaced by spaces so a record stays one line). */
 size_t tool_payload_utf8(const struct msg *m, char *out, size_t cap);
+
+/* --tls and its files, as emgload and emgsink take them (long options
+ * TOOL_OPT_TLS.. in their getopt tables, parsed by tool_tls_option). */
+struct tool_tls {
+  bool on;
+  const char *ca;       /* emgload: CAs the server must chain to (default the system's);
+                         * emgsink: require client certificates from these */
+  const char *cert;     /* emgsink: its certificate (required); emgload: a client certificate */
+  const char *key;      /* cert's key; default: in cert's file */
+};
+enum { TOOL_OPT_TLS = 0x100, TOOL_OPT_CA, TOOL_OPT_CERT, TOOL_OPT_KEY };
+#define TOOL_TLS_LONGOPTS \
+  { "tls", no_argument, 0, TOOL_OPT_TLS }, { "ca", required_argument, 0, TOOL_OPT_CA }, \
+  { "cert", required_argument, 0, TOOL_OPT_CERT }, { "key", required_argument, 0, TOOL_OPT_KEY }
+/* Takes option ch (with optarg) when it is one of them; false otherwise. */
+bool tool_tls_option(struct tool_tls *t, int ch, const char *optarg);
+/* The context t asks for (server: emgsink's side), NULL without --tls or
+ * on failure (*failed set, the reason on stderr after the tool's name). */
+struct tls_ctx *tool_tls_ctx(const struct tool_tls *t, bool server, const char *tool, bool *failed);
 
 /* Whether stderr is a terminal (live status lines use \r there, a line each second elsewhere). */
 bool tool_stderr_tty(void);

@@ -94,6 +94,7 @@ static CURL *easy_for(struct http_callback *cb, struct cb_item *it)
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)cb->lim.connect_timeout_ms);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard_body);
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  http_curl_tls_apply(easy, &cb->lim.tls);
   if (it->method == HTTP_CALLBACK_POST) {
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, it->body);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long)it->body_len);

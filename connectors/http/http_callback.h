@@ -10,6 +10,7 @@
 #define EMG_HTTP_CALLBACK_H
 
 #include <stdint.h>
+#include "http_curl.h"
 
 /* Zero means the default. */
 struct http_callback_limits {
@@ -21,6 +22,7 @@ struct http_callback_limits {
   unsigned give_up_ms;          /* no try later than this after the first; default 600000 */
   unsigned timeout_ms;          /* one request, connection included; default 10000 */
   unsigned connect_timeout_ms;  /* default 5000 */
+  struct http_curl_tls tls;     /* for https:// callbacks (its strings are not copied) */
 };
 
 enum http_callback_method {

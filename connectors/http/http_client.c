@@ -152,6 +152,7 @@ struct http_client *http_client_create(struct evloop *loop, const struct http_cl
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_answer);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, r->error);
+    http_curl_tls_apply(easy, &c->cfg.tls);
     if (c->user) {
       curl_easy_setopt(easy, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
       curl_easy_setopt(easy, CURLOPT_USERNAME, c->user);

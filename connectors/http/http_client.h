@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include "evloop.h"
+#include "http_curl.h"
 #include "msg.h"
 #include "proto.h"
 
@@ -38,6 +39,7 @@ struct http_client_config {
   unsigned timeout_ms;          /* one request; default 30000 */
   unsigned connect_timeout_ms;  /* default 5000 */
   size_t max_request;           /* longest expanded URL or body; default 65536 */
+  struct http_curl_tls tls;     /* for an https:// URL (its strings are not copied) */
 };
 
 struct http_client_result {

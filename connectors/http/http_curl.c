@@ -194,3 +194,18 @@ void http_curl_destroy(struct http_curl *hc)
   else
     free(hc);
 }
+
+void http_curl_tls_apply(CURL *easy, const struct http_curl_tls *t)
+{
+  bool verify = !t || !t->insecure;
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, verify ? 1L : 0L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
+  if (!t)
+    return;
+  if (t->ca && *t->ca)
+    curl_easy_setopt(easy, CURLOPT_CAINFO, t->ca);
+  if (t->cert && *t->cert) {
+    curl_easy_setopt(easy, CURLOPT_SSLCERT, t->cert);
+    curl_easy_setopt(easy, CURLOPT_SSLKEY, t->key && *t->key ? t->key : t->cert);
+  }
+}

@@ -12,9 +12,23 @@
 #define EMG_HTTP_CURL_H
 
 #include <curl/curl.h>
+#include <stdbool.h>
 #include "evloop.h"
 
 struct http_curl;
+
+/* TLS for https:// URLs. The peer is always verified (chain and host
+ * name) unless insecure is set, which only an explicit verify_peer =
+ * false in the configuration does; the strings must outlive the handles. */
+struct http_curl_tls {
+  const char *ca;               /* PEM file of trusted CAs; NULL or "" = the system's */
+  const char *cert;             /* client certificate (PEM), or NULL */
+  const char *key;              /* its key; NULL or "" = in cert's file */
+  bool insecure;
+};
+
+/* Sets t on easy (t NULL: the defaults, peer verified by the system's CAs). */
+void http_curl_tls_apply(CURL *easy, const struct http_curl_tls *t);
 
 /* A transfer ended: result is curl's code (CURLE_OK when an answer came,
  * whatever its HTTP status). The easy handle is out of the multi handle

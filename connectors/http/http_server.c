@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "http_edge.h"
 #include "http_server.h"
+#include "http_tls.h"
 #include "iobuf.h"
 #include "netutil.h"
 
@@ -63,6 +64,7 @@ struct http_server_request {
 
 struct http_server {
   struct MHD_Daemon *daemon;
+  struct http_tls *tls;            /* or NULL */
   struct http_edge_guard *guard;
   struct http_server_handler h;
   struct http_codec_limits limits;
@@ -572,9 +574,12 @@ struct http_server *http_server_start(const struct http_server_config *cfg,
     free(s);
     return NULL;
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                   http_tls_flags(cfg->tls);
   if (addr.ss_family == AF_INET6)
     flags |= MHD_USE_IPv6;
+  s->tls = cfg->tls;
+  http_tls_starting();
   s->daemon = MHD_start_daemon(
     flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
     MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout_s ? cfg->idle_timeout_s : 30u,
@@ -582,7 +587,8 @@ struct http_server *http_server_start(const struct http_server_config *cfg,
     MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->connections_per_ip ? cfg->connections_per_ip : 64u,
     MHD_OPTION_NOTIFY_CONNECTION, http_edge_guard_notify, s->guard,
     MHD_OPTION_THREAD_POOL_SIZE, cfg->threads > 1 ? cfg->threads : 0u,
-    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_ARRAY, http_tls_options(cfg->tls), MHD_OPTION_END);
+  http_tls_attach(cfg->tls, s->daemon);
   if (!s->daemon || !(info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT))) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for HTTP", cfg->listen);
     if (s->daemon)
@@ -636,6 +642,7 @@ void http_server_stop(struct http_server *s, unsigned wait_ms)
     }
   }
   pthread_mutex_unlock(&s->lock);
+  http_tls_detach(s->tls);
   MHD_stop_daemon(s->daemon);
   http_edge_guard_destroy(s->guard);
   if (listen_fd != MHD_INVALID_SOCKET)

@@ -66,6 +66,8 @@ struct http_server_handler {
   void *ctx;
 };
 
+struct http_tls;
+
 /* Zero means the default. */
 struct http_server_config {
   const char *listen;              /* "HOST:PORT"; port 0 picks a free one (http_server_port) */
@@ -76,6 +78,7 @@ struct http_server_config {
   unsigned request_timeout_s;      /* a request must come whole within, counted from the
                                     * connection's opening or its previous answer; default 30 */
   struct http_codec_limits limits; /* body size, batch size, parts */
+  struct http_tls *tls;            /* HTTPS with it (the caller keeps it); NULL = plain HTTP */
 };
 
 struct http_server_stats {

@@ -58,12 +58,18 @@ static void teardown(void)
   config_free(cfg);
 }
 
-static enum account_refusal login(unsigned connector, const char *peer, const char *user, const char *pw, bool bind)
+static enum account_refusal login_with(unsigned connector, const char *peer, const char *user, const char *pw,
+                                       const char *subject, bool bind)
 {
   int index = -7;
-  enum account_refusal why = accounts_login(acc, connector, peer, user, pw, bind, &index);
+  enum account_refusal why = accounts_login(acc, connector, peer, user, pw, subject, bind, &index);
   CU_ASSERT(why == ACCOUNT_OK ? index >= 0 : index == -7);
   return why;
+}
+
+static enum account_refusal login(unsigned connector, const char *peer, const char *user, const char *pw, bool bind)
+{
+  return login_with(connector, peer, user, pw, NULL, bind);
 }
 
 static void test_logins(void)
@@ -93,6 +99,30 @@ static void test_logins(void)
   CU_ASSERT_EQUAL(account_refusal_status(ACCOUNT_PASSWORD), PROTO_E_AUTH_PASSWORD);
   CU_ASSERT_EQUAL(account_refusal_status(ACCOUNT_ADDRESS), PROTO_E_AUTH);
   CU_ASSERT_EQUAL(accounts_find(acc, "nobody"), -1);
+  teardown();
+}
+
+/* A client certificate: alone for an account without a password, with
+ * the password for one that has both; its subject exactly. */
+static void test_certificate_logins(void)
+{
+  setup_from("accounts = (\n"
+             "  { name = \"cert\"; tls_subject = \"CN=acme,O=Example\"; },\n"
+             "  { name = \"both\"; password = \"pw\"; tls_subject = \"CN=acme,O=Example\"; },\n"
+             "  { name = \"shop\"; password = \"pw\"; }\n"
+             ");\n"
+             "connectors = ( { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:1\"; } );\n");
+  const char *acme = "CN=acme,O=Example";
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", acme, false), ACCOUNT_OK);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "anything", acme, false), ACCOUNT_OK);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", NULL, false), ACCOUNT_CERTIFICATE);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", "CN=acme,O=Other", false), ACCOUNT_CERTIFICATE);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", "CN=acme", false), ACCOUNT_CERTIFICATE);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "pw", acme, false), ACCOUNT_OK);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "px", acme, false), ACCOUNT_PASSWORD);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "pw", NULL, false), ACCOUNT_CERTIFICATE);
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "shop", "pw", acme, false), ACCOUNT_OK);   /* not tied: ignored */
+  CU_ASSERT_EQUAL(accounts_refused(acc, ACCOUNT_CERTIFICATE), 4);
   teardown();
 }
 
@@ -422,6 +452,7 @@ void suite_account(void)
 {
   static const struct test_case cases[] = {
     { "logins and their refusals", test_logins },
+    { "a client certificate for the password", test_certificate_logins },
     { "submits: senders, default_sender, max_rate", test_submits },
     { "accounts added, changed and removed live", test_changes },
     { "credit: taken per part, all or none, given back, set", test_credit },

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "config_checks.h"
 #include "testutil.h"
+#include "tls_certs.h"
 
 #define NAME "test.conf"
 
@@ -715,7 +716,7 @@ static void test_accounts(void)
   CU_ASSERT_EQUAL(e.count, 8);
   CU_ASSERT(has_error(&e, 1, "accounts.[0].password", "give either password or password_hash, not both"));
   CU_ASSERT(has_error(&e, 1, "accounts.[0].password_hash", "malformed yescrypt hash"));
-  CU_ASSERT(has_error(&e, 2, "accounts.[1].password", "not neither"));
+  CU_ASSERT(has_error(&e, 2, "accounts.[1].password", "give password or password_hash (or tls_subject"));
   CU_ASSERT(has_error(&e, 3, "accounts.[2].password_hash", "not a password hash"));
   CU_ASSERT(has_error(&e, 3, "accounts.[2].expires", "must be a date"));
   CU_ASSERT(has_error(&e, 4, "accounts.[3].connectors", "'out' is a client connector"));
@@ -770,6 +771,135 @@ static void test_restart_keys(void)
   config_free(running);
 }
 
+/* A TLS server connector, its tls group given as text; loaded as if the
+ * file were in the certificates' folder. */
+static struct config *load_tls(const char *tls, const char *mode_keys, struct config_errors *e)
+{
+  char text[2048], name[600];
+  snprintf(text, sizeof text,
+           "connectors = ( { name = \"c\"; protocol = \"smpp\"; %s\n"
+           "  tls = { %s };\n} );\nroutes = ( { to = \"c\"; } );\n", mode_keys, tls);
+  snprintf(name, sizeof name, "%s", file("emgd.conf"));
+  return config_load_string(text, name, e);
+}
+
+#define SERVER_KEYS \
+  "mode = \"server\"; listen = \"127.0.0.1:2775\"; users = ( { name = \"a\"; password = \"p\"; } );"
+#define CLIENT_KEYS "mode = \"client\"; connect = \"127.0.0.1:2775\"; system_id = \"emg\";"
+
+static void test_tls(void)
+{
+  make_certs();
+  struct config_errors e;
+  /* Relative paths from the configuration's folder; defaults by role. */
+  struct config *c = load_tls("cert = \"server.pem\"; key = \"server.key\";", SERVER_KEYS, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  const struct config_tls *t = &c->connectors[0].tls;
+  CU_ASSERT_TRUE(t->enabled);
+  CU_ASSERT_STRING_EQUAL(t->cert, file("server.pem"));
+  CU_ASSERT_FALSE(t->verify_peer);
+  CU_ASSERT_STRING_EQUAL(t->min_version, "1.2");
+  CU_ASSERT_PTR_NOT_NULL(t->ctx);
+  struct config *client = load_tls("ca = \"ca.pem\";", CLIENT_KEYS, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(client);
+  CU_ASSERT_TRUE(client->connectors[0].tls.verify_peer);
+  CU_ASSERT_STRING_EQUAL(client->connectors[0].tls.ca, file("ca.pem"));
+
+  /* A change of the files or the settings is put in place by a reload. */
+  struct config *next = load_tls("cert = \"server.pem\"; key = \"server.key\"; min_version = \"1.3\";",
+                                 SERVER_KEYS, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(next);
+  char why[512];
+  CU_ASSERT_FALSE(config_needs_restart(c, next, why, sizeof why));
+  config_free(next);
+  config_free(client);
+  config_free(c);
+
+  /* Each bad group refused with its line, its key and the reason. */
+  static const struct {
+    const char *tls, *mode, *key, *what;
+  } bad[] = {
+    { "cert = \"expired.pem\"; key = \"server.key\";", SERVER_KEYS, "connectors.[0].tls", "expired on" },
+    { "cert = \"future.pem\"; key = \"server.key\";", SERVER_KEYS, "connectors.[0].tls", "not valid before" },
+    { "cert = \"missing.pem\"; key = \"server.key\";", SERVER_KEYS, "connectors.[0].tls",
+      "missing.pem: No such file or directory" },
+    { "cert = \"server.pem\"; key = \"client.key\";", SERVER_KEYS, "connectors.[0].tls",
+      "does not match the certificate" },
+    { "ca = \"ca.pem\";", SERVER_KEYS, "connectors.[0].tls", "needs a certificate" },
+    { "cert = \"server.pem\"; key = \"server.key\"; verify_peer = true;", SERVER_KEYS, "connectors.[0].tls",
+      "needs ca" },
+    { "cert = \"server.pem\"; key = \"server.key\"; server_name = \"x\";", SERVER_KEYS,
+      "connectors.[0].tls.server_name", "does not apply to an smpp or ucp server connector" },
+    { "cert = \"server.pem\"; key = \"server.key\"; min_version = \"1.1\";", SERVER_KEYS,
+      "connectors.[0].tls", "must be \"1.2\" or \"1.3\"" },
+    { "ca = \"server.key\";", CLIENT_KEYS, "connectors.[0].tls", "ca " },
+    { "cert = \"server.pem\"; kye = \"server.key\";", SERVER_KEYS, "connectors.[0].tls.kye",
+      "did you mean 'key'" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    c = load_tls(bad[i].tls, bad[i].mode, &e);
+    CU_ASSERT_PTR_NULL(c);
+    config_free(c);
+    bool found = false;
+    for (unsigned j = 0; j < e.count && !found; j++)
+      found = strstr(e.lines[j], ":2: ") && strstr(e.lines[j], bad[i].key) && strstr(e.lines[j], bad[i].what);
+    if (!found) {
+      CU_FAIL("a bad tls group without its error");
+      fprintf(stderr, "case %zu (%s): %s\n", i, bad[i].tls, e.count ? e.lines[0] : "no error");
+    }
+    config_errors_free(&e);
+  }
+
+  /* HTTPS served (libmicrohttpd): no OpenSSL cipher list; its version
+   * needs a restart, its files do not. */
+  char text[2048];
+  const char *http = "connectors = ( { name = \"h\"; protocol = \"http\"; mode = \"server\";\n"
+                     "  listen = \"127.0.0.1:8080\"; users = ( { name = \"a\"; password = \"p\"; } );\n"
+                     "  tls = { cert = \"%s\"; key = \"server.key\"; %s };\n} );\n";
+  snprintf(text, sizeof text, http, "server.pem", "ciphers = \"HIGH\";");
+  CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
+  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], "connectors.[0].tls.ciphers: does not apply to HTTPS served"));
+  config_errors_free(&e);
+  snprintf(text, sizeof text, http, "server.pem", "");
+  c = config_load_string(text, file("emgd.conf"), &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_PTR_NULL(c->connectors[0].tls.ctx);
+  snprintf(text, sizeof text, http, "expired.pem", "");
+  CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
+  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], "expired on"));
+  config_errors_free(&e);
+  snprintf(text, sizeof text, http, file("server.pem"), "");
+  next = config_load_string(text, file("emgd.conf"), &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(next);
+  CU_ASSERT_FALSE(config_needs_restart(c, next, why, sizeof why));
+  config_free(next);
+  snprintf(text, sizeof text, http, "server.pem", "min_version = \"1.3\";");
+  next = config_load_string(text, file("emgd.conf"), &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(next);
+  CU_ASSERT_TRUE(config_needs_restart(c, next, why, sizeof why));
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "connectors.[0].tls"));
+  config_free(next);
+  config_free(c);
+
+  /* The admin API's HTTPS, and the receipt callbacks' CAs. */
+  snprintf(text, sizeof text,
+           ONE_CLIENT "admin: { listen = \"127.0.0.1:8080\"; token = \"0123456789abcdef0123\";\n"
+           "  tls = { cert = \"server.pem\"; key = \"ca.key\"; }; };\n");
+  CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
+  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], ":4: admin.tls: key ") &&
+                 strstr(e.lines[0], "does not match"));
+  config_errors_free(&e);
+  snprintf(text, sizeof text,
+           "connectors = ( { name = \"h\"; protocol = \"http\"; mode = \"server\";\n"
+           "  listen = \"127.0.0.1:8080\"; users = ( { name = \"a\"; password = \"p\"; } );\n"
+           "  callback_ca = \"nothing.pem\"; } );\n");
+  CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
+  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], ":3: connectors.[0].callback_ca: ca ") &&
+                 strstr(e.lines[0], "No such file"));
+  config_errors_free(&e);
+  remove_certs();
+}
+
 void suite_config(void);
 void suite_config(void)
 {
@@ -797,6 +927,7 @@ void suite_config(void)
     { "log level names", test_log_level_names },
     { "what a reload cannot put in place", test_restart_keys },
     { "accounts, and users as their shorthand", test_accounts },
+    { "tls groups", test_tls },
     { NULL, NULL },
   };
   test_add_suite("config", cases);

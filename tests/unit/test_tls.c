@@ -206,6 +206,19 @@ static void test_handshakes(void)
   CU_ASSERT_STRING_EQUAL(tls_peer_subject(p.conn[1]), "CN=acme,O=emg tests");
   pair_close(&p);
 
+  /* A server with ca but without verify_peer: a client certificate is
+   * optional, and taken (subject known) when it is sent. */
+  struct tls_settings asks = *server_settings();
+  asks.ca = file("ca.pem");
+  CU_ASSERT_TRUE_FATAL(pair_open(&p, &client, &asks, "localhost"));
+  CU_ASSERT_EQUAL(handshake(&p, &failed), 1);
+  CU_ASSERT_STRING_EQUAL(tls_peer_subject(p.conn[1]), "");
+  pair_close(&p);
+  CU_ASSERT_TRUE_FATAL(pair_open(&p, &with_cert, &asks, "localhost"));
+  CU_ASSERT_EQUAL(handshake(&p, &failed), 1);
+  CU_ASSERT_STRING_EQUAL(tls_peer_subject(p.conn[1]), "CN=acme,O=emg tests");
+  pair_close(&p);
+
   /* Plain SMPP (a bind_transceiver's header) sent to a TLS server. */
   CU_ASSERT_TRUE_FATAL(pair_open(&p, &client, server_settings(), "localhost"));
   static const unsigned char bind[] = { 0, 0, 0, 0x2f, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 1, 'e', 'm', 'g', 0 };

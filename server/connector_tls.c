@@ -1,0 +1,116 @@
+/* connector_tls.c - a connector's TLS: the context its connections begin
+ * with, and a reload's new certificates put in place without touching
+ * the connections made.
+ *
+ * A server's listener takes the current context for each connection it
+ * accepts; a client's instances take it, on their own thread, for their
+ * next connect; an HTTP server connector hands new files to
+ * libmicrohttpd's handshakes (http_tls.c). */
+#include <stdio.h>
+#include <string.h>
+#include "connector_internal.h"
+#include "http_tls.h"
+#include "netutil.h"
+#include "tls.h"
+
+static void log_certificate(struct connector *c, struct tls_ctx *ctx, const char *what)
+{
+  char subject[256], expires[64];
+  if (!ctx)
+    return;
+  tls_ctx_describe(ctx, subject, sizeof subject, expires, sizeof expires);
+  if (subject[0])
+    LOGI(c->log, "TLS %s: certificate %s, valid until %s", what, subject, expires);
+  else
+    LOGI(c->log, "TLS %s", what);
+}
+
+int connector_tls_init(struct connector *c, char *err)
+{
+  const struct config_tls *t = &c->cfg->tls;
+  pthread_mutex_init(&c->tls_lock, NULL);
+  if (!t->enabled)
+    return 0;
+  if (c->cfg->http && is_server(c)) {
+    char why[HTTP_TLS_ERR_LEN];
+    if (!(c->http_tls = http_tls_create(t->cert, t->key, t->min_version, why))) {
+      snprintf(err, NETUTIL_ERR_LEN, "tls: %.240s", why);
+      return -1;
+    }
+    LOGI(c->log, "HTTPS with %s", t->cert);
+    return 0;
+  }
+  if ((c->tls = t->ctx))
+    tls_ctx_ref(c->tls);
+  snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", t->server_name);
+  log_certificate(c, c->tls, is_server(c) ? "on every connection" : "to the SMSC");
+  return 0;
+}
+
+struct tls_ctx *connector_tls_current(struct connector *c)
+{
+  pthread_mutex_lock(&c->tls_lock);
+  struct tls_ctx *ctx = c->tls;
+  if (ctx)
+    tls_ctx_ref(ctx);
+  pthread_mutex_unlock(&c->tls_lock);
+  return ctx;
+}
+
+int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len)
+{
+  if (c->cfg->http) {
+    char why[HTTP_TLS_ERR_LEN];
+    if (!c->http_tls || !next->enabled)
+      return 0;   /* a client's libcurl reads its files as it connects */
+    if (http_tls_reload(c->http_tls, next->cert, next->key, why) < 0) {
+      snprintf(err, err_len, "%s: tls: %s", c->cfg->name, why);
+      return -1;
+    }
+    LOGI(c->log, "HTTPS reloaded from %s", next->cert);
+    return 0;
+  }
+  pthread_mutex_lock(&c->tls_lock);
+  struct tls_ctx *old = c->tls;
+  if ((c->tls = next->ctx))
+    tls_ctx_ref(c->tls);
+  snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", next->server_name);
+  pthread_mutex_unlock(&c->tls_lock);
+  tls_ctx_unref(old);
+  if (c->tls || old)
+    log_certificate(c, c->tls, "reloaded, for the connections to come");
+  if (!c->tls && old)
+    LOGI(c->log, "TLS off for the connections to come");
+  atomic_fetch_add(&c->tls_generation, 1);
+  for (unsigned i = 0; !is_server(c) && i < c->n_instances; i++)
+    if (c->instances[i].started)
+      evloop_wake(c->instances[i].loop);
+  return 0;
+}
+
+void connector_tls_take(struct instance *in)
+{
+  struct connector *c = in->conn;
+  unsigned generation = atomic_load(&c->tls_generation);
+  if (generation == in->tls_generation || !in->session || is_server(c))
+    return;
+  in->tls_generation = generation;
+  pthread_mutex_lock(&c->tls_lock);
+  char server_name[sizeof c->tls_server_name];
+  memcpy(server_name, c->tls_server_name, sizeof server_name);
+  struct tls_ctx *ctx = c->tls;
+  if (ctx)
+    tls_ctx_ref(ctx);
+  pthread_mutex_unlock(&c->tls_lock);
+  session_set_tls(in->session, ctx, server_name);
+  tls_ctx_unref(ctx);
+}
+
+void connector_tls_free(struct connector *c)
+{
+  http_tls_destroy(c->http_tls);
+  c->http_tls = NULL;
+  tls_ctx_unref(c->tls);
+  c->tls = NULL;
+  pthread_mutex_destroy(&c->tls_lock);
+}
