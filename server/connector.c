@@ -474,6 +474,8 @@ static void on_tick(struct evloop *loop, void *arg)
   connector_instance_publish(in, false);
   connector_release_held_acks(in, false);
   connector_retry_early_receipts(in, false);
+  if (in->conn->callbacks && in->index == 0)
+    connector_http_watch_callbacks(in);
   connector_pump(in);
 }
 

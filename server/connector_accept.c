@@ -163,7 +163,7 @@ static void unbound_gone(struct session *s, const char *reason)
    * second at most. */
   if (strncmp(reason, "TLS", 3) != 0)
     LOGD(c->log, "connection from %s ended before a bind: %s", session_peer(s), reason);
-  else if (log_every_due(&c->tls_log, evloop_now_ms(c->accept_loop), 100, &skipped))
+  else if (log_burst_due(&c->tls_log, evloop_now_ms(c->accept_loop), 1000, 10, &skipped))
     LOGW(c->log, "connection from %s closed: %s (%" PRIu64 " more failed handshakes since the last such line)",
          session_peer(s), reason, skipped);
   unbound_forget(c, s, true);

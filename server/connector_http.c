@@ -323,3 +323,19 @@ void connector_http_run(struct instance *in)
   connector_flush_stages(in->loop, in);
   connector_release_held_acks(in, true);
 }
+
+void connector_http_watch_callbacks(struct instance *in)
+{
+  struct connector *c = in->conn;
+  uint64_t now = evloop_now_ms(in->loop);
+  if (now < c->callback_log_next_ms)
+    return;
+  struct http_callback_stats st;
+  http_callback_stats(c->callbacks, &st);
+  if (st.tries_failed == c->callback_failures_logged)
+    return;
+  LOGW(in->log, "receipt callbacks: %" PRIu64 " tries failed since the last such line, the last: %s "
+       "(each is tried again after a back-off)", st.tries_failed - c->callback_failures_logged, st.last_error);
+  c->callback_failures_logged = st.tries_failed;
+  c->callback_log_next_ms = now + 10000;
+}

@@ -165,13 +165,15 @@ struct connector {
   /* HTTP server connectors */
   struct http_server *http_server;
   struct http_callback *callbacks;
+  uint64_t callback_failures_logged; /* instance 0: tries_failed when last logged */
+  uint64_t callback_log_next_ms;   /* ... and when it may log again */
   /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
   pthread_mutex_t tls_lock;
   struct tls_ctx *tls;             /* sessions; NULL = plain TCP */
   char tls_server_name[256];       /* client: "" = the host of connect */
   _Atomic unsigned tls_generation; /* one more at each reload */
   struct http_tls *http_tls;       /* HTTP server: HTTPS; NULL = plain HTTP */
-  struct log_every tls_log;        /* failed handshakes, at most every 100 ms */
+  struct log_every tls_log;        /* failed handshakes, ten a second at most */
 };
 
 static inline bool is_server(const struct connector *c)
@@ -297,6 +299,9 @@ void connector_http_run(struct instance *in);
  * over, and the receipt callbacks done. */
 void connector_http_take_inbox(struct instance *in);
 void connector_http_take_done(struct instance *in);
+/* Instance 0 of a server connector, each tick: callbacks that failed since
+ * the last such line, with the last reason, at most every 10 s. */
+void connector_http_watch_callbacks(struct instance *in);
 
 /* What an HTTP client instance sends, and what instance 0 of an HTTP server
  * connector calls back. */

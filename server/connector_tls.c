@@ -40,6 +40,11 @@ int connector_tls_init(struct connector *c, char *err)
     LOGI(c->log, "HTTPS with %s", t->cert);
     return 0;
   }
+  if (c->cfg->http) {
+    if (!t->verify_peer)
+      LOGW(c->log, "tls.verify_peer = false: the provider's certificate and name are not checked");
+    return 0;
+  }
   if ((c->tls = t->ctx))
     tls_ctx_ref(c->tls);
   snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", t->server_name);

@@ -660,12 +660,21 @@ void log_write(struct log_category *c, enum log_level level, const char *fmt, ..
 
 bool log_every_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, uint64_t *skipped)
 {
-  if (now_ms < e->next_ms) {
+  return log_burst_due(e, now_ms, period_ms, 1, skipped);
+}
+
+bool log_burst_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, unsigned burst, uint64_t *skipped)
+{
+  if (now_ms >= e->next_ms) {
+    e->next_ms = now_ms + period_ms;
+    e->lines = 0;
+  }
+  if (e->lines >= burst) {
     e->skipped++;
     return false;
   }
+  e->lines++;
   *skipped = e->skipped;
   e->skipped = 0;
-  e->next_ms = now_ms + period_ms;
   return true;
 }

@@ -55,12 +55,15 @@ void log_shutdown(void);
  * most once per period, saying how many were left out since. One thread
  * uses one of these (no lock). */
 struct log_every {
-  uint64_t next_ms;
+  uint64_t next_ms;                /* the end of the period */
   uint64_t skipped;
+  unsigned lines;                  /* written in this period */
 };
 /* True when the line is due now (monotonic ms); *skipped is then the number
  * left out since the last one. False: left out, and counted. */
 bool log_every_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, uint64_t *skipped);
+/* The same with up to burst lines in each period. */
+bool log_burst_due(struct log_every *e, uint64_t now_ms, uint64_t period_ms, unsigned burst, uint64_t *skipped);
 
 /* The category for name, created on first use (before or after log_init);
  * the same pointer for the same name for the rest of the process, so it is

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,7 +53,8 @@ struct http_callback {
   unsigned spare_count;
   uint64_t rng;
 
-  atomic_uint_fast64_t held, sent, retried, failed, refused, dropped;
+  atomic_uint_fast64_t held, sent, retried, failed, refused, dropped, tries_failed;
+  char last_error[160];         /* under lock */
 };
 
 static void lim_default(unsigned *v, unsigned dflt)
@@ -175,10 +177,23 @@ static void on_done(void *arg, CURL *easy, CURLcode result)
   it->easy = NULL;
   cb->inflight[it->slot] = cb->inflight[--cb->inflight_count];
   cb->inflight[it->slot]->slot = it->slot;
-  if (status >= 200 && status < 300)
+  if (status >= 200 && status < 300) {
     finish(cb, it, HTTP_CALLBACK_SENT);
-  else
+  } else {
+    /* Said to the owner through the stats: a certificate that does not
+     * verify, a host that refuses, an answer that is not 2xx. */
+    const char *host = strstr(it->url, "://");
+    host = host ? host + 3 : it->url;
+    pthread_mutex_lock(&cb->lock);
+    if (result != CURLE_OK)
+      snprintf(cb->last_error, sizeof cb->last_error, "%.*s: %s", (int)strcspn(host, "/?"), host,
+               curl_easy_strerror(result));
+    else
+      snprintf(cb->last_error, sizeof cb->last_error, "%.*s: HTTP %ld", (int)strcspn(host, "/?"), host, status);
+    pthread_mutex_unlock(&cb->lock);
+    atomic_fetch_add(&cb->tries_failed, 1);
     retry_or_fail(cb, it, result != CURLE_OK || status == 408 || status == 429 || status >= 500);
+  }
   start_due(cb);
 }
 
@@ -352,6 +367,10 @@ void http_callback_stats(struct http_callback *cb, struct http_callback_stats *o
   out->refused = atomic_load(&cb->refused);
   out->dropped = atomic_load(&cb->dropped);
   out->pending = atomic_load(&cb->held);
+  out->tries_failed = atomic_load(&cb->tries_failed);
+  pthread_mutex_lock(&cb->lock);
+  memcpy(out->last_error, cb->last_error, sizeof out->last_error);
+  pthread_mutex_unlock(&cb->lock);
 }
 
 uint64_t http_callback_stop(struct http_callback *cb, unsigned wait_ms)

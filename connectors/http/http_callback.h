@@ -55,6 +55,8 @@ struct http_callback_stats {
   uint64_t refused;             /* not accepted: queue full */
   uint64_t dropped;             /* held at stop */
   uint64_t pending;             /* held now */
+  uint64_t tries_failed;        /* tries without a 2xx answer (retried or not) */
+  char last_error[160];         /* why the last of them failed: curl's reason, or the HTTP status */
 };
 
 struct http_callback;

@@ -35,6 +35,18 @@ wait_file() {
   [ -s "$file" ] || { echo "timed out waiting for $file" >&2; return 1; }
 }
 
+# logged FILE REGEX [SECONDS]: waits (bounded, default 5 s) until a line of
+# FILE matches the extended REGEX: emgd writes its log from a thread of
+# its own, a moment after the event.
+logged() {
+  local file=$1 regex=$2 tries=$(( ${3:-5} * 20 ))
+  until grep -Eq -- "$regex" "$file" 2>/dev/null; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || { echo "no line like '$regex' in $file" >&2; return 1; }
+    sleep 0.05
+  done
+}
+
 # start_sink NAME PROTOCOL [emgsink options...]: starts emgsink on a free
 # port; sets SINK_PID_<NAME> and SINK_PORT_<NAME>. Record and summary files
 # go to $TMP/NAME.record and $TMP/NAME.summary.json.

@@ -494,6 +494,29 @@ static void test_drop_when_behind(void)
   scratch_close(&s);
 }
 
+/* Lines that a flood would repeat: one a period, or a burst of them, the
+ * ones left out counted into the next line written. */
+static void test_rate_limited_lines(void)
+{
+  struct log_every e = { 0 };
+  uint64_t skipped = 99;
+  CU_ASSERT_TRUE(log_every_due(&e, 1000, 100, &skipped));
+  CU_ASSERT_EQUAL(skipped, 0);
+  CU_ASSERT_FALSE(log_every_due(&e, 1050, 100, &skipped));
+  CU_ASSERT_FALSE(log_every_due(&e, 1099, 100, &skipped));
+  CU_ASSERT_TRUE(log_every_due(&e, 1100, 100, &skipped));
+  CU_ASSERT_EQUAL(skipped, 2);
+  struct log_every b = { 0 };
+  unsigned written = 0;
+  for (unsigned i = 0; i < 25; i++)
+    written += log_burst_due(&b, 5000 + i, 1000, 10, &skipped);
+  CU_ASSERT_EQUAL(written, 10);
+  CU_ASSERT_TRUE(log_burst_due(&b, 6000, 1000, 10, &skipped));
+  CU_ASSERT_EQUAL(skipped, 15);
+  CU_ASSERT_TRUE(log_burst_due(&b, 6001, 1000, 10, &skipped));
+  CU_ASSERT_EQUAL(skipped, 0);
+}
+
 void suite_log(void);
 void suite_log(void)
 {
@@ -506,6 +529,7 @@ void suite_log(void)
     { "long lines truncated cleanly", test_truncation },
     { "8 threads x 10000 lines", test_threads },
     { "dropped and counted when the writer is behind", test_drop_when_behind },
+    { "rate-limited lines", test_rate_limited_lines },
     { NULL, NULL },
   };
   test_add_suite("log", cases);
