@@ -42,6 +42,9 @@ static size_t collect(char *ptr, size_t size, size_t n, void *arg)
   return size * n;
 }
 
+/* CAs an https:// URL's certificate must chain to; NULL = the system's. */
+static const char *ca_file;
+
 /* Sends method path; on success *out is the parsed JSON. Returns an exit
  * code, having said what went wrong on stderr. */
 static int request_json(const char *url, const char *token, const char *method, const char *path,
@@ -66,6 +69,8 @@ static int request_json(const char *url, const char *token, const char *method, 
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+  if (ca_file && *ca_file)
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
   CURLcode rc = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -559,7 +564,7 @@ static void print_action(json_t *j)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgctl [--url URL] [--token T] [--json] COMMAND\n"
+          "usage: emgctl [--url URL] [--token T] [--cacert FILE] [--json] COMMAND\n"
           "  status                        totals, rates, limits, DLR table, journal, plugins\n"
           "  connectors                    each connector and its instances\n"
           "  queues                        what waits, per connector and account\n"
@@ -567,6 +572,7 @@ static void usage(FILE *out)
           "  account add|set|enable|disable|delete|credit|show NAME [--password P]\n"
           "          [--connector C].. [--allow-ip CIDR].. [--max-binds N] [--max-rate R]\n"
           "          [--credit N|unlimited] [--sender S].. [--default-sender S] [--expires DATE]\n"
+          "          [--tls-subject SUBJECT]  (a client certificate stands for it; \"\" = none)\n"
           "                                change an account of general.accounts_file at once;\n"
           "                                credit NAME --credit N sets, --credit +N/-N adds\n"
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
@@ -574,7 +580,9 @@ static void usage(FILE *out)
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
           "  reload                        re-read the configuration\n"
           "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
-          "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN.\n"
+          "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN;\n"
+          "an https:// URL's certificate is verified against --cacert (or $EMGCTL_CACERT, else\n"
+          "the system's CAs).\n"
           "Exit status: 0 ok, 1 error, 3 unauthorised, 5 bad argument.\n");
 }
 
@@ -664,6 +672,8 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     { "sender", required_argument, 0, ACCOUNT_OPT_SENDER },
     { "default-sender", required_argument, 0, ACCOUNT_OPT_DEFAULT_SENDER },
     { "expires", required_argument, 0, ACCOUNT_OPT_EXPIRES },
+    { "tls-subject", required_argument, 0, ACCOUNT_OPT_TLS_SUBJECT },
+    { "cacert", required_argument, 0, 'C' },
     { 0, 0, 0, 0 }
   };
   int ch;
@@ -676,6 +686,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     switch (ch) {
     case 'u': o->url = optarg; break;
     case 't': o->token = optarg; break;
+    case 'C': ca_file = optarg; break;
     case 'j': o->json = true; break;
     case 'c':
       if (parse_count(optarg, 1, &o->count) == -1) {
@@ -706,6 +717,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
 int main(int argc, char **argv)
 {
   struct options o = { getenv("EMGCTL_URL"), getenv("EMGCTL_TOKEN"), false, 0, 1.0 };
+  ca_file = getenv("EMGCTL_CACERT");
   json_t *account = json_object();
   char *send = NULL;
   if (!account)

@@ -40,6 +40,8 @@ int emgctl_account_option(int option, const char *value, json_t *body)
   case ACCOUNT_OPT_ALLOW_IP: return append(body, "allow_ip", value);
   case ACCOUNT_OPT_SENDER: return append(body, "senders", value);
   case ACCOUNT_OPT_DEFAULT_SENDER: return json_object_set_new(body, "default_sender", json_string(value));
+  case ACCOUNT_OPT_TLS_SUBJECT:
+    return json_object_set_new(body, "tls_subject", *value ? json_string(value) : json_null());
   case ACCOUNT_OPT_EXPIRES:
     return json_object_set_new(body, "expires", *value ? json_string(value) : json_null());
   case ACCOUNT_OPT_MAX_BINDS: return number(body, "max_binds", value, 0, 100000);

@@ -17,6 +17,7 @@ enum {
   ACCOUNT_OPT_SENDER,
   ACCOUNT_OPT_DEFAULT_SENDER,
   ACCOUNT_OPT_EXPIRES,
+  ACCOUNT_OPT_TLS_SUBJECT,
 };
 
 /* Adds one option's value to body (the fields of an account). 0, or -1

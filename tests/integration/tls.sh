@@ -172,6 +172,9 @@ check "curl without the CA refuses the server (exit $rc: certificate not verifie
 code=$(curl -s -o "$TMP/status.json" -w '%{http_code}' --cacert "$PKI/ca.pem" \
   -H "Authorization: Bearer $TOKEN" "https://localhost:$admin/api/status")
 check "curl --cacert: the admin API over HTTPS ($code)" [ "$code" = 200 -a -s "$TMP/status.json" ]
+check "emgctl --cacert over HTTPS" bash -c "'$BIN/emgctl' --url https://localhost:$admin --token $TOKEN --cacert '$PKI/ca.pem' status | grep -q received"
+rc=0; "$BIN/emgctl" --url "https://localhost:$admin" --token "$TOKEN" status > /dev/null 2> "$TMP/emgctl.err" || rc=$?
+check "... and without the CA it refuses the server (exit $rc)" bash -c "[ $rc = 1 ] && grep -q 'certificate' '$TMP/emgctl.err'"
 rc=0; curl -s -o /dev/null "http://127.0.0.1:$admin/api/status" || rc=$?
 check "plain HTTP to the admin's HTTPS port gets no answer (curl exit $rc)" [ "$rc" != 0 ]
 
