@@ -6,6 +6,7 @@
 # addresses, persist off (PERSIST=true for on). Prints msgs/s, ack latency, and emgd's CPU and
 # peak RSS. All three processes share this machine's cores.
 #   IN=http     submits over HTTP (JSON, keep-alive) to an HTTP connector instead of UCP
+#   TLS=1       TLS on both sides: emgload to emgd, emgd to emgsink (certificates made for the run)
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
 #   RECEIPTS=0  no receipts asked for
 #   RATE=MPS    submit at this rate (emgload --rate) instead of flat out
@@ -86,11 +87,13 @@ bench_stop "$sink_pid"
 bench_check_sink "$tmp"
 cat "$report"
 
+tls_note=""
+bench_tls && tls_note=", TLS both sides"
 lines=$(wc -l < "$tmp/emgd.log")
 echo "emgd log      $lines lines at log level ${LOG_LEVEL:-info}"
-jq -r --arg in "$in" --arg db "${DB:+, message log on}" --arg persist "${PERSIST:-false}" --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg cs "$emgd_switches" --arg sc "$sink_cpu" --arg lc "$load_cpu" --arg mc "$machine_cpu" --arg mb "$machine_busy" --arg dd "$dlr_delay" '
+jq -r --arg in "$in" --arg db "${DB:+, message log on}" --arg persist "${PERSIST:-false}" --arg ec "$emgd_cpu" --arg em "$emgd_mb" --arg cs "$emgd_switches" --arg sc "$sink_cpu" --arg lc "$load_cpu" --arg mc "$machine_cpu" --arg mb "$machine_busy" --arg dd "$dlr_delay" --arg tls "$tls_note" '
   "messages      \(.acked) acked of \(.sent) sent, \(.refused) refused, \(.receipts) receipts (\(.receipts_missing) missing)",
-  "throughput    \(.msgs_per_s | floor) msgs/s (\($in | ascii_upcase) in, SMPP out, receipts after \($dd) ms, persist \($persist)\($db))",
+  "throughput    \(.msgs_per_s | floor) msgs/s (\($in | ascii_upcase) in, SMPP out, receipts after \($dd) ms, persist \($persist)\($db)\($tls))",
   "ack latency   p50 \(.ack_latency_ms.p50) ms, p99 \(.ack_latency_ms.p99) ms, max \(.ack_latency_ms.max) ms",
   "emgd          \($ec) s CPU, peak RSS \($em) MB, \($cs) context switches",
   "emgsink       \($sc) s CPU",

@@ -115,8 +115,19 @@ bench_sink_series() {
   done
 }
 
+# TLS=1: TLS on both of emgd's sides (emgload to its UCP or HTTP connector,
+# its SMPP client to emgsink), with certificates made for the run.
+bench_tls() { [ "${TLS:-0}" = 1 ]; }
+bench_pki=$bench_tmp/pki
+bench_tls_files() {
+  bench_tls || return 0
+  [ -s "$bench_pki/server.pem" ] || bash tests/integration/make_certs.sh "$bench_pki"
+}
+
 bench_start_sink() {
-  local dir=$1 delay=$2 series=${3:-} i
+  local dir=$1 delay=$2 series=${3:-} i tls=()
+  bench_tls_files
+  bench_tls && tls=(--tls --cert "$bench_pki/server.pem" --key "$bench_pki/server.key")
   mkdir -p "$dir"
   rm -f "$dir/sink.port" "$dir/sink.json"
   if [ -n "$series" ]; then
@@ -125,10 +136,10 @@ bench_start_sink() {
     sink_reader_pid=$!
     bench_pids+=("$sink_reader_pid")
     build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
-      --user emg --password secret --summary "$dir/sink.json" 2> "$dir/sink.fifo" &
+      --user emg --password secret --summary "$dir/sink.json" ${tls[@]+"${tls[@]}"} 2> "$dir/sink.fifo" &
   else
     build/emgsink --protocol smpp --listen 127.0.0.1:0 --port-file "$dir/sink.port" --dlr-delay "$delay" \
-      --user emg --password secret --summary "$dir/sink.json" --quiet &
+      --user emg --password secret --summary "$dir/sink.json" ${tls[@]+"${tls[@]}"} --quiet &
   fi
   sink_pid=$!
   bench_pids+=("$sink_pid")
@@ -173,6 +184,11 @@ bench_start_emgd() {
     done
     accounts+=" );"
   fi
+  local tls_in="" tls_out=""
+  if bench_tls; then
+    tls_in="tls = { cert = \"$bench_pki/server.pem\"; key = \"$bench_pki/server.key\"; };"
+    tls_out="tls = { ca = \"$bench_pki/ca.pem\"; };"
+  fi
   cat > "$dir/emgd.conf" <<CONF
 general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
            dlr_table_size = 4000000; max_total_queue = 110000; max_total_queue_soft = 100000;
@@ -182,11 +198,11 @@ $database
 $accounts
 connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
-    $users },
+    $users $tls_in },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
-    window = $ucp_window; $users },
+    window = $ucp_window; $users $tls_in },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
-    instances = 10; system_id = "emg"; password = "secret"; window = 100; }
+    instances = 10; system_id = "emg"; password = "secret"; window = 100; $tls_out }
 );
 routes = ( { to = "smpp-out"; } );
 CONF
@@ -216,6 +232,7 @@ bench_load() {
   [ -n "$latency_log" ] && size+=(--latency-log "$latency_log")
   local dlr=(--dlr --wait-dlr "$wait_dlr")
   [ "$receipts" = 1 ] || dlr=()
+  bench_tls && size+=(--tls --ca "$bench_pki/ca.pem")
   load_start=$EPOCHREALTIME
   local stat_start
   stat_start=$(head -1 /proc/stat)
