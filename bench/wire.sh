@@ -5,7 +5,8 @@
 # Both processes share this machine's cores, as in every benchmark here.
 # A run stops with a message on stderr and status 1, printing no figures,
 # unless emgload succeeded and the sink's counts match its (bench/lib.sh).
-# NO_BUILD=1 uses the binaries in build/ as they are.
+# NO_BUILD=1 uses the binaries in build/ as they are; TLS=1 runs both over
+# TLS (certificates made for the run).
 set -euo pipefail
 
 count=${1:-1000000}
@@ -13,6 +14,13 @@ protocols=${PROTOCOLS:-smpp ucp}
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 bench_build emgload emgsink
+
+tls_sink=() tls_load=()
+if bench_tls; then
+  bench_tls_files
+  tls_sink=(--tls --cert "$bench_pki/server.pem" --key "$bench_pki/server.key")
+  tls_load=(--tls --ca "$bench_pki/ca.pem")
+fi
 
 header() {
   printf '%-6s %10s %12s %10s %10s %10s %9s %9s %9s %9s\n' protocol messages "msgs/s" "ack p50" "ack p99" receipts \
@@ -23,13 +31,13 @@ for proto in $protocols; do
   dir=$bench_tmp/$proto
   mkdir -p "$dir"
   build/emgsink --protocol "$proto" --listen 127.0.0.1:0 --port-file "$dir/port" --dlr-delay 0-1000 \
-    --summary "$dir/sink.json" --quiet &
+    --summary "$dir/sink.json" --quiet ${tls_sink[@]+"${tls_sink[@]}"} &
   sink_pid=$!
   bench_pids+=("$sink_pid")
   for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
   [ -s "$dir/port" ] || { echo "wire.sh: emgsink did not start" >&2; exit 1; }
   build/emgload --protocol "$proto" --connect "127.0.0.1:$(cat "$dir/port")" --connections 10 \
-    --window 50 --count "$count" --dlr --wait-dlr 30 --json --quiet > "$dir/load.json" &
+    --window 50 --count "$count" --dlr --wait-dlr 30 --json --quiet ${tls_load[@]+"${tls_load[@]}"} > "$dir/load.json" &
   load_pid=$!
   bench_pids+=("$load_pid")
   # Sample the loader's CPU and memory just before it exits (emgload ends
