@@ -73,7 +73,7 @@ sed -i 's/dlr_ttl = 3600;//' "$TMP/g.conf"
 kill -HUP "$EMGD_PID_g"
 for _ in $(seq 50); do grep -q 'reload: accounts: 0 added, 1 changed' "$TMP/g.log" && break; sleep 0.1; done
 check "reload: a changed dlr_ttl is refused, naming the key" \
-  grep -q "reload refused, routes unchanged: general.dlr_ttl changed: a reload puts routes, plugins and accounts in place" "$TMP/g.log"
+  grep -q "reload refused, routes unchanged: general.dlr_ttl changed: a reload puts routes, plugins, accounts and TLS certificates in place" "$TMP/g.log"
 check "reload: a changed password (a users entry) is put in place" \
   grep -q "reload: accounts: 0 added, 1 changed, 0 removed" "$TMP/g.log"
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp_in" --user esme --password pw2 \
