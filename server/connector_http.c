@@ -233,8 +233,17 @@ static void http_client_answered(void *arg, void *cookie, const struct http_clie
   resp.status = r->status;
   resp.raw_status = (uint32_t)r->http_status;
   str_copy(resp.msgid, sizeof resp.msgid, r->msgid);
-  if (r->status != PROTO_OK)
+  uint64_t skipped;
+  if (r->status != PROTO_OK && r->http_status) {
     LOGD(in->log, "message %" PRIu64 ": provider answered %ld: %s", it->msg->id, r->http_status, r->detail);
+  } else if (r->status != PROTO_OK) {
+    /* No answer at all (refused, timed out, a certificate that does not
+     * verify): an operator's matter, said at most every 10 s. */
+    connector_instance_error(in, "provider did not answer: %s", r->detail);
+    if (log_every_due(&in->provider_log, evloop_now_ms(in->loop), 10000, &skipped))
+      LOGW(in->log, "instance %u: the provider did not answer: %s (%" PRIu64 " more such since the last "
+           "such line)", in->index, r->detail, skipped);
+  }
   connector_response_in(in, it, &resp);
 }
 

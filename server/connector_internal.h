@@ -119,6 +119,7 @@ struct instance {
   struct http_inbox_item *inbox_head, *inbox_tail;
   struct http_done_item *callbacks_done;
   struct http_client *http_client;
+  struct log_every provider_log;   /* HTTP client: no answer, at most every 10 s */
   /* what connector_instance_info shows: counted in the thread, published under the lock */
   struct connector_instance_info counted;
   uint64_t published_ms;

@@ -84,14 +84,23 @@ connectors = (
   { name = "bad-name"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
     system_id = "emg"; password = "secret"; tls = { ca = "pki/ca.pem"; server_name = "smsc.example.net"; }; },
   { name = "old-smsc"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc_expired";
-    system_id = "emg"; password = "secret"; tls = { ca = "pki/ca.pem"; }; }
+    system_id = "emg"; password = "secret"; tls = { ca = "pki/ca.pem"; }; },
+  { name = "provider"; protocol = "http"; mode = "client"; url = "https://localhost:$web/api/v1/messages";
+    method = "post_json"; body = "{\"from\":\"%P\",\"to\":\"%p\",\"text\":\"%b\"}"; id_field = "messages.0.id";
+    system_id = "app"; password = "secret"; tls = { ca = "pki/ca.pem"; }; },
+  { name = "provider-bad"; protocol = "http"; mode = "client"; url = "https://localhost:$web/api/v1/messages";
+    method = "post_json"; body = "{\"from\":\"%P\",\"to\":\"%p\",\"text\":\"%b\"}";
+    system_id = "app"; password = "secret"; tls = { ca = "pki/other-ca.pem"; }; }
 );
 accounts = (
   { name = "load"; password = "secret"; connectors = [ "smpp-in", "ucp-in" ]; },
   { name = "acme"; tls_subject = "CN=acme,O=emg tests"; connectors = [ "smpp-in" ]; },
   { name = "app"; password = "secret"; connectors = [ "web", "web2" ]; }
 );
-routes = ( { to = "out"; } );
+# 4999: through the HTTP client connector to emgd's own HTTPS connector, then out;
+# 4998: to a provider whose certificate does not chain to the CA given.
+routes = ( { to = "out"; }, { dst_prefix = "4999"; to = "provider"; }, { dst_prefix = "4998"; to = "provider-bad"; },
+           { from = "web"; dst_prefix = "4999"; to = "out"; } );
 CONF
 check "--check-config takes the TLS groups" "$BIN/emgd" -c "$TMP/emgd.conf" --check-config
 # A configuration naming the expired certificate is refused with the file and the reason.
@@ -162,6 +171,20 @@ rc=0; "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --pas
   --ca "$PKI/ca.pem" --count 1 --give-up 3 --quiet > /dev/null 2>&1 || rc=$?
 check "UCP connector requiring client certificates: none sent, nothing acked (exit $rc)" [ "$rc" != 0 ]
 check "... logged: the peer did not send one" logged "$TMP/g.log" "closed: TLS handshake: .*peer did not return a certificate"
+
+# ---- the HTTP client connector over HTTPS, verified against its tls.ca ----
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --tls \
+  --ca "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" --count 20 --to 4999100:13 \
+  --json --quiet > "$TMP/provider.json"
+tries=100
+until [ "$(grep -c 4999100 "$TMP/s.record" 2>/dev/null)" -ge 20 ] || [ $tries = 0 ]; do sleep 0.1; tries=$((tries - 1)); done
+check "HTTP client connector over HTTPS (tls.ca): 20 messages through the provider reach the SMSC" \
+  [ "$(grep -c 4999100 "$TMP/s.record")" = 20 ]
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --tls \
+  --ca "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" --count 2 --to 4998100:13 \
+  --json --quiet > /dev/null
+check "... one whose provider's certificate does not verify says so" \
+  logged "$TMP/g.log" "conn.provider-bad.*the provider did not answer: SSL certificate problem: unable to get local issuer certificate"
 
 # ---- refusals of the SMSC's certificate, each logged ----
 check "unknown CA: the client connector says why" \
