@@ -200,6 +200,9 @@ check "plain SMPP at the TLS port: closed, logged as not TLS" \
   logged "$TMP/g.log" "connection from 127.0.0.1:[0-9]+ closed: TLS handshake: .*not TLS \(plain text sent to a TLS port\?\)"
 openssl s_client -connect "127.0.0.1:$smpp" -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' </dev/null > /dev/null 2>&1 || true
 check "TLS 1.1: refused, logged" logged "$TMP/g.log" "connection from 127.0.0.1:[0-9]+ closed: TLS handshake: unsupported protocol"
+# Only RSA key exchange offered, to a server whose key is ECDSA.
+openssl s_client -connect "127.0.0.1:$smpp" -tls1_2 -cipher AES128-SHA </dev/null > /dev/null 2>&1 || true
+check "no cipher in common: refused, logged" logged "$TMP/g.log" "connection from 127.0.0.1:[0-9]+ closed: TLS handshake: no shared cipher"
 
 # ---- a reload renews the certificate while a session flows ----
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp" --user load --password secret --tls \
