@@ -176,13 +176,13 @@ bool tool_stderr_tty(void)
   return isatty(STDERR_FILENO) == 1;
 }
 
-bool tool_tls_option(struct tool_tls *t, int ch, const char *optarg)
+bool tool_tls_option(struct tool_tls *t, int ch, const char *value)
 {
   switch (ch) {
   case TOOL_OPT_TLS: t->on = true; return true;
-  case TOOL_OPT_CA: t->ca = optarg; return true;
-  case TOOL_OPT_CERT: t->cert = optarg; return true;
-  case TOOL_OPT_KEY: t->key = optarg; return true;
+  case TOOL_OPT_CA: t->ca = value; return true;
+  case TOOL_OPT_CERT: t->cert = value; return true;
+  case TOOL_OPT_KEY: t->key = value; return true;
   }
   return false;
 }

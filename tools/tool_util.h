@@ -66,8 +66,8 @@ enum { TOOL_OPT_TLS = 0x100, TOOL_OPT_CA, TOOL_OPT_CERT, TOOL_OPT_KEY };
 #define TOOL_TLS_LONGOPTS \
   { "tls", no_argument, 0, TOOL_OPT_TLS }, { "ca", required_argument, 0, TOOL_OPT_CA }, \
   { "cert", required_argument, 0, TOOL_OPT_CERT }, { "key", required_argument, 0, TOOL_OPT_KEY }
-/* Takes option ch (with optarg) when it is one of them; false otherwise. */
-bool tool_tls_option(struct tool_tls *t, int ch, const char *optarg);
+/* Takes option ch (with its value) when it is one of them; false otherwise. */
+bool tool_tls_option(struct tool_tls *t, int ch, const char *value);
 /* The context t asks for (server: emgsink's side), NULL without --tls or
  * on failure (*failed set, the reason on stderr after the tool's name). */
 struct tls_ctx *tool_tls_ctx(const struct tool_tls *t, bool server, const char *tool, bool *failed);
