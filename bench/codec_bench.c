@@ -2,7 +2,9 @@
  *
  * Prints one line per operation with its rate and the target it must meet.
  * Usage: codec_bench [--seconds S] [--json]
- * It pins itself to one CPU, so the figures are per core. */
+ * It pins itself to one CPU, so the figures are per core.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,9 @@
  * layer and the interrupts count as well as this process). Run it on a quiet
  * machine, in a directory on the disk the spool uses.
  *
- * Usage: commit_bench [--dir DIR] [--commits N] [--size BYTES] [--rounds R] */
+ * Usage: commit_bench [--dir DIR] [--commits N] [--size BYTES] [--rounds R]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
 # persist on is SIGKILLed KILLS times (default 10) while emgload sends COUNT
 # messages (default 200000) with receipts; every acked message must reach
 # the SMSC and its receipt come back. Prints the checks and the duplicates.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null

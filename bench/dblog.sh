@@ -6,6 +6,7 @@
 #
 # Usage: bench/dblog.sh BUILD_DIR [dblog_bench options...]
 #   e.g. bench/dblog.sh build --messages 1000000 --threads 2
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 BIN=$(cd "${1:?usage: bench/dblog.sh BUILD_DIR [dblog_bench options...]}" && pwd)

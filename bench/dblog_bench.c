@@ -12,7 +12,9 @@
  *
  * Usage: dblog_bench --url CONNINFO [--messages N] [--threads T] [--writers W]
  *                    [--memory BYTES] [--batch EVENTS] [--spill-dir DIR]
- * (writers, memory and batch as in struct db_log_limits; 0 = its default) */
+ * (writers, memory and batch as in struct db_log_limits; 0 = its default)
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -11,7 +11,9 @@
  * normalises (the decimal of 64 bits: 19-20 digits), origin user 8
  * characters, origin ref a UCP "AdC:SCTS" (26), addresses 13 digits.
  *
- * Usage: dlr_bench [--count N] [--json] */
+ * Usage: dlr_bench [--count N] [--json]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>

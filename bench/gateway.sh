@@ -20,6 +20,7 @@
 # missing receipts) or emgsink's counts do not cover emgload's stops with a
 # message on stderr and status 1 before any figure is printed.
 # The setup is bench/lib.sh's, shared with reference.sh, sweep.sh and soak.sh.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"

@@ -8,7 +8,9 @@
  *     counter), for emgload --protocol http to drive (bench/http_bench.sh).
  *     With --receipts each message with a dlr-url or callback gets a
  *     DELIVERED receipt through the callback sender right away. Runs until
- *     SIGINT or SIGTERM, then prints its counters as one JSON object. */
+ *     SIGINT or SIGTERM, then prints its counters as one JSON object.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <getopt.h>
 #include <inttypes.h>
 #include <sched.h>

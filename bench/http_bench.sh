@@ -9,6 +9,7 @@
 # BUILD=DIR picks the build directory (default build).
 # A run stops with a message on stderr and status 1, printing no row for it,
 # unless emgload succeeded and the server's counts match its (bench/lib.sh).
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 count=${1:-200000}

@@ -42,6 +42,7 @@
 #
 # bench_tmp is the temporary directory (removed on exit); bench_pids lists
 # what is killed on exit: add to it whatever else is started.
+# SPDX-License-Identifier: Apache-2.0
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 

@@ -14,7 +14,9 @@
  * not take in time is dropped and counted in the file ("dropped").
  * Paced: 20 threads log 20,000 msgs/s at five debug2 lines per message for
  * three seconds, the load the gateway must carry; nothing may be dropped,
- * and the time a log call takes is shown as percentiles. */
+ * and the time a log call takes is shown as percentiles.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

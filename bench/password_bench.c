@@ -5,7 +5,9 @@
  * the right password; prints the median and the slowest time of one
  * verification. Single thread; run it on a quiet machine.
  *
- * Usage: password_bench [--rounds N] */
+ * Usage: password_bench [--rounds N]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <crypt.h>
 #include <sodium.h>
 #include <stdio.h>

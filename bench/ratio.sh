@@ -12,6 +12,7 @@
 # measures the steady state.
 # Prints one markdown row per pair, then the mean and the median of the
 # ratios. Any other gateway.sh setting (RECEIPTS, WINDOW, ...) passes through.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 3 ] || { sed -n '2,14p' "$0" >&2; exit 2; }

@@ -7,6 +7,7 @@
 # random 0-10 s; emgd routes the receipts back to emgload. 145-character
 # texts, 13-digit addresses. Writes a results table and a chart of msgs/s
 # over time; the setup is bench/lib.sh's, the same as gateway.sh's.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 usage() {

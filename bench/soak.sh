@@ -6,6 +6,7 @@
 # second half of the run. Receipts come after a short delay (0-1000 ms by
 # default) so that the growth measured is not the DLR table filling up
 # with receipts still to come. The setup is bench/lib.sh's.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 usage() {

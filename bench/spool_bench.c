@@ -9,7 +9,9 @@
  *    default: the issue's 1M queued + 1M open DLR entries), then times
  *    spool_open replaying them, and the memory it took (max RSS growth).
  *
- * Usage: spool_bench [--dir DIR] [--count N] [--seconds S] */
+ * Usage: spool_bench [--dir DIR] [--count N] [--seconds S]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

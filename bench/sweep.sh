@@ -5,6 +5,7 @@
 # setup. emgd's ucp-in gets max(10, connections) instances, so that every
 # connection is served and the 10 x 100 point is the reference test itself.
 # Writes a markdown table of msgs/s and ack p99 per point.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 usage() {

@@ -11,6 +11,7 @@
 # this machine's cores: the clients' half of each handshake costs about as
 # much as emgd's.
 # NO_BUILD=1 uses the binaries in build/ as they are.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"

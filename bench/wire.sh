@@ -7,6 +7,7 @@
 # unless emgload succeeded and the sink's counts match its (bench/lib.sh).
 # NO_BUILD=1 uses the binaries in build/ as they are; TLS=1 runs both over
 # TLS (certificates made for the run).
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 count=${1:-1000000}

@@ -1,5 +1,6 @@
 # embed.cmake - turns a file into a C array: cmake -DINPUT=f -DOUTPUT=f.c -DNAME=sym -P embed.cmake
 # Defines `const unsigned char NAME[]` and `const unsigned long NAME_len`.
+# SPDX-License-Identifier: Apache-2.0
 file(READ "${INPUT}" hex HEX)
 string(LENGTH "${hex}" hex_len)
 math(EXPR len "${hex_len} / 2")

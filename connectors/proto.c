@@ -1,4 +1,5 @@
-/* proto.c - the protocol adapters by name, and names of ops and statuses for logs. */
+/* proto.c - the protocol adapters by name, and names of ops and statuses for logs.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include "proto.h"
 

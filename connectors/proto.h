@@ -5,7 +5,9 @@
  * (session.c) owns everything else: windows, time-outs, keep-alives, binds,
  * reconnects. The tools and emgd speak only in struct proto_pdu.
  *
- * Adapters are pure: no I/O, no threads, no clock, no logging. */
+ * Adapters are pure: no I/O, no threads, no clock, no logging.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_PROTO_H
 #define EMG_PROTO_H
 

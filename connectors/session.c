@@ -56,7 +56,9 @@
  *   included; after each callback the code checks whether the session is
  *   gone before going on. Callbacks run only from the loop's own callbacks
  *   (I/O, tick, deferred flush), never from inside session_* calls except
- *   session_destroy's on_unanswered reports, as session.h says. */
+ *   session_destroy's on_unanswered reports, as session.h says.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -13,7 +13,9 @@
  * it is written, and one that takes no byte of it for the response time-out
  * is dropped. The process must ignore SIGPIPE: a write to a peer that is
  * gone then fails with EPIPE, which the session reports as a lost
- * connection. */
+ * connection.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SESSION_H
 #define EMG_SESSION_H
 

@@ -4,7 +4,9 @@
  * by linear probing at most half full, with backward-shift deletion (no
  * tombstones, so lookups never degrade). The slots of outstanding requests
  * form a doubly linked list in send-time order; a new request is linked in
- * from the newest end, which is one step when the clock does not go back. */
+ * from the newest end, which is one step when the clock does not go back.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "window.h"

@@ -13,7 +13,9 @@
  * backwards): refs are found through a small open-addressing index sized to
  * the capacity, and outstanding requests are kept in send-time order.
  * Pure bookkeeping: no clock (times are the caller's milliseconds), no I/O;
- * one allocation at creation. Cookies are never dereferenced. */
+ * one allocation at creation. Cookies are never dereferenced.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_WINDOW_H
 #define EMG_WINDOW_H
 

@@ -1,4 +1,5 @@
-/* bigmem.c - large zeroed blocks on huge pages where the kernel gives them. */
+/* bigmem.c - large zeroed blocks on huge pages where the kernel gives them.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdint.h>
 #include <sys/mman.h>
 #include "bigmem.h"

@@ -4,7 +4,9 @@
  * than the caches and are read at random: with 4 KiB pages nearly every
  * such read also misses the TLB. These blocks ask the kernel for huge pages
  * (madvise, so it works whether transparent huge pages are "always" or
- * "madvise"), and come back to it whole when freed. */
+ * "madvise"), and come back to it whole when freed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_BIGMEM_H
 #define EMG_BIGMEM_H
 

@@ -1,4 +1,5 @@
-/* bytebuf.c - a byte buffer that only grows at its end. */
+/* bytebuf.c - a byte buffer that only grows at its end.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include "bytebuf.h"
 

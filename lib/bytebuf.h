@@ -1,6 +1,8 @@
 /* bytebuf.h - a byte buffer that only grows at its end: journal batches,
  * COPY data, spill reads. (Socket buffers, which are also consumed from
- * the front, are iobuf.h's.) */
+ * the front, are iobuf.h's.)
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_BYTEBUF_H
 #define EMG_BYTEBUF_H
 

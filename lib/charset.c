@@ -5,7 +5,9 @@
  * septet of each code point below U+0100, and the eleven characters above
  * (ten Greek capitals and the euro sign) go through one switch. ASCII never
  * reaches the UTF-8 decoder or encoder. dst_cap is clamped to INT_MAX so that
- * every count fits the int return value. */
+ * every count fits the int return value.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <limits.h>
 #include "charset.h"
 

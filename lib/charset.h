@@ -6,7 +6,9 @@
  * is a separate step. Pure functions: no allocation, no global state.
  *
  * Every conversion writes at most dst_cap units and returns the number
- * written, or a negative CHARSET_E_* code; nothing is NUL-terminated. */
+ * written, or a negative CHARSET_E_* code; nothing is NUL-terminated.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CHARSET_H
 #define EMG_CHARSET_H
 

@@ -1,4 +1,5 @@
-/* cidr.c - address ranges and peer matching; see cidr.h. */
+/* cidr.c - address ranges and peer matching; see cidr.h.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>

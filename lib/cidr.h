@@ -9,7 +9,9 @@
  * Other IPv6 ranges never match an IPv4 peer, "::/0" included: it means
  * every IPv6 address; "0.0.0.0/0" means every IPv4 one.
  *
- * No allocation, no name lookups, no shared state: safe from any thread. */
+ * No allocation, no name lookups, no shared state: safe from any thread.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CIDR_H
 #define EMG_CIDR_H
 

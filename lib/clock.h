@@ -1,4 +1,5 @@
-/* clock.h - monotonic and wall-clock time in the units the gateway counts in. */
+/* clock.h - monotonic and wall-clock time in the units the gateway counts in.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_CLOCK_H
 #define EMG_CLOCK_H
 

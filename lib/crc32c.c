@@ -1,4 +1,5 @@
-/* crc32c.c - CRC-32C, by instruction where the CPU has one, else by tables. */
+/* crc32c.c - CRC-32C, by instruction where the CPU has one, else by tables.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <pthread.h>
 #include <string.h>
 #include "crc32c.h"

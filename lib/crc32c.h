@@ -2,7 +2,9 @@
  *
  * On x86-64 with SSE4.2 the CPU's crc32 instruction computes it; elsewhere
  * a slicing-by-8 table does. Both give the same values, so a journal written
- * on one machine reads on another. */
+ * on one machine reads on another.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CRC32C_H
 #define EMG_CRC32C_H
 

@@ -5,7 +5,9 @@
  * deferred callbacks are pending), run the I/O callbacks of the ready fds,
  * run the tick callbacks when a tick is due, then run the deferred callbacks
  * in the order they were added. Epoll is level-triggered, so a callback that
- * reads only part of what is pending is called again next iteration. */
+ * reads only part of what is pending is called again next iteration.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -2,7 +2,9 @@
  *
  * One loop per thread; nothing here is thread-safe except evloop_wake(),
  * which another thread may call to interrupt a wait (the loop then runs its
- * wake callback). Time is cached per iteration (evloop_now_ms). */
+ * wake callback). Time is cached per iteration (evloop_now_ms).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_EVLOOP_H
 #define EMG_EVLOOP_H
 

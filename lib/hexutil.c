@@ -1,4 +1,5 @@
-/* hexutil.c - hex text <-> octets. */
+/* hexutil.c - hex text <-> octets.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include "hexutil.h"
 
 static const char hex_upper[16] = "0123456789ABCDEF";

@@ -1,4 +1,5 @@
-/* hexutil.h - hex text <-> octets, as UCP's IRA-hex fields and the tools need it. */
+/* hexutil.h - hex text <-> octets, as UCP's IRA-hex fields and the tools need it.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_HEXUTIL_H
 #define EMG_HEXUTIL_H
 

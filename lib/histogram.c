@@ -1,4 +1,5 @@
-/* histogram.c - log-linear latency histogram. */
+/* histogram.c - log-linear latency histogram.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include "histogram.h"
 

@@ -3,7 +3,9 @@
  * Values (e.g. microseconds) land in log-linear buckets: 2^HISTOGRAM_SUB_BITS
  * linear sub-buckets per power of two, so a reported percentile is within
  * 1/2^HISTOGRAM_SUB_BITS (about 1.6 %) of the true value. Fixed size, no
- * allocation, not thread-safe: one owner records; merge copies to report. */
+ * allocation, not thread-safe: one owner records; merge copies to report.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HISTOGRAM_H
 #define EMG_HISTOGRAM_H
 

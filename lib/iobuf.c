@@ -1,4 +1,5 @@
-/* iobuf.c - growable byte buffer for sockets. */
+/* iobuf.c - growable byte buffer for sockets.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

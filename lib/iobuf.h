@@ -3,7 +3,9 @@
  * Data lives in [start, end) of one allocation. Reading appends at end;
  * parsing consumes from start; space is reclaimed by moving the unread
  * tail to the front only when the free room runs short, so a stream of
- * small frames costs no copies. Not thread-safe: the connection owns it. */
+ * small frames costs no copies. Not thread-safe: the connection owns it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_IOBUF_H
 #define EMG_IOBUF_H
 

@@ -1,4 +1,5 @@
-/* msg.c - the protocol-neutral message: copies and receipt states. */
+/* msg.c - the protocol-neutral message: copies and receipt states.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
 #include "msg.h"

@@ -11,7 +11,9 @@
  *
  * A struct msg either views its udh/data (pointers into a decoder's scratch
  * buffer, valid until the next decode) or owns them (msg_clone: one
- * allocation holding struct and payload, freed with msg_free). */
+ * allocation holding struct and payload, freed with msg_free).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_MSG_H
 #define EMG_MSG_H
 

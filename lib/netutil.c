@@ -1,4 +1,5 @@
-/* netutil.c - TCP socket helpers. */
+/* netutil.c - TCP socket helpers.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

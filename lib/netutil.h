@@ -1,5 +1,7 @@
 /* netutil.h - TCP socket helpers. Errors come back as text in a caller buffer
- * (NETUTIL_ERR_LEN bytes), so the caller logs them with its own context. */
+ * (NETUTIL_ERR_LEN bytes), so the caller logs them with its own context.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_NETUTIL_H
 #define EMG_NETUTIL_H
 

@@ -1,4 +1,5 @@
-/* ratelimit.c - token bucket. */
+/* ratelimit.c - token bucket.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include "ratelimit.h"
 
 void ratelimit_init(struct ratelimit *r, double rate, double burst, uint64_t now_ns)

@@ -2,7 +2,9 @@
  *
  * Tokens accrue at `rate` per second up to `burst`; sending n messages takes
  * n tokens. A small burst keeps the flow smooth (no bursts at second
- * boundaries). Times are the caller's monotonic nanoseconds. One owner. */
+ * boundaries). Times are the caller's monotonic nanoseconds. One owner.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_RATELIMIT_H
 #define EMG_RATELIMIT_H
 

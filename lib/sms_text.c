@@ -1,5 +1,7 @@
 /* sms_text.c - SMS payload codings, segment counts, concatenation with a UDH,
- * UDH parsing and reassembly of concatenated messages (3GPP 23.040 9.2.3.24). */
+ * UDH parsing and reassembly of concatenated messages (3GPP 23.040 9.2.3.24).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,9 @@
  *
  * Everything but the reassembly table is a pure function writing into storage
  * the caller owns; nothing keeps a pointer to its arguments. The reassembly
- * table allocates once, in sms_text_reasm_create, bounded by its capacity. */
+ * table allocates once, in sms_text_reasm_create, bounded by its capacity.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SMS_TEXT_H
 #define EMG_SMS_TEXT_H
 

@@ -1,4 +1,5 @@
-/* strutil.h - small string helpers for fixed-size fields. */
+/* strutil.h - small string helpers for fixed-size fields.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_STRUTIL_H
 #define EMG_STRUTIL_H
 

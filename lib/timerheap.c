@@ -3,7 +3,9 @@
  * Four children a node, side by side: a heap of hundreds of thousands of
  * timers is half as deep as a binary one, and a pop's walk down fetches
  * one run of 96 bytes a level instead of two scattered entries, so it
- * misses the cache about half as often. */
+ * misses the cache about half as often.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include "timerheap.h"
 

@@ -2,7 +2,9 @@
  *
  * Holds hundreds of thousands of timers (pending receipts, retries) in one
  * array instead of a thread or a sleep each. Timers with equal deadlines fire
- * in the order they were added. Not thread-safe: one owner. */
+ * in the order they were added. Not thread-safe: one owner.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_TIMERHEAP_H
 #define EMG_TIMERHEAP_H
 

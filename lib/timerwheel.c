@@ -5,7 +5,9 @@
  * passes the slot's other ticks, so the slot at the cursor is due whole.
  * Far timers move into their slots as soon as the cursor brings them within
  * the span, before any push could put the same deadline there directly,
- * which keeps equal deadlines in push order. */
+ * which keeps equal deadlines in push order.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include "timerwheel.h"
 

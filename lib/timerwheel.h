@@ -10,7 +10,9 @@
  * Timers fire in deadline order, equal deadlines in the order they were
  * pushed; one pushed with a deadline already passed is due at once, after
  * those passed before it. Intrusive: the caller's own struct holds the
- * node, so a push allocates nothing. Not thread-safe: one owner. */
+ * node, so a push allocates nothing. Not thread-safe: one owner.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_TIMERWHEEL_H
 #define EMG_TIMERWHEEL_H
 

@@ -1,4 +1,5 @@
-/* tls.c - TLS contexts and non-blocking connections on OpenSSL 3. */
+/* tls.c - TLS contexts and non-blocking connections on OpenSSL 3.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>

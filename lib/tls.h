@@ -13,7 +13,9 @@
  * calls never block: they say what the socket must become ready for
  * (TLS_WANT_READ or TLS_WANT_WRITE) before the call is tried again. After
  * a read, more plain bytes may wait inside the connection without the
- * socket becoming readable again: tls_pending says so. */
+ * socket becoming readable again: tls_pending says so.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_TLS_H
 #define EMG_TLS_H
 

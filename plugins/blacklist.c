@@ -7,7 +7,9 @@
  *
  * The file is read at init, so a reload picks up a changed list. The list
  * is sorted and read-only afterwards: any number of threads match against
- * it, a destination of n digits costing n binary searches. */
+ * it, a destination of n digits costing n binary searches.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>

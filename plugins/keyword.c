@@ -6,7 +6,9 @@
  * text (up to the first blank) whole and without regard to ASCII case; a
  * text whose first word is no keyword, and binary data, are left to the
  * next plugin and the routes. A connector name the configuration lacks
- * counts as a failure of the hook at each message it would route. */
+ * counts as a failure of the hook at each message it would route.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,9 @@
  *
  * Alphanumeric addresses (TON alphanumeric, or anything but digits after an
  * optional '+') and short codes are left as they are, as is a number of
- * unknown TON without a prefix: it may be international already. */
+ * unknown TON without a prefix: it may be international already.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -35,7 +35,9 @@
  *   running while the new one is initialised.
  *
  * Every hook may be NULL: emgd then goes on as if the plugin had answered
- * EMG_PLUGIN_CONTINUE. */
+ * EMG_PLUGIN_CONTINUE.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_PLUGIN_H
 #define EMG_PLUGIN_H
 

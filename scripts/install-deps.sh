@@ -2,6 +2,7 @@
 # install-deps.sh - install what emg needs to build, test and run, from Debian.
 # Idempotent and non-interactive: packages already present are skipped, and
 # apt is not touched at all when nothing is missing.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 packages=(

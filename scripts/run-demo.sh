@@ -4,6 +4,7 @@
 # 127.0.0.1:2775, no database): an emgsink plays the SMSC, emgload submits
 # with receipts for a while, the summary is shown, everything is stopped.
 # Usage: run-demo.sh [COUNT] (default 200000)
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,6 +8,7 @@
 # O_DIRECT, a missing peer). This script installs everything the suite
 # needs, so a skip means a test did not run: EMG_ALLOW_SKIPS=1 lets a
 # developer's machine without root pass anyway.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

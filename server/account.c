@@ -10,7 +10,9 @@
  * grace period later, far longer than any reader holds it (one login's
  * password check at most). What changes with traffic (sessions, the rate
  * budget, counters) lives in the slot, in atomics; credit under a small
- * per-account lock, because a snapshot must see it and its epoch at once. */
+ * per-account lock, because a snapshot must see it and its epoch at once.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,9 @@
  * them): connectors keep per-account queues by slot. Built from the
  * configuration's accounts (config_accounts.c); changed by accounts_put
  * and accounts_remove. Every function may be called from any thread;
- * changes must come one at a time (the caller serialises them). */
+ * changes must come one at a time (the caller serialises them).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ACCOUNT_H
 #define EMG_ACCOUNT_H
 

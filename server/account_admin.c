@@ -9,7 +9,9 @@
  * another. With a database, accounts changed live are kept there instead
  * (account_db.c), and every node takes each change within a second or
  * two. Changes come one at a time (change_lock): from the API's thread,
- * from a reload, and from the database's. */
+ * from a reload, and from the database's.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

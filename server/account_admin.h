@@ -1,5 +1,7 @@
 /* account_admin.h - accounts changed while emgd runs: /api/accounts and
- * a reload's accounts. */
+ * a reload's accounts.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ACCOUNT_ADMIN_H
 #define EMG_ACCOUNT_ADMIN_H
 

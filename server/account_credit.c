@@ -24,7 +24,9 @@
  * (CREDIT_SHARED in place of the figure set). After a crash, the parts not
  * pushed are those tagged after the last pushed epoch, or, when the
  * journal's snapshot is newer than that push, the snapshot's unpushed parts
- * and those tagged after it. */
+ * and those tagged after it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "account_internal.h"

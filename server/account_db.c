@@ -12,7 +12,9 @@
  * parts of an account (more are answered "throttled", and go once the push
  * is done), and each push brings back what is left over all nodes: so the
  * credit goes below zero by at most nodes x credit_batch parts (each node's
- * last batch, taken against a figure the others had already spent). */
+ * last batch, taken against a figure the others had already spent).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>

@@ -1,5 +1,7 @@
 /* account_db.h - with a database section, the accounts changed while emgd
- * runs are kept in PostgreSQL and shared by every node (account_db.c). */
+ * runs are kept in PostgreSQL and shared by every node (account_db.c).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ACCOUNT_DB_H
 #define EMG_ACCOUNT_DB_H
 

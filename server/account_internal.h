@@ -1,6 +1,8 @@
 /* account_internal.h - the accounts' run-time state, shared by account.c
  * (logins, submits, changes) and account_credit.c (credit kept across
- * crashes). */
+ * crashes).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ACCOUNT_INTERNAL_H
 #define EMG_ACCOUNT_INTERNAL_H
 

@@ -3,7 +3,9 @@
  * syntax so that an operator can read it and emgd reads it back with the
  * same checks. A write goes to a temporary file beside it, is flushed to
  * disk, and takes the file's place by rename: a crash leaves the old file
- * or the new one, never a part. */
+ * or the new one, never a part.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

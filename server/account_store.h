@@ -1,4 +1,5 @@
-/* account_store.h - general.accounts_file written back. */
+/* account_store.h - general.accounts_file written back.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_ACCOUNT_STORE_H
 #define EMG_ACCOUNT_STORE_H
 

@@ -5,7 +5,9 @@
  * Everything here runs in libmicrohttpd's thread. It reads atomics and the
  * snapshots other modules publish; the only locks of the message path it
  * takes are held for a bounded time (a queue listing holds a queue's lock
- * for at most QUEUE_WALK_CHUNK items at a time, see queue_walk). */
+ * for at most QUEUE_WALK_CHUNK items at a time, see queue_walk).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -7,7 +7,9 @@
  * It runs in libmicrohttpd's own thread and reads the core's atomic
  * counters and the snapshots other threads publish; queue listings hold a
  * queue's lock for a bounded span only (queue_walk), so a request never
- * blocks the message path. */
+ * blocks the message path.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ADMIN_H
 #define EMG_ADMIN_H
 

@@ -1,5 +1,7 @@
 /* auth_guard.c - failed logins counted per source address in a bounded,
- * locked table; see auth_guard.h. Called at logins only, never per message. */
+ * locked table; see auth_guard.h. Called at logins only, never per message.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -4,7 +4,9 @@
  * day): its logins are refused without their password being looked at, on
  * every server connector and the admin API. Other addresses are not
  * affected. The table is bounded: a flood of addresses replaces the
- * oldest entries, never grows memory. */
+ * oldest entries, never grows memory.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_AUTH_GUARD_H
 #define EMG_AUTH_GUARD_H
 

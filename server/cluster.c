@@ -1,5 +1,7 @@
 /* cluster.c - id ranges, heartbeats, receipts and accounts between
- * nodes, in one thread on its own database connection. */
+ * nodes, in one thread on its own database connection.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -14,7 +14,9 @@
  * accounts' changes made through other nodes (account_db.c).
  *
  * One thread of its own does all of it, on its own connection, so that a
- * slow or absent database never holds up a connector. */
+ * slow or absent database never holds up a connector.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CLUSTER_H
 #define EMG_CLUSTER_H
 

@@ -1,6 +1,8 @@
 /* config.c - the tables of emgd.conf's sections (general, admin,
  * database, connectors, routes, plugins) with their checks across keys,
- * and the API of config.h. config_read.c reads a file against them. */
+ * and the API of config.h. config_read.c reads a file against them.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <libconfig.h>
 #include <libgen.h>

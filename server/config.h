@@ -3,7 +3,9 @@
  *
  * Every error names the file, the line and the key ("etc/emgd.conf:12:
  * connectors.[1].window: must be 1..1000"), and all errors of a file are
- * reported at once, so an operator fixes them in one go. */
+ * reported at once, so an operator fixes them in one go.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CONFIG_H
 #define EMG_CONFIG_H
 

@@ -5,7 +5,9 @@
  * may use that connector (an entry of the same name and password in two
  * connectors is one account of both), and every server connector's users
  * are rebuilt as the accounts that may use it, each with its index in
- * config.accounts: the connectors' code keeps indexing its own users. */
+ * config.accounts: the connectors' code keeps indexing its own users.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,9 @@
 /* config_internal.h - the machinery config.c and config_accounts.c share:
  * tables of keys per section, read, checked, defaulted and freed by
  * config_read.c. A section's table says where each key's value goes, its
- * type, range, default and the connector modes it belongs to. */
+ * type, range, default and the connector modes it belongs to.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CONFIG_INTERNAL_H
 #define EMG_CONFIG_INTERNAL_H
 

@@ -9,7 +9,9 @@
  * Keys are read in table order, not file order: a key's bound may then
  * depend on a key read before it (window on protocol, the soft queue limit
  * on the hard one), and routes can check names against the connectors.
- * Errors are collected and sorted by file and line at the end. */
+ * Errors are collected and sorted by file and line at the end.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>

@@ -5,7 +5,9 @@
  * (readable, PEM, not expired, the key matching the certificate), so that
  * a bad certificate is refused with the file, the line and the reason at
  * start, by --check-config and by a reload, before anything changes. For
- * sessions the context built then is the one the connector takes. */
+ * sessions the context built then is the one the connector takes.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * iteration, what it publishes for the admin API, and the rest of
  * connector.h. The message path is in the other connector_*.c files
  * (connector_internal.h); the protocol is the session's business
- * (connectors/session.h), never theirs. */
+ * (connectors/session.h), never theirs.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

@@ -8,7 +8,9 @@
  * receipts to whichever of their sessions has the origin account bound.
  *
  * Everything a session touches happens in its instance's thread; other
- * threads reach an instance only through queues and evloop_wake. */
+ * threads reach an instance only through queues and evloop_wake.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CONNECTOR_H
 #define EMG_CONNECTOR_H
 

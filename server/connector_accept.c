@@ -3,7 +3,9 @@
  * it to a free instance. So instances serve only bound sessions: a
  * connection that never binds, or binds with a wrong password, costs the
  * listener one of a bounded number of slots for at most bind_timeout, and
- * no instance. */
+ * no instance.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

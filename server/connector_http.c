@@ -12,7 +12,9 @@
  *
  * An HTTP client connector's instances each own a client on their loop and
  * send what the out queue holds, as many at once as its window allows; the
- * provider's answer is handled as an SMSC's submit response. */
+ * provider's answer is handled as an SMSC's submit response.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -8,7 +8,9 @@
  * acks). connector_send.c: messages and receipts out, and their answers.
  * connector_receipt.c: receipts from SMSCs and receipts to origins.
  * connector_http.c: HTTP connectors. connector_accept.c: the listener.
- * connector_tls.c: the TLS context, and a reload's new one. */
+ * connector_tls.c: the TLS context, and a reload's new one.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CONNECTOR_INTERNAL_H
 #define EMG_CONNECTOR_INTERNAL_H
 

@@ -1,7 +1,9 @@
 /* connector_receipt.c - receipts: those an SMSC sends, matched in the DLR
  * table (tried again for a while when they beat their submit response,
  * then handed to the cluster thread), and those queued for the origin of a
- * message, whoever made them. */
+ * message, whoever made them.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /* connector_send.c - messages and receipts out of the queues: whether a
  * message may still go, sending as far as the window goes, what the peer's
- * answer does to each, and a message that fails for good. */
+ * answer does to each, and a message that fails for good.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>

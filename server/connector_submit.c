@@ -1,7 +1,9 @@
 /* connector_submit.c - messages into the core: a client's submit, an MO
  * from an SMSC or a message of an HTTP request is admitted, passed through
  * the plugins, routed, split, given ids and journaled, and its ack goes out
- * at once or is held (the soft limit, the journal). */
+ * at once or is held (the soft limit, the journal).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,9 @@
  * A server's listener takes the current context for each connection it
  * accepts; a client's instances take it, on their own thread, for their
  * next connect; an HTTP server connector hands new files to
- * libmicrohttpd's handshakes (http_tls.c). */
+ * libmicrohttpd's handshakes (http_tls.c).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <string.h>
 #include "connector_internal.h"

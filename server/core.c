@@ -1,4 +1,5 @@
-/* core.c - the gateway's shared state. */
+/* core.c - the gateway's shared state.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

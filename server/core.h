@@ -4,7 +4,9 @@
  *
  * One struct core per process, passed to every module (no globals). Every
  * field is set up before the connector threads start and is immutable or
- * atomic afterwards. */
+ * atomic afterwards.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CORE_H
 #define EMG_CORE_H
 

@@ -8,7 +8,9 @@
  * Connections are non-blocking libpq driven by poll() with a deadline, so no
  * call waits longer than its time-out whatever the server or the network
  * does: a server that stops answering mid-statement costs one time-out and
- * the connection, not a thread stuck until TCP gives up. */
+ * the connection, not a thread stuck until TCP gives up.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>

@@ -31,7 +31,9 @@
  *
  * Errors are negative DB_E_* codes; where a function takes `err`, it is a
  * buffer of DB_ERR_LEN bytes that gets the reason (the server's message,
- * the connection's failure) whenever the result is negative. */
+ * the connection's failure) whenever the result is negative.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_DB_H
 #define EMG_DB_H
 

@@ -1,7 +1,9 @@
 /* db_accounts.c - the accounts every node of one database shares
  * (sql/003_accounts.sql): their settings, changed through any node's admin
  * API, and their credit, which each node takes locally and pushes in one
- * statement for all accounts. */
+ * statement for all accounts.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,9 @@
 /* db_internal.h - what the files of emgd's PostgreSQL side (server/db*.c)
  * share: the error text helper, the connection (db.c) and the synchronous
  * handle the calls of db_nodes.c and db_receipts.c run on. Only those files
- * include it; the rest of emgd uses db.h. */
+ * include it; the rest of emgd uses db.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_DB_INTERNAL_H
 #define EMG_DB_INTERNAL_H
 

@@ -1,5 +1,7 @@
 /* db_lane.h - one lane of the message log, as its writer (db_log.c) and its
- * spill file (db_spill.c) share it. Only those two files include it. */
+ * spill file (db_spill.c) share it. Only those two files include it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_DB_LANE_H
 #define EMG_DB_LANE_H
 

@@ -13,7 +13,9 @@
  * optimisation: ON CONFLICT DO UPDATE refuses to touch a row twice in one
  * statement. The fold applies the same merge rules as the SQL (a lattice:
  * see sql/001_init.sql), so the order events reach the database in, and
- * replays, do not matter. */
+ * replays, do not matter.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

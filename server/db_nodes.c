@@ -1,6 +1,8 @@
 /* db_nodes.c - what nodes share through the database: blocks of message ids
  * from one sequence, and the nodes table (registration, heartbeats, the
- * list). */
+ * list).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -2,7 +2,9 @@
  * record (the spill file's format, see db_rec.h) and checked when read
  * back; the fold of a batch into one row per message, by the same merge
  * rules as sql/001_init.sql; the batch's COPY text and the statements that
- * write it. No I/O, no locks: the writer in db_log.c owns the buffers. */
+ * write it. No I/O, no locks: the writer in db_log.c owns the buffers.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "crc32c.h"

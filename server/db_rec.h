@@ -10,7 +10,9 @@
  * segment_ref u16, attempt u16, error u16, done_time i64, then seven strings
  * (u8 length + bytes): origin connector, origin user, origin ref, source,
  * destination, target connector, SMSC id. The checksum (over the length and
- * the payload) is filled when a record goes to the spill file. */
+ * the payload) is filled when a record goes to the spill file.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_DB_REC_H
 #define EMG_DB_REC_H
 

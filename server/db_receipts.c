@@ -1,7 +1,9 @@
 /* db_receipts.c - the message log read back, and receipts between nodes: a
  * message's row for its history, the message a receipt from an SMSC is
  * about, and receipts handed over to the node whose client sent the
- * message. */
+ * message.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,7 @@
 /* db_schema.c - the database schema: the migrations compiled in from
- * sql/NNN_*.sql and db_init_schema, which applies those a database lacks. */
+ * sql/NNN_*.sql and db_init_schema, which applies those a database lacks.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

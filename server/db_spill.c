@@ -10,7 +10,9 @@
  * ones), and once it has read and committed the whole file it truncates it.
  * Records are checksummed; on open, a torn tail is cut, and damaged records
  * are skipped (and counted) when read. The file is in native byte order: it
- * never leaves the machine that wrote it. */
+ * never leaves the machine that wrote it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

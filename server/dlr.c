@@ -22,7 +22,9 @@
  *
  * Rings are mapped directly rather than malloc'ed: they are large and
  * replaced whole, and malloc would keep a dropped ring's pages resident in
- * its heap, which is exactly the memory the table must not hold. */
+ * its heap, which is exactly the memory the table must not hold.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

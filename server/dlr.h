@@ -11,7 +11,9 @@
  * up to 64 shards by key hash; the table holds dlr_table_size entries
  * however they fall, but a full table evicts the oldest entry of the new
  * key's shard: "oldest" is exact within a shard and approximate over the
- * table. Tables below 8192 entries have one shard. */
+ * table. Tables below 8192 entries have one shard.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_DLR_H
 #define EMG_DLR_H
 

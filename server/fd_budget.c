@@ -5,7 +5,9 @@
  * admin API FD_BUDGET_ADMIN. When the shares and what emgd keeps open
  * itself do not fit the open files limit, the HTTP connectors' shares
  * (the only large ones) are lowered in proportion until they do; the
- * admin API's is never lowered, so an operator can always get in. */
+ * admin API's is never lowered, so an operator can always get in.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <sys/resource.h>
 #include "fd_budget.h"

@@ -1,7 +1,9 @@
 /* fd_budget.h - the process's descriptors shared out among its listeners,
  * so that a flood on one (idle HTTP connections, say) cannot take the
  * descriptors another needs, nor the operator's way in through the admin
- * API. */
+ * API.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_FD_BUDGET_H
 #define EMG_FD_BUDGET_H
 

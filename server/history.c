@@ -8,7 +8,9 @@
  * half-written instead of reporting garbage. Since threads fill their own
  * runs of slots, a message's events are sorted by time when read. Times
  * come from the coarse clock: a few milliseconds of resolution, at a
- * fraction of the cost. */
+ * fraction of the cost.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>

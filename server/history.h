@@ -5,7 +5,9 @@
  * is lock-free and cheap enough for every message; looking a message up
  * walks the ring (a few milliseconds for a million events), which only the
  * admin API does. Old events are overwritten: a message whose events are
- * gone is looked up in the database, when there is one. */
+ * gone is looked up in the database, when there is one.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HISTORY_H
 #define EMG_HISTORY_H
 

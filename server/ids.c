@@ -1,4 +1,5 @@
-/* ids.c - message id allocation. */
+/* ids.c - message id allocation.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stddef.h>
 #include "ids.h"
 

@@ -8,7 +8,9 @@
  * the current range under a lock, once per window. When a range runs out
  * and no next one has come (the database is away), the node goes on past
  * it on its own, counted in `unbacked`: its node_id still keeps its ids
- * apart from other nodes', and the next range starts above them. */
+ * apart from other nodes', and the next range starts above them.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_IDS_H
 #define EMG_IDS_H
 

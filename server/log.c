@@ -20,7 +20,9 @@
  * log4c 1.2.4 cannot be initialised twice in a process (log4c_fini frees its
  * type tables but keeps pointers to them), so it is initialised at the first
  * log_init and never finalised; log_shutdown stops the writer and closes the
- * sinks, and a later log_init opens new ones. Categories live as long. */
+ * sinks, and a later log_init opens new ones. Categories live as long.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include "log.h"
 
 #include <errno.h>

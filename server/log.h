@@ -11,7 +11,9 @@
  * LOG_LINE_MAX is cut at a character boundary and ends in "...".
  *
  * Nothing here prints more than the caller passes: callers never pass
- * passwords (or tokens) to a log call. */
+ * passwords (or tokens) to a log call.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_LOG_H
 #define EMG_LOG_H
 

@@ -2,7 +2,9 @@
  * SIGTERM, then stop in order: no new submits, drain what is in flight,
  * unbind from the SMSCs.
  *
- * Usage: emgd -c FILE [--foreground] [--check-config] */
+ * Usage: emgd -c FILE [--foreground] [--check-config]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>

@@ -1,6 +1,8 @@
 /* password.c - passwords checked against cleartext or hash strings, through
  * libxcrypt (yescrypt, bcrypt, SHA-512 crypt) and libsodium (argon2id);
- * see password.h. Nothing here logs: the caller knows whose login it is. */
+ * see password.h. Nothing here logs: the caller knows whose login it is.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <crypt.h>
 #include <ctype.h>
 #include <errno.h>

@@ -23,7 +23,9 @@
  *   cleartext                                                   1 us
  * So hashes are checked at logins only, never per message; logins at once
  * each take their hash's memory; and password_hash_valid, which hashes a
- * probe, costs a configuration load one verification per crypt(3) hash. */
+ * probe, costs a configuration load one verification per crypt(3) hash.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_PASSWORD_H
 #define EMG_PASSWORD_H
 

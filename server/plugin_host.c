@@ -6,7 +6,9 @@
  * Hooks write addresses into the view's own buffers, never into the
  * struct msg: what a failed or late hook wrote is undone from a copy taken
  * before the call, and the message gets the result only once every plugin
- * has accepted it. */
+ * has accepted it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdarg.h>

@@ -26,7 +26,9 @@
  *   ... plugin_host_destroy(old) once no thread can still be inside a call
  *   on it: at exit, as core does with retired routers.
  *
- * Every function takes a NULL host as a host without plugins. */
+ * Every function takes a NULL host as a host without plugins.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_PLUGIN_HOST_H
 #define EMG_PLUGIN_HOST_H
 

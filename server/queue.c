@@ -1,4 +1,5 @@
-/* queue.c - batched queues between threads. */
+/* queue.c - batched queues between threads.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>

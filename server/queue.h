@@ -7,7 +7,9 @@
  * batch needs (one per QUEUE_WAKE_SHARE items), in turn, among those that
  * say they can take: waking all ten instances of a connector for every
  * batch cost more CPU than the sending did, and the woken loops crowded out
- * the threads whose acks were due. */
+ * the threads whose acks were due.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_QUEUE_H
 #define EMG_QUEUE_H
 

@@ -1,7 +1,9 @@
 /* router.c - longest-prefix routes to a connector or a group. The table is
  * small (tens to a few thousand routes) and scanned linearly per message;
  * each route keeps its prefixes' lengths so a miss costs a couple of
- * compares. Only the winning route's target is looked at. */
+ * compares. Only the winning route's target is looked at.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>

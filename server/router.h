@@ -30,7 +30,9 @@
  * pointer into the config it was built from: a reload (SIGHUP) builds a new
  * one from the new config alone, and the caller swaps them. router_route
  * takes no lock and allocates nothing; any number of threads may call it at
- * once. */
+ * once.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_ROUTER_H
 #define EMG_ROUTER_H
 

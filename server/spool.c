@@ -21,7 +21,9 @@
  * writing a commit), spool_compact.c (deleting and compacting segments,
  * and the credit snapshots taken before anything is deleted),
  * spool_replay.c (reading them back at start), spool_internal.h (what
- * they share). */
+ * they share).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

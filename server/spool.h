@@ -20,7 +20,9 @@
  * and made durable (spool_options.credit_snapshot), so that the MSG
  * records a snapshot does not cover are all still in the journal.
  *
- * Thread-safe: any thread may append; one writer thread owns the files. */
+ * Thread-safe: any thread may append; one writer thread owns the files.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SPOOL_H
 #define EMG_SPOOL_H
 

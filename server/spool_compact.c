@@ -15,7 +15,9 @@
  * covers every segment below N, whose records were all appended before
  * the hook ran, so their credit is counted in it. CREDIT records are never
  * live: compaction leaves them, and they go with their segment once a
- * newer snapshot covers it. */
+ * newer snapshot covers it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

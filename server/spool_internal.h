@@ -1,6 +1,8 @@
 /* spool_internal.h - what the journal's files share: struct spool, its
  * segments and id maps, and the functions one of them calls in another.
- * Only server/spool*.c include it; everything else uses spool.h. */
+ * Only server/spool*.c include it; everything else uses spool.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SPOOL_INTERNAL_H
 #define EMG_SPOOL_INTERNAL_H
 

@@ -1,6 +1,8 @@
 /* spool_lock.c - one emgd per spool directory: a lock file held with flock
  * for the life of the process, naming the PID that holds it. Two processes
- * replaying and writing one journal would tear each other's segments. */
+ * replaying and writing one journal would tear each other's segments.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -20,7 +20,9 @@
  * The encoding is here, static inline, because appenders run it on the
  * message path (spool.c), which must not pay a call into another file for
  * it, and the writer encodes each segment's IDS record with it
- * (spool_segment.c). Decoding is replay's alone (spool_replay.c). */
+ * (spool_segment.c). Decoding is replay's alone (spool_replay.c).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SPOOL_RECORD_H
 #define EMG_SPOOL_RECORD_H
 

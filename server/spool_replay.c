@@ -5,7 +5,9 @@
  * Replay reads the segments twice: the first pass validates and computes the
  * final state (a FINISHED anywhere kills its id; the last copy of a record is
  * the one replayed), the second calls replay() in file order. CREDIT records
- * are not live records: pass 1 passes over them, pass 2 replays them all. */
+ * are not live records: pass 1 passes over them, pass 2 replays them all.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

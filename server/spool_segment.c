@@ -9,7 +9,9 @@
  * segments' files are kept (NNNNNNNNNNNN.free) and overwritten as the next
  * segments. Replay cuts zeros after the records without a word; a reused
  * file's old records never validate (another seed) and are cut like a torn
- * tail. A segment that fills up is truncated to its records. */
+ * tail. A segment that fills up is truncated to its records.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

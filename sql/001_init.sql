@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 001_init.sql - the first schema of emg's database: the message log, the
 -- message states, the shared id sequence, the nodes and the receipt hand-off
 -- between nodes.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 002_handoff_dlr_mask.sql - a receipt handed to another node carries the
 -- receipts the client asked for (the message's dlr_mask, MSG_DLR_*), so that
 -- the origin node passes on only those states. Without it, a node that had

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 003_accounts.sql - accounts changed while emgd runs, shared by every node
 -- of one database (the admin API's /api/accounts and emgctl account).
 --

@@ -6,7 +6,9 @@
  *   accounts | account add|set|enable|disable|delete|credit|show NAME [options]
  * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
  * for people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised,
- * 5 bad argument. */
+ * 5 bad argument.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>

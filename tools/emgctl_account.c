@@ -1,6 +1,8 @@
 /* emgctl_account.c - `emgctl account add|set|disable|enable|delete|credit
  * NAME [options]`: the request each makes of /api/accounts, built from the
- * command line's account options. */
+ * command line's account options.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
-/* emgctl_account.h - emgctl's account command. */
+/* emgctl_account.h - emgctl's account command.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMGCTL_ACCOUNT_H
 #define EMGCTL_ACCOUNT_H
 

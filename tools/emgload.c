@@ -7,7 +7,9 @@
  * sink's record file shows loss and duplication end to end. Runs on one event
  * loop: SMPP and UCP through the connector runtime emgd uses, HTTP through
  * the HTTP connector's client, with receipts coming back to a small HTTP
- * listener on the same loop (the dlr-url carries the sequence number). */
+ * listener on the same loop (the dlr-url carries the sequence number).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>

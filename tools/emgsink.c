@@ -3,7 +3,9 @@
  * Speaks SMPP (binds of any mode) or UCP (op 60 logins, op 51 submits) on
  * one event loop, through the same connector runtime emgd uses. Each submit
  * gets a unique message id; where a receipt was asked for, it goes out after
- * a random delay, from one timer heap that holds every pending receipt. */
+ * a random delay, from one timer heap that holds every pending receipt.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>

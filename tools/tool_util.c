@@ -1,4 +1,5 @@
-/* tool_util.c - option values, signals, text for records. */
+/* tool_util.c - option values, signals, text for records.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>

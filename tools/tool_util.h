@@ -1,5 +1,7 @@
 /* tool_util.h - what emgload and emgsink share besides the runtime: option
- * values, signals into the event loop, status lines and text for records. */
+ * values, signals into the event loop, status lines and text for records.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_TOOL_UTIL_H
 #define EMG_TOOL_UTIL_H
 

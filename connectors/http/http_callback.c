@@ -2,7 +2,9 @@
  * a curl multi handle. New callbacks come through a locked hand-off stack;
  * in the thread, one timer heap orders everything waiting for a request
  * slot: new callbacks due at once (in the order they came), retries after
- * their back-off. */
+ * their back-off.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

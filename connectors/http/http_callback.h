@@ -5,7 +5,9 @@
  *
  * One thread of its own runs libcurl's multi interface (http_curl): any
  * thread may enqueue, without blocking, up to a bounded number of callbacks
- * held at once; connections to a client are kept alive and reused. */
+ * held at once; connections to a client are kept alive and reused.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_CALLBACK_H
 #define EMG_HTTP_CALLBACK_H
 

@@ -1,6 +1,8 @@
 /* http_client.c - requests to an HTTP provider from message templates, on
  * the owner's event loop. Each window slot keeps its easy handle, so the
- * per-request work is the template expansion and curl's URL copy. */
+ * per-request work is the template expansion and curl's URL copy.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

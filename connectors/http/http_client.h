@@ -8,7 +8,9 @@
  * Threads: none of its own. A client lives on the event loop of the thread
  * that owns it (a connector instance's, or emgload's); that thread makes
  * every call here, and the results come back by callback in it, from the
- * loop's I/O and tick callbacks. */
+ * loop's I/O and tick callbacks.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_CLIENT_H
 #define EMG_HTTP_CLIENT_H
 

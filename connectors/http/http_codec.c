@@ -1,7 +1,9 @@
 /* http_codec.c - what the HTTP codec's two dialects share: limits, the
  * batch with its arena and faults, addresses, payloads and their codings,
  * outcomes, and the texts of receipts. The JSON API is in http_json.c,
- * Kannel's sendsms and the templates in http_kannel.c. See http_codec.h. */
+ * Kannel's sendsms and the templates in http_kannel.c. See http_codec.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

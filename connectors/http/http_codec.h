@@ -23,7 +23,9 @@
  * and, beyond Kannel, %h: the payload as hex. An unknown escape is copied
  * as it stands, as Kannel does. Substituted values are URL-encoded in URL
  * templates and JSON-string-escaped in JSON body templates; the template's
- * own text is copied unchanged. */
+ * own text is copied unchanged.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_CODEC_H
 #define EMG_HTTP_CODEC_H
 

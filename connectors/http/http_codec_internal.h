@@ -1,6 +1,8 @@
 /* http_codec_internal.h - what the HTTP codec's files share (http_codec.c
  * defines it; http_json.c and http_kannel.c use it). Not an interface: the
- * codec's users include http_codec.h. */
+ * codec's users include http_codec.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_CODEC_INTERNAL_H
 #define EMG_HTTP_CODEC_INTERNAL_H
 

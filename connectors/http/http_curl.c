@@ -1,4 +1,5 @@
-/* http_curl.c - curl multi on an evloop: socket and timer callbacks. */
+/* http_curl.c - curl multi on an evloop: socket and timer callbacks.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,7 +7,9 @@
  * that neither needs a thread of its own for I/O. Connections are kept alive
  * in the multi handle's cache and reused by later transfers to the same host.
  *
- * One owner thread (the loop's); nothing here is thread-safe. */
+ * One owner thread (the loop's); nothing here is thread-safe.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_CURL_H
 #define EMG_HTTP_CURL_H
 

@@ -1,5 +1,7 @@
 /* http_edge.c - request framing, body limits and request deadlines for the
- * libmicrohttpd servers. */
+ * libmicrohttpd servers.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -8,7 +8,9 @@
  * a thread's attention, for as long as it likes. A guard counts from the
  * moment a connection opened, or answered its previous request, until the
  * request has come whole; past its deadline it shuts the socket down, and
- * libmicrohttpd closes the connection as one the client closed. */
+ * libmicrohttpd closes the connection as one the client closed.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_EDGE_H
 #define EMG_HTTP_EDGE_H
 

@@ -1,6 +1,8 @@
 /* http_json.c - the JSON API: submits of POST /api/v1/messages and the
  * answers to them, receipt callback bodies, and the message id in a
- * provider's answer. See http_codec.h. */
+ * provider's answer. See http_codec.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>

@@ -1,6 +1,8 @@
 /* http_kannel.c - Kannel's sendsms: form parameters, submits and their
  * answers; and Kannel's %-escapes, in dlr-url templates and in the outgoing
- * connector's URL and body templates. See http_codec.h. */
+ * connector's URL and body templates. See http_codec.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,9 @@
  * completion that comes after the connection closed, or after the server
  * stopped, still finds it. `pending` counts the completions still due plus
  * one held by the handler until it has decided whether to suspend; the one
- * that takes it to zero resumes the connection. */
+ * that takes it to zero resumes the connection.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>

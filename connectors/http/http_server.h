@@ -20,7 +20,9 @@
  * in the body, with those of the query string) or, as Kannel's own, a
  * text/plain (coding 0 by default) or application/octet-stream (coding 1)
  * body with the parameters in X-Kannel-* headers and the charset in the
- * Content-Type. */
+ * Content-Type.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_SERVER_H
 #define EMG_HTTP_SERVER_H
 

@@ -1,5 +1,7 @@
 /* http_tls.c - certificates for libmicrohttpd's HTTPS, swapped live
- * (http_tls.h). */
+ * (http_tls.h).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <pthread.h>

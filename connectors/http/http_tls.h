@@ -6,7 +6,9 @@
  * start, so that a reload puts new ones in place for the next handshakes
  * while the connections made keep theirs. The files are checked whole by
  * the configuration (lib/tls.c, OpenSSL) before they get here; here they
- * are only read. */
+ * are only read.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_HTTP_TLS_H
 #define EMG_HTTP_TLS_H
 

@@ -3,7 +3,9 @@
  * Every body codec is an expansion of its field list, so adding a PDU or a
  * field is a .def edit. Decoding touches only the fields it fills (no memset
  * of the whole struct) and finds NULs with memchr: it runs per PDU on the
- * hot path of every SMPP connection. */
+ * hot path of every SMPP connection.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <limits.h>
 #include <string.h>
 #include "smpp_pdu.h"

@@ -11,7 +11,9 @@
  * NUL included. short_message, message_payload and every TLV value are
  * pointers into the buffer that was decoded: they stay valid as long as that
  * buffer is neither freed nor overwritten. When encoding, those pointers are
- * read, never kept. */
+ * read, never kept.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SMPP_PDU_H
 #define EMG_SMPP_PDU_H
 

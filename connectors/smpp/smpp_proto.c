@@ -53,7 +53,9 @@
  * Views. A decoded message's udh and data point into the frame when the
  * text needs no conversion, else into scratch (converted text, a UDH built
  * from sar_* TLVs): both are valid during the callback that gets the pdu,
- * and must be copied (msg_clone) to outlive it. */
+ * and must be copied (msg_clone) to outlive it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <string.h>
 #include "charset.h"
 #include "sms_text.h"

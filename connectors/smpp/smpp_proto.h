@@ -3,7 +3,9 @@
  * mapping and SMPP time strings, for the tools and the tests.
  *
  * The adapter's conventions (framing errors, raw_status in requests, OTHER,
- * relative times, the lifetime of views) are at the top of smpp_proto.c. */
+ * relative times, the lifetime of views) are at the top of smpp_proto.c.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SMPP_PROTO_H
 #define EMG_SMPP_PROTO_H
 

@@ -2,7 +2,9 @@
  * <-> message_state mapping, message id normalisation.
  *
  * Character classes are ASCII by hand rather than <ctype.h>, whose answers
- * depend on the locale: receipt text is protocol data, not user text. */
+ * depend on the locale: receipt text is protocol data, not user text.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <string.h>
 #include "hexutil.h"

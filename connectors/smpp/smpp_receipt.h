@@ -4,7 +4,9 @@
  * message_state mapping, and message id normalisation for matching receipts
  * to the submit_sm_resp ids they refer to.
  *
- * Pure code: no I/O, no allocation, no global that changes. */
+ * Pure code: no I/O, no allocation, no global that changes.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_SMPP_RECEIPT_H
 #define EMG_SMPP_RECEIPT_H
 

@@ -2,7 +2,9 @@
  *
  * Layouts and per-field syntax come from ucp_fields.def; decode and encode
  * run the same checks (field_finish, the per-op check_* functions), so
- * whatever one accepts the other writes back unchanged. */
+ * whatever one accepts the other writes back unchanged.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>

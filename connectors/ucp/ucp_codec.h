@@ -11,7 +11,9 @@
  * at any memory that lives until ucp_encode() returns.
  *
  * Errors are the negative UCP_E_* codes below; ucp_error_ec() maps them to the
- * EC the NACK must carry (protocols.md 1.8). */
+ * EC the NACK must carry (protocols.md 1.8).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_UCP_CODEC_H
 #define EMG_UCP_CODEC_H
 

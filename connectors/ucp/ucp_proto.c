@@ -2,7 +2,9 @@
  * of proto.h, the EC <-> status mapping, and the SCTS allocator.
  *
  * The conventions (OT in raw_status, addresses, text, DCS, op 53) are stated
- * once, in ucp_proto.h. Pure code: no clock, no log, no allocation per PDU. */
+ * once, in ucp_proto.h. Pure code: no clock, no log, no allocation per PDU.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

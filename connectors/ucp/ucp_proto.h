@@ -58,7 +58,9 @@
  *   ucp_53_text.
  * - Encode errors are the negative UCP_E_* codes (ucp_strerror names them):
  *   UCP_E_INVALID for a pdu the protocol cannot carry, UCP_E_SPACE when the
- *   output buffer cannot grow. */
+ *   output buffer cannot grow.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_UCP_PROTO_H
 #define EMG_UCP_PROTO_H
 

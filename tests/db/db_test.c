@@ -8,7 +8,9 @@
  * Without EMG_TEST_PGURL it says so and exits 77 (skipped).
  *
  * The suites run in order: the first finds the database without a schema.
- * Usage: emg_db_test [suite...] */
+ * Usage: emg_db_test [suite...]
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,9 @@
  * UCS2, packed septets, a UDH and a payload in turn; every conversion that
  * succeeds must round-trip, must fit exactly the length it reports (and fail
  * with CHARSET_E_SPACE one octet shorter), and the decoders must agree on
- * what is valid UTF-8. */
+ * what is valid UTF-8.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "charset.h"

@@ -2,7 +2,9 @@
  * a body parses to must be usable: payloads and URLs inside the batch's
  * storage, codings and addresses valid, every message within the limits;
  * a refused body must say why; and the answers built from either must be
- * JSON again. Each submit is then expanded into a message template. */
+ * JSON again. Each submit is then expanded into a message template.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,9 @@
 /* fuzz_http_kannel.c - libFuzzer target for Kannel's sendsms parameters: the
  * form decoder, the credentials, the parser and its answers, and the dlr-url
  * expansion of what it accepted. The input is read as a query string; it is
- * also used as a template for a fixed message and receipt. */
+ * also used as a template for a fixed message and receipt.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "http_codec.h"

@@ -1,7 +1,9 @@
 /* fuzz_proto.c - libFuzzer target for a protocol adapter, built once per
  * protocol (FUZZ_PROTO_OPS names its ops: smpp_proto_ops, ucp_proto_ops): every
  * frame that decodes must encode again, and what is encoded must decode to
- * the same op, ref and message; an unsupported request must be answerable. */
+ * the same op, ref and message; an unsupported request must be answerable.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "iobuf.h"

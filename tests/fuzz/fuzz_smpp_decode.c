@@ -1,6 +1,8 @@
 /* fuzz_smpp_decode.c - libFuzzer target: split, decode, and for every PDU that
  * decodes, encode it again and check the encoding decodes to the same PDU
- * (its re-encoding is byte for byte the first one). */
+ * (its re-encoding is byte for byte the first one).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "smpp_pdu.h"

@@ -1,5 +1,7 @@
 /* fuzz_smpp_receipt.c - libFuzzer target: receipt text parsing, formatting
- * what was parsed and parsing that back, and message id normalisation. */
+ * what was parsed and parsing that back, and message id normalisation.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "smpp_receipt.h"

@@ -1,5 +1,7 @@
 /* fuzz_smpp_split.c - libFuzzer target: the SMPP splitter walked over a byte
- * stream the way a session does, under limits big and small. */
+ * stream the way a session does, under limits big and small.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include "smpp_pdu.h"
 

@@ -3,7 +3,9 @@
  * decodes must re-encode, and the re-encoding must decode to the same fields.
  * The field helpers then run on what was decoded. To get past the checksum
  * and LEN gates often enough to reach the field rules, the input is also
- * tried as a frame body with LEN and checksum set right (fixed_up). */
+ * tried as a frame body with LEN and checksum set right (fixed_up).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "ucp_codec.h"

@@ -1,7 +1,9 @@
 /* fuzz_ucp_split.c - libFuzzer target for ucp_split(). The first byte picks the
  * maximum frame length, the rest is a stream cut into frames the way a session
  * would; every answer must be in bounds, make progress, and a frame must be
- * STX..ETX, within the maximum, and be "need more" in any shorter prefix. */
+ * STX..ETX, within the maximum, and be "need more" in any shorter prefix.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include "ucp_codec.h"
 

@@ -5,6 +5,7 @@
 # says why, in the protocol (SMPP ESME_RINVSYSID, ESME_RINVPASWD,
 # ESME_RBINDFAIL) and in the log, and the refusals are counted by reason in
 # /api/status and /metrics.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -9,6 +9,7 @@
 # twice; disabled on A, B unbinds
 # its session; the changes survive a restart of both; deleted on B, A
 # refuses it; an account of emgd.conf cannot be shadowed by the table's.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"

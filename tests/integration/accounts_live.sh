@@ -6,6 +6,7 @@
 # changes live in general.accounts_file (hashed, never a cleartext
 # password) and survive a restart; a hand edit of that file is put in place
 # by a reload; an account of emgd.conf is refused, naming the file.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

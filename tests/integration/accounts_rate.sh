@@ -6,6 +6,7 @@
 # while "free" on the same connector sends 1,500 msgs/s meanwhile without
 # a refusal; over HTTP the same budget answers 429 with Retry-After; a
 # source outside an account's senders is refused.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -4,6 +4,7 @@
 # real message's history, pause and resume, authentication, emgctl's output
 # and exit codes, /metrics as Prometheus text, and a listing deep into a
 # queue of 100,000 messages that does not stall traffic on another route.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

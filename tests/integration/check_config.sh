@@ -3,6 +3,7 @@
 # operator's editor hook relies on it: exit 0 for a good file, 1 for a bad
 # one, every error named with the file, the line and the key; a bad file is
 # never started on.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -6,6 +6,7 @@
 # are counted and reported. bench/crash.sh runs it bigger (10 kills, 200,000).
 # Segments of 1 MiB, so that the kills also land while segments are
 # rotated, deleted, compacted and their files reused.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 KILLS=${2:-3}
 COUNT=${3:-20000}

@@ -3,6 +3,7 @@
 # (pg_lib.sh) and runs the emg_db_test program on it, which stops and starts
 # the cluster itself for its outage test.
 # Usage: db.sh BUILD_DIR
+# SPDX-License-Identifier: Apache-2.0
 BIN=$(cd "${1:?usage: db.sh BUILD_DIR}" && pwd)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"

@@ -10,6 +10,7 @@
 #  5. node B killed while it holds such receipts: none is lost;
 #  6. a state nobody asked for and not final is not handed over;
 #  7. receipts a full DLR table gives up show in the log as UNKNOWN.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"

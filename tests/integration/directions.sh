@@ -2,6 +2,7 @@
 # directions.sh BUILD - the reference test in the other directions:
 # SMPP in -> UCP out, SMPP in -> SMPP out, UCP in -> UCP out, each with
 # receipts back to emgload, every message recorded once by the sink.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

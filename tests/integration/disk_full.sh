@@ -5,6 +5,7 @@
 # logged, and once space returns the gateway accepts again by itself. Every
 # acked message reaches the SMSC, and its receipt the client.
 # Needs root (mount).
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -8,6 +8,7 @@
 # emgload saw acked must reach it, and its receipt come back. An ack sent
 # before its record is on disk is lost in the kill, and shows here as a
 # message missing at the SMSC.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

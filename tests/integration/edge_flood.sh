@@ -9,6 +9,7 @@
 # fit the limit, kept no more of the idle connections than that, never held
 # more descriptors than the limit, and cut the slowloris clients at
 # request_timeout (5 s) however they trickled.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

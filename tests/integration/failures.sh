@@ -4,6 +4,7 @@
 # unknown command, the session beyond its instances), route reloads on
 # SIGHUP (good and bad) without dropping traffic, a connector's own queue
 # limit, validity expiry, and SMSC throttling with retries that lose nothing.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)

@@ -5,6 +5,7 @@
 # that the shares do not fit, its SMPP listener pauses instead of spinning
 # on EMFILE, says so once, and accepts again as soon as descriptors are
 # free.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

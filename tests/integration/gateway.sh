@@ -3,6 +3,7 @@
 # connections, receipts) -> emgd (ucp-in, 10 instances; smpp-out, 10
 # instances) -> emgsink (SMPP, receipts after 0-1000 ms) and the op 53
 # receipts back. Then the queue limits and the DLR table's counters.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -8,6 +8,7 @@
 # The same for an account whose password is a yescrypt hash (five
 # hashings, not 1,000), HTTP Basic credentials, Kannel's sendsms and the
 # admin token.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -7,6 +7,7 @@
 #  - a bad body is answered 400 naming the field;
 #  - an outgoing HTTP connector delivers to a provider's API by URL
 #    template: here a second emgd's JSON API.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -3,6 +3,7 @@
 # (Perl core only; on PORT, else on a free one) that answers COUNT requests
 # with 200 and appends each one's request line and body to OUTFILE: where a
 # test points a receipt callback.
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 use IO::Socket::INET;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """http_edge.py - raw-socket clients for http_edge.sh, each printing one line.
 
   framing PORT PATH AUTH KIND   KIND two-lengths or length-and-chunks: prints

@@ -12,6 +12,7 @@
 #    on the admin API) while another is still served;
 #  - a request sent one byte a second is cut off at request_timeout (3 s
 #    here; 30 s on the admin API).
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 EDGE="python3 $(dirname "$0")/http_edge.py"

@@ -4,6 +4,7 @@
 # with op 60, submits with op 51 asking for receipts, and must get its op 53
 # notifications matched to its messages (it calls the dlr-url for each).
 # sendsms -> smsbox -> bearerbox -(UCP)-> emgd -(SMPP)-> emgsink, and back.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -3,6 +3,7 @@
 # node-smpp (npm "smpp" 0.5.1), an implementation independent of ours:
 # emgload (UCP) -> emgd -> node-smpp SMSC, receipts back to emgload, and the
 # SMSC's MO messages routed to emgload's account as UCP op 52.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,6 +1,7 @@
 # lib.sh - shared by the integration tests: temporary directories, starting
 # the real programs on free loopback ports, and stopping everything started.
 # Source it; set BIN to the build directory holding emgload/emgsink/emgd.
+# SPDX-License-Identifier: Apache-2.0
 
 set -euo pipefail
 

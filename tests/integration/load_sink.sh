@@ -3,6 +3,7 @@
 # every message acked and recorded once with its text, every receipt back;
 # fail and undeliv rates counted the same on both sides; emgsink killed and
 # restarted mid-run without emgload losing a message.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 PROTO=$2
 source "$(dirname "$0")/lib.sh"

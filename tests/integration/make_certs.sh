@@ -7,6 +7,7 @@
 #   expired.pem                      the same, valid only in January 2020
 #   client.pem, client.key           CN=acme,O=emg tests, by ca
 #   rogue.pem                        the same subject and key, by other-ca
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 mkdir -p "$1"
 cd "$1"

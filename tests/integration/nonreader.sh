@@ -7,6 +7,7 @@
 # for response_timeout (2 s here), which must happen within 6 s of the
 # flood's start (the flood lasts 10 s at most); and a normal load over
 # another bind of the same connector is all acked meanwhile.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

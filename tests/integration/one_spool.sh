@@ -5,6 +5,7 @@
 # to the byte, checked by checksum); --check-config says so as a note;
 # once the first has stopped, the next one starts and delivers what the
 # first left queued.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

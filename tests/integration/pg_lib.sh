@@ -18,6 +18,7 @@
 # `postgres` system user (created when missing) and every server command runs
 # through `runuser -u postgres --`. The binaries are those of the newest
 # version under /usr/lib/postgresql (Debian's layout).
+# SPDX-License-Identifier: Apache-2.0
 
 PG_DIR=""
 PG_PORT=""

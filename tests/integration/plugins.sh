@@ -3,6 +3,7 @@
 # Net::SMPP as the client: number normalisation rewrites the destination,
 # the blacklist refuses, keyword routing picks the connector, a reload picks
 # up a changed blacklist, and a plugin that fails is contained per on_error.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 probe="$(dirname "$0")/smpp_probe.pl"

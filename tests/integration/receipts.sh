@@ -9,6 +9,7 @@
 #  - an entry with no receipt within dlr_ttl expires: the table lets it go,
 #    the message's history says receipt_given_up, and the late receipt
 #    matches nothing.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -5,6 +5,7 @@
 # SMPP, UCP and HTTP, failover when one is down; an SMSC down for 10 s under
 # load (the queue grows, then drains, nothing lost); throttling answered by
 # retries that keep the order; max_rate shared by a connector's instances.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """smpp_client.py - a minimal SMPP client for the tests, written apart from
 emg's own codec:
 

@@ -8,6 +8,7 @@
 #        smpp_probe.pl PORT unknown-command USER PASSWORD
 #        smpp_probe.pl PORT binds N USER PASSWORD   (N binds held open together)
 #        smpp_probe.pl PORT submit USER PASSWORD SRC DST TEXT   (one submit, its status and id)
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 use Net::SMPP;

@@ -8,6 +8,7 @@
 # submits COUNT messages and unbinds. Prints one line:
 #   handshake=ok|failed bind=STATUS submitted=N ok=N [error=...]
 # STATUS is the bind_transceiver_resp's command_status in hex, or "none".
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 use IO::Socket::SSL;

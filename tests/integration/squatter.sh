@@ -11,6 +11,7 @@
 #      127.0.0.2 closes the oldest slot, and its bind succeeds.
 #   3. A connection that trickles its bind a byte at a time is closed at
 #      bind_timeout (2 s), not kept open by the trickle.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -4,6 +4,7 @@
 # state of each instance (paused while the operator pauses one) and the
 # queues, and its msgs/s chart moves while emgload runs. The screenshot is kept in
 # BUILD/artifacts/status-page.png.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 

@@ -17,6 +17,7 @@
 #   - HTTPS receipt callbacks verified against the connector's callback_ca;
 #   - a flood of handshakes and of connections that never make one leaves
 #     a bound session's traffic flowing, and a silent one times out.
+# SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 command -v stunnel >/dev/null || skip "stunnel (Debian's stunnel4) is not installed"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node_smpp_smsc.js - an SMSC written on node-smpp (npm "smpp"), an SMPP
 // implementation independent of ours, for interoperability tests.
 // Accepts any bind, answers submit_sm with a message id, and when a receipt

@@ -11,7 +11,9 @@
  *                         response) and an empty line; a PDU that does
  *                         not decode gives error= and status= lines instead.
  *
- * The body fields are printed from smpp_pdu.def, so every layout is covered. */
+ * The body fields are printed from smpp_pdu.def, so every layout is covered.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

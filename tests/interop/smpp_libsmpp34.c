@@ -7,7 +7,9 @@
  *       asserted there; where neither side has TLVs (whose order libsmpp34
  *       reverses) both encodings must be identical.
  * Prints every mismatch and "libsmpp34 cross-check: N passed, M failed";
- * exits 1 on any failure. */
+ * exits 1 on any failure.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdint.h> /* libsmpp34's headers use its types without including it */
 #include <stdio.h>
 #include <stdlib.h>

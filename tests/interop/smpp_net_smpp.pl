@@ -10,6 +10,7 @@
 #
 # usage: perl smpp_net_smpp.pl path/to/emg_smpp_cli
 # Prints "Net::SMPP cross-check: N passed, M failed"; exits 1 on any failure.
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 use File::Temp qw(tempfile);

@@ -12,7 +12,9 @@
  * the expectation is printed from the same plain values, so Wireshark's
  * decoding of what we wrote is checked against what we meant.
  * --bad-checksum spoils the first frame's checksum, for the script to prove
- * that it notices. */
+ * that it notices.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,7 @@
 # EC, AMsg text, XSer, ...) to what emg_ucp_cli says it meant to write.
 # Before that, a copy with one spoiled checksum must be caught, so the check
 # cannot pass by noticing nothing.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 cli=${1:?usage: ucp_tshark.sh path/to/emg_ucp_cli}

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mutate.py - reads tests/mutation/mutations and applies its mutations.
 
   mutate.py list  LIST                 name, file, tests, bug: one mutation a line, tab-separated

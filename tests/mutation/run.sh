@@ -18,6 +18,7 @@
 #
 # Exit status: 0 when every mutation run was caught; 1 when one was missed,
 # did not apply, did not build, or the unmutated tests failed; 2 for usage.
+# SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,7 +29,7 @@ JOBS=${EMG_MUTATION_JOBS:-2}
 TEST_TIMEOUT=${EMG_MUTATION_TEST_TIMEOUT:-600}   # for tests without a TIMEOUT of their own
 KEEP_GOING=0 KEEP=0 OVERRIDE=
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e '/SPDX-License-Identifier/d' -e 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in

@@ -1,4 +1,5 @@
-/* config_checks.c - asserting on configuration errors. */
+/* config_checks.c - asserting on configuration errors.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
 #include "config_checks.h"

@@ -1,5 +1,7 @@
 /* config_checks.h - asserting on configuration errors, for the suites that
- * load bad configuration text (config, router). */
+ * load bad configuration text (config, router).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #ifndef EMG_CONFIG_CHECKS_H
 #define EMG_CONFIG_CHECKS_H
 

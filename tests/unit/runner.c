@@ -1,4 +1,5 @@
-/* runner.c - runs the CUnit suites named on the command line (all without arguments). */
+/* runner.c - runs the CUnit suites named on the command line (all without arguments).
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /* suites.h - the one registry of unit test suites.
  * Each SUITE(name) needs a `void suite_<name>(void)` that adds a CUnit suite;
- * ctest runs each suite as its own test (tests/CMakeLists.txt). */
+ * ctest runs each suite as its own test (tests/CMakeLists.txt).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 SUITE(hexutil)
 SUITE(cidr)
 SUITE(tls)

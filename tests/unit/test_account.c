@@ -2,7 +2,9 @@
  * each reason, a hashed password proven once and then spared, max_binds
  * given back, what a submit meets (senders, default_sender, max_rate,
  * credit), accounts changed live, credit worked out from a journal's
- * snapshots and tagged parts, and credit shared through a database. */
+ * snapshots and tagged parts, and credit shared through a database.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <string.h>
 #include "account.h"

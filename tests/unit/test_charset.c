@@ -1,4 +1,5 @@
-/* test_charset.c - GSM 03.38, UCS2 and Latin-1 conversions, packing. */
+/* test_charset.c - GSM 03.38, UCS2 and Latin-1 conversions, packing.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
 #include "charset.h"

@@ -1,5 +1,7 @@
 /* test_cidr.c - address ranges: parsing, the operator's error messages, and
- * matching emg's peer text and socket addresses, mapped IPv4 included. */
+ * matching emg's peer text and socket addresses, mapped IPv4 included.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>

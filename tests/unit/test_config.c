@@ -1,5 +1,7 @@
 /* test_config.c - the configuration: the shipped default, defaults, and one
- * test per class of error, each naming its line and key. */
+ * test per class of error, each naming its line and key.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

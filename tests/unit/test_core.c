@@ -1,4 +1,5 @@
-/* test_core.c - the core's small modules: queues, message ids. */
+/* test_core.c - the core's small modules: queues, message ids.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>

@@ -1,6 +1,8 @@
 /* test_dlr.c - the DLR table: matching, replacing, eviction, expiry,
  * counters, id normalisation, concurrent use, and a randomised run against a
- * plain model that drives the ring through wraps, holes and repacks. */
+ * plain model that drives the ring through wraps, holes and repacks.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

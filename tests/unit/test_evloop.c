@@ -1,6 +1,8 @@
 /* test_evloop.c - the event loop: fd callbacks, removal inside callbacks
  * (same epoll batch included), ticks, deferred callbacks, wake-ups from
- * another thread, stop. Every loop run is bounded by a guard tick. */
+ * another thread, stop. Every loop run is bounded by a guard tick.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>

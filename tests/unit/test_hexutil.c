@@ -1,4 +1,5 @@
-/* test_hexutil.c - hex encode/decode. */
+/* test_hexutil.c - hex encode/decode.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 #include "hexutil.h"
 #include "testutil.h"

@@ -1,5 +1,7 @@
 /* test_history.c - the ring of message events: lookups in order, the ring
- * overwriting its oldest, and readers during writes seeing whole events. */
+ * overwriting its oldest, and readers during writes seeing whole events.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,9 @@
 /* test_http.c - the HTTP connector: the codec (JSON and Kannel submits, their
  * answers, dlr-url and message templates, provider answers), the server with
  * a fake gateway that completes from another thread, the receipt callback
- * sender against a local listener, and the outgoing client. */
+ * sender against a local listener, and the outgoing client.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <jansson.h>

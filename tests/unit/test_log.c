@@ -3,7 +3,9 @@
  * writer cannot keep up.
  *
  * log4c reads its log4crc once per process, at the first log_init, so the
- * log4crc test comes first; every test starts and stops logging itself. */
+ * log4crc test comes first; every test starts and stops logging itself.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

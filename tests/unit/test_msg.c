@@ -1,5 +1,7 @@
 /* test_msg.c - the neutral message: copies that own their payload, final
- * states, and which receipts a dlr_mask asks for. */
+ * states, and which receipts a dlr_mask asks for.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <string.h>
 #include "msg.h"
 #include "testutil.h"

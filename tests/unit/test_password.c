@@ -1,6 +1,8 @@
 /* test_password.c - password checks: cleartext, each hash kind against
  * hashes made here and against fixed ones made by other programs, the
- * configuration loader's refusals, and new hashes. */
+ * configuration loader's refusals, and new hashes.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <crypt.h>
 #include <errno.h>
 #include <pthread.h>

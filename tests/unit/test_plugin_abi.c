@@ -1,5 +1,7 @@
 /* test_plugin_abi - a plugin built for an ABI version emgd does not speak,
- * which the plugin host must refuse before it calls anything. */
+ * which the plugin host must refuse before it calls anything.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stddef.h>
 #include "plugin.h"
 

@@ -7,7 +7,9 @@
  * (before_* hooks write it into dst, with TON abbreviated); answer (what
  * before_* hooks return, default EMG_PLUGIN_CONTINUE); unterminated
  * ("true": before_* hooks fill dst without a NUL); target (route chooses
- * this connector). */
+ * this connector).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

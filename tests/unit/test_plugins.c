@@ -2,7 +2,9 @@
  * (blacklist, normalize, keyword) and a plugin that misbehaves on purpose:
  * loading and its errors, each plugin's behaviour, containment of failures
  * and time-outs per on_error, the counters, and the plugins section of the
- * configuration. */
+ * configuration.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

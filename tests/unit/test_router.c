@@ -1,6 +1,8 @@
 /* test_router.c - routes: precedence, failover and weighted groups, the
  * parts of a concatenated message, the group keys of the config, and
- * routing from many threads at once. */
+ * routing from many threads at once.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,7 @@
 /* test_runtime.c - the runtime utilities: histogram, timer heap, I/O buffer,
- * rate limiter and socket helpers. */
+ * rate limiter and socket helpers.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>

@@ -8,7 +8,9 @@
  *
  * Client and server sessions share one loop in this thread. Where a test
  * needs a peer that misbehaves, a "raw" peer speaks the protocol through the
- * adapter directly. Every run of the loop is bounded (run_until). */
+ * adapter directly. Every run of the loop is bounded (run_until).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>

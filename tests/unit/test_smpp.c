@@ -3,7 +3,9 @@
  * malformed input.
  *
  * Input is always decoded from a malloc'ed buffer of exactly the PDU's size,
- * so the sanitizer build catches any read past it. */
+ * so the sanitizer build catches any read past it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,9 @@
  * TLVs, and what malformed or unknown PDUs are answered with.
  *
  * Frames are decoded from a malloc'ed copy of exactly their size, so the
- * sanitizer build catches a read past one. */
+ * sanitizer build catches a read past one.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

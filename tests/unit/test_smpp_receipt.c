@@ -1,5 +1,7 @@
 /* test_smpp_receipt.c - delivery receipt text: parse, format, real-world
- * variants, stat <-> message_state, message id normalisation. */
+ * variants, stat <-> message_state, message id normalisation.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "smpp_receipt.h"

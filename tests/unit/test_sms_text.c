@@ -1,4 +1,5 @@
-/* test_sms_text.c - codings, segment counts, split with UDH, UDH parsing, reassembly. */
+/* test_sms_text.c - codings, segment counts, split with UDH, UDH parsing, reassembly.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <stdlib.h>
 #include <string.h>
 #include "charset.h"

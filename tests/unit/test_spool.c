@@ -1,7 +1,9 @@
 /* test_spool.c - the spool: records coming back intact and only while live,
  * group commit and its listeners, a torn tail and corruption in the middle,
  * segment deletion, reuse and compaction, credit epochs and the snapshots
- * taken before anything is deleted, and a full disk (a 1 MiB tmpfs). */
+ * taken before anything is deleted, and a full disk (a 1 MiB tmpfs).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>

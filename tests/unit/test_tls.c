@@ -5,7 +5,9 @@
  * many writes read back whole, a wrong CA, a wrong host name, a client
  * certificate required and missing, and plain text sent to a TLS server.
  * The certificates are made with OpenSSL in a temporary folder
- * (tls_certs.c). */
+ * (tls_certs.c).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

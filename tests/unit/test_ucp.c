@@ -1,5 +1,7 @@
 /* test_ucp.c - UCP/EMI codec: the frames of protocols.md 1.12, Kannel's captured frames,
- * malformed input, the splitter and the field helpers. */
+ * malformed input, the splitter and the field helpers.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

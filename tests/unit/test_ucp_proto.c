@@ -1,7 +1,9 @@
 /* test_ucp_proto.c - the UCP/EMI adapter: Kannel's captured frames and the
  * frames of protocols.md 1.12 to neutral PDUs and back, round trips of every
  * op, decode errors and the answers they make, EC <-> status, Latin-1 text,
- * and the SCTS allocator. */
+ * and the SCTS allocator.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

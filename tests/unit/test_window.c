@@ -1,6 +1,8 @@
 /* test_window.c - the window of outstanding requests: allocation order,
  * wrap-around, skipping outstanding refs, capacity, expiry, in UCP's TRN
- * space (00-99) and SMPP's sequence space (1-0x7FFFFFFF). */
+ * space (00-99) and SMPP's sequence space (1-0x7FFFFFFF).
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdlib.h>
 #include "testutil.h"
 #include "window.h"

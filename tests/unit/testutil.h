@@ -1,4 +1,5 @@
-/* testutil.h - helpers shared by the unit suites. */
+/* testutil.h - helpers shared by the unit suites.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_TESTUTIL_H
 #define EMG_TESTUTIL_H
 

@@ -1,7 +1,9 @@
 /* tls_certs.c - certificates for the TLS tests, made with OpenSSL's API in
  * a temporary folder: a CA, a server certificate for localhost and
  * 127.0.0.1, a client certificate, an expired one, one not yet valid, and
- * another CA. */
+ * another CA.
+ * SPDX-License-Identifier: Apache-2.0
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* tls_certs.h - certificates for the TLS tests (tls_certs.c). */
+/* tls_certs.h - certificates for the TLS tests (tls_certs.c).
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef EMG_TEST_TLS_CERTS_H
 #define EMG_TEST_TLS_CERTS_H
 

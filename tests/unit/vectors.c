@@ -1,4 +1,5 @@
-/* vectors.c - loads captured frames (tests/data/vectors) and hex test data. */
+/* vectors.c - loads captured frames (tests/data/vectors) and hex test data.
+ * SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
