@@ -11,7 +11,9 @@ packages=(
   # libraries (design.md)
   libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev libssl-dev openssl
-  libcrypt-dev libsodium-dev libgnutls28-dev
+  libcrypt-dev libsodium-dev libgnutls28-dev libsystemd-dev
+  # packaging: man pages, the .deb, its checks
+  scdoc debhelper dpkg-dev fakeroot lintian logrotate adduser systemd
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark kannel libio-socket-ssl-perl stunnel4
   # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)

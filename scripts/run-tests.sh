@@ -39,14 +39,14 @@ run_ctest() {
 }
 
 stage "build (RelWithDebInfo, -Werror)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMG_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 
 stage "test suite"
 run_ctest build --output-on-failure -V -j "$jobs"
 
 stage "build with ASan+UBSan"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMG_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMG_SANITIZE=ON -DEMG_WERROR=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 
 stage "test suite under ASan+UBSan"
@@ -54,7 +54,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   run_ctest build-asan --output-on-failure -j "$jobs"
 
 stage "fuzzing, ${fuzz_seconds} s per target"
-CC=clang cmake -S . -B build-fuzz -DEMG_FUZZ=ON -DEMG_SANITIZE=ON -DEMG_INTEROP=OFF \
+CC=clang cmake -S . -B build-fuzz -DEMG_WERROR=ON -DEMG_FUZZ=ON -DEMG_SANITIZE=ON -DEMG_INTEROP=OFF \
   -DEMG_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build-fuzz -j "$jobs"
 run_ctest build-fuzz --output-on-failure -R '^fuzz\.' -j "$jobs"

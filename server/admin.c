@@ -495,7 +495,7 @@ static json_t *status_json(struct admin *a)
   }
   return json_pack(
     "{s:s, s:o, s:I, s:i, s:b, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
-    "version", EMGD_VERSION, "started", json_time_ms(c->started * 1000), "uptime_s",
+    "version", EMG_VERSION, "started", json_time_ms(c->started * 1000), "uptime_s",
     (json_int_t)(time(NULL) - c->started), "node_id", (int)c->cfg->node_id, "persist",
     c->cfg->persist, "totals", counts, "refusals", refusals, "rates", rates, "queue", "in_flight",
     (json_int_t)atomic_load(&c->in_flight), "queued", (json_int_t)queued_total(c), "soft_limit",

@@ -28,7 +28,6 @@
 struct connector;
 struct core;
 
-#define EMGD_VERSION "0.1.0"
 
 /* How a receipt resolved away from the connectors' threads (by the cluster
  * thread, through the database) reaches the origin of its message, without

@@ -60,11 +60,14 @@ struct unresolved {
 
 static void usage(FILE *out)
 {
-  fprintf(out, "usage: emgd -c FILE [--foreground] [--check-config | --init-db]\n"
-               "  -c, --config FILE   the configuration (libconfig syntax, see doc/configuration.md)\n"
+  fprintf(out, "usage: emgd [-c FILE] [--foreground] [--check-config | --init-db]\n"
+               "  -c, --config FILE   the configuration (libconfig syntax, see emgd.conf(5));\n"
+               "                      default " EMG_CONFIG_DEFAULT "\n"
                "  --check-config      check the configuration, print every error, and exit\n"
                "  --init-db           create or upgrade the schema of the configured database\n"
-               "  --foreground        stay in the foreground (emgd never daemonises itself)\n");
+               "  --foreground        stay in the foreground (emgd never daemonises itself)\n"
+               "  --version           print the version and exit\n"
+               "  -h, --help          print this and exit\n");
 }
 
 static void log_status(struct daemon *d)
@@ -673,21 +676,21 @@ int main(int argc, char **argv)
     { "help", no_argument, 0, 'h' },           { "init-db", no_argument, 0, 'i' },
     { 0, 0, 0, 0 }
   };
-  const char *path = NULL;
+  const char *path = EMG_CONFIG_DEFAULT;
   bool check_only = false, init_db = false;
   int ch;
-  while ((ch = getopt_long(argc, argv, "c:", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
     switch (ch) {
     case 'c': path = optarg; break;
     case 'k': check_only = true; break;
     case 'i': init_db = true; break;
     case 'f': break;
-    case 'V': printf("emgd %s\n", EMGD_VERSION); return 0;
+    case 'V': printf("emgd %s\n", EMG_VERSION); return 0;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 5;
     }
   }
-  if (!path || optind < argc) {
+  if (optind < argc) {
     usage(stderr);
     return 5;
   }
@@ -779,7 +782,7 @@ int main(int argc, char **argv)
     stop_all(&d);
     return 1;
   }
-  LOGI(d.log, "emgd %s started: node %u, %u connectors, persist %s", EMGD_VERSION,
+  LOGI(d.log, "emgd %s started: node %u, %u connectors, persist %s", EMG_VERSION,
        d.cfg->node_id, d.cfg->n_connectors, d.cfg->persist ? "on" : "off");
   d.last_status_ms = clock_now_ms();
 

@@ -582,6 +582,7 @@ static void usage(FILE *out)
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
           "  reload                        re-read the configuration\n"
           "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
+          "  --version, -h/--help          the version, this text\n"
           "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN;\n"
           "an https:// URL's certificate is verified against --cacert (or $EMGCTL_CACERT, else\n"
           "the system's CAs).\n"
@@ -664,7 +665,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
   static const struct option longopts[] = {
     { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
     { "json", no_argument, 0, 'j' },        { "count", required_argument, 0, 'c' },
-    { "interval", required_argument, 0, 'i' }, { "help", no_argument, 0, 'h' },
+    { "interval", required_argument, 0, 'i' }, { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
     { "password", required_argument, 0, ACCOUNT_OPT_PASSWORD },
     { "connector", required_argument, 0, ACCOUNT_OPT_CONNECTOR },
     { "allow-ip", required_argument, 0, ACCOUNT_OPT_ALLOW_IP },
@@ -679,7 +680,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     { 0, 0, 0, 0 }
   };
   int ch;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (ch >= ACCOUNT_OPT_PASSWORD) {
       if (emgctl_account_option(ch, optarg, account) != 0)
         return EXIT_USAGE;
@@ -706,6 +707,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
       break;
     }
     case 'h': usage(stdout); return EXIT_OK;
+    case 'v': printf("emgctl %s\n", EMG_VERSION); return EXIT_OK;
     default: usage(stderr); return EXIT_USAGE;
     }
   }

@@ -935,7 +935,9 @@ static void usage(FILE *out)
           "  --ca FILE               CAs it must chain to (default the system's)\n"
           "  --cert FILE --key FILE  a client certificate to present\n"
           "  --json                  print the summary as one JSON object\n"
-          "  --quiet                 no progress line\n");
+          "  --quiet                 no progress line\n"
+          "  --version               print the version and exit\n"
+          "  -h, --help              print this and exit\n");
 }
 
 int main(int argc, char **argv)
@@ -955,7 +957,7 @@ int main(int argc, char **argv)
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
     { "latency-log", required_argument, 0, 'l' }, TOOL_TLS_LONGOPTS,
-    { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
+    { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
   uint64_t v;
@@ -972,7 +974,7 @@ int main(int argc, char **argv)
   tool_parse_addr_pattern("4917000:13", &o->from);
   tool_parse_addr_pattern("4917100:13", &o->to);
   int ch;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     const char *bad = NULL;
     if (tool_tls_option(&o->tls, ch, optarg))
       continue;
@@ -1049,6 +1051,7 @@ int main(int argc, char **argv)
     case 'l': o->latency_path = optarg; break;
     case 'q': o->quiet = true; break;
     case 'h': usage(stdout); return TOOL_EXIT_OK;
+    case 'v': printf("emgload %s\n", EMG_VERSION); return TOOL_EXIT_OK;
     default: usage(stderr); return TOOL_EXIT_USAGE;
     }
     if (bad) {

@@ -494,7 +494,9 @@ static void usage(FILE *out)
           "  --max-pending N         receipts held at once (default 5000000)\n"
           "  --tls --cert FILE [--key FILE]  over TLS, with this certificate\n"
           "  --ca FILE               with --tls: require client certificates from these CAs\n"
-          "  --quiet                 no status line\n");
+          "  --quiet                 no status line\n"
+          "  --version               print the version and exit\n"
+          "  -h, --help              print this and exit\n");
 }
 
 int main(int argc, char **argv)
@@ -507,7 +509,7 @@ int main(int argc, char **argv)
     { "undeliv-rate", required_argument, 0, 'U' }, { "enroute-rate", required_argument, 0, 'E' }, { "record", required_argument, 0, 'r' },
     { "summary", required_argument, 0, 's' },  { "window", required_argument, 0, 'w' },
     { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
-    { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
+    { "quiet", no_argument, 0, 'q' },          { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
     { "port-file", required_argument, 0, 'F' }, { "reject-rate", required_argument, 0, 'j' },
     TOOL_TLS_LONGOPTS, { 0, 0, 0, 0 }
   };
@@ -518,7 +520,7 @@ int main(int argc, char **argv)
   o->max_pending = 5000000;
   o->window = 100;
   int ch;
-  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (tool_tls_option(&o->tls, ch, optarg))
       continue;
     switch (ch) {
@@ -569,6 +571,7 @@ int main(int argc, char **argv)
       break;
     case 'q': o->quiet = true; break;
     case 'h': usage(stdout); return TOOL_EXIT_OK;
+    case 'v': printf("emgsink %s\n", EMG_VERSION); return TOOL_EXIT_OK;
     default: usage(stderr); return TOOL_EXIT_USAGE;
     }
   }
