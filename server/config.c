@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config_internal.h"
+#include "log.h"
 
 /* The enums are stored through int, as the value tables hold them. */
 _Static_assert(sizeof(enum config_log_level) == sizeof(int), "enum stored as int");
@@ -334,6 +335,10 @@ static void check_plugin(struct load *ld, const config_setting_t *grp, void *bas
       pl->n_settings++;
     }
   }
+  if (!config_resolve_path(ld->cfg, pl->path, sizeof pl->path)) {
+    join_path(p, path, "path");
+    report(ld, grp, p, "the path is too long once taken from the configuration's folder");
+  }
   if (!pl->name[0]) {
     const char *file = strrchr(pl->path, '/');
     file = file ? file + 1 : pl->path;
@@ -431,6 +436,10 @@ static void check_admin(struct load *ld, const config_setting_t *grp, void *base
   }
   if (!where) {
     report(ld, grp, p, "missing (or token_file, a file holding the token)");
+    return;
+  }
+  if (file && !config_resolve_path(c, c->admin_token_file, sizeof c->admin_token_file)) {
+    report(ld, file, p, "the path is too long once taken from the configuration's folder");
     return;
   }
   if (file && (!c->admin_token_file[0] || read_token_file(ld, file, p) == -1))
@@ -548,6 +557,12 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
   ld.cfg = c;
   const config_setting_t *root = config_root_setting(lc);
   read_group(&ld, root, &root_section, c, "");
+  /* Files named in the configuration are found from its folder, wherever
+   * emgd was started ("" and "journal" for the log are not files). */
+  if (!config_resolve_path(c, c->spool_dir, sizeof c->spool_dir))
+    report_at(&ld, NULL, 0, "general.spool_dir: the path is too long once taken from the configuration's folder");
+  if (strcmp(c->log_file, LOG_JOURNAL) != 0 && !config_resolve_path(c, c->log_file, sizeof c->log_file))
+    report_at(&ld, NULL, 0, "general.log_file: the path is too long once taken from the configuration's folder");
   c->has_database = config_setting_get_member(root, "database") != NULL;
   config_accounts_file(&ld, &accounts_lc, c);
   config_accounts_merge(&ld, root, c);

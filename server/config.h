@@ -195,7 +195,7 @@ struct config_plugin_setting {
 };
 
 struct config_plugin {
-  char path[CONFIG_PATH_LEN];         /* the shared object; relative to emgd's working directory */
+  char path[CONFIG_PATH_LEN];         /* the shared object; absolute once loaded (from the configuration's folder) */
   char name[CONFIG_NAME_LEN];         /* unique; default: the file name of path without ".so" */
   enum config_plugin_on_error on_error; /* default pass */
   unsigned timeout_ms;                /* a hook taking longer fails; default 50 */
@@ -213,7 +213,7 @@ struct config {
   char spool_dir[CONFIG_PATH_LEN];
   unsigned id_window;                 /* default 100 */
   enum config_log_level log_level;    /* default info */
-  char log_file[CONFIG_PATH_LEN];     /* "" = stderr */
+  char log_file[CONFIG_PATH_LEN];     /* "" = stderr, "journal" = the systemd journal, else a file */
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
   unsigned auth_max_failures;         /* failed logins from one address that block it; 0 = never */

@@ -185,6 +185,7 @@ struct log_sink {
   log4c_appender_t *appender;
   int fd;
   bool owns_fd;            /* false for stderr and stdout */
+  bool journal;            /* the systemd journal's stream: lines begin "<priority>" */
   char *ring;              /* LOG_RING_SIZE bytes */
   uint64_t head, tail;     /* bytes ever added / written */
   uint64_t dropped;        /* lines dropped since the last report; > 0: dropping */
@@ -421,6 +422,14 @@ static int appender_open(log4c_appender_t *app)
     s->fd = STDERR_FILENO;
   } else if (strcmp(name, "stdout") == 0) {
     s->fd = STDOUT_FILENO;
+  } else if (strcmp(name, LOG_JOURNAL) == 0) {
+    /* journald stamps each line itself and takes its priority from a
+     * "<N>" in front of it. */
+    int fd = log_journal_fd();
+    if (fd < 0)
+      errno = -fd;
+    s->fd = fd < 0 ? -1 : fd;
+    s->owns_fd = s->journal = true;
   } else {
     s->fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
     s->owns_fd = true;
@@ -438,10 +447,30 @@ static int appender_open(log4c_appender_t *app)
   return 0;
 }
 
+/* A line for the journal: its syslog priority in front, without the time
+ * and the level ("2026-11-30 06:50:01.123 INFO  "), which the journal has. */
+static void journal_push(struct log_sink *s, const log4c_logging_event_t *evt)
+{
+  /* syslog's err, warning, info, debug (syslog.h's names clash with ours) */
+  static const int syslog_of[] = { 3, 4, 6, 7, 7 };
+  enum log_level level = level_of_priority(evt->evt_priority);
+  const char *text = evt->evt_rendered_msg;
+  size_t len = strlen(text);
+  const char *rest = len > 24 ? strchr(text + 24, ' ') : NULL;
+  while (rest && *rest == ' ')
+    rest++;
+  char line[LOG_LINE_MAX + 8];
+  snprintf(line, sizeof line, "<%d>%s", syslog_of[level == LOG_OFF ? LOG_ERROR : level], rest ? rest : text);
+  sink_push(s, line);
+}
+
 static int appender_append(log4c_appender_t *app, const log4c_logging_event_t *evt)
 {
   struct log_sink *s = log4c_appender_get_udata(app);
-  sink_push(s, evt->evt_rendered_msg);
+  if (s->journal)
+    journal_push(s, evt);
+  else
+    sink_push(s, evt->evt_rendered_msg);
   return 0;
 }
 
@@ -600,6 +629,29 @@ int log_init(enum log_level level, const char *file)
   rc = 0;
 out:
   pthread_mutex_unlock(&registry.lock);
+  return rc;
+}
+
+int log_reopen(void)
+{
+  int rc = 0, err = 0;
+  pthread_mutex_lock(&writer.lock);
+  for (struct log_sink *s = writer.sinks; s; s = s->next) {
+    if (!s->owns_fd || s->journal)
+      continue;
+    /* dup2 puts the new file under the same descriptor at once: a write
+     * the writer has under way ends in the old file, the next goes to the
+     * new one. */
+    int fd = open(log4c_appender_get_name(s->appender), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (fd == -1 || dup3(fd, s->fd, O_CLOEXEC) == -1) {
+      err = errno;
+      rc = -1;
+    }
+    if (fd != -1)
+      close(fd);
+  }
+  pthread_mutex_unlock(&writer.lock);
+  errno = err;
   return rc;
 }
 

@@ -48,6 +48,18 @@ struct log_category {
  * The writer is a thread, which a fork() does not copy: daemonise first. */
 int log_init(enum log_level level, const char *file);
 
+/* file for log_init: the systemd journal, each line with its priority. */
+#define LOG_JOURNAL "journal"
+/* A stream into the journal whose lines begin "<priority>" (log_journal.c,
+ * apart: sd-journal.h brings syslog.h, whose LOG_INFO and the like clash
+ * with the levels here); -errno on failure. */
+int log_journal_fd(void);
+
+/* Opens the log file again by its name (after logrotate moved it): lines
+ * from now on go to the new file. Returns 0, or -1 with errno when it
+ * cannot be opened (the old one is kept). */
+int log_reopen(void);
+
 /* Writes everything buffered and stops the writer; categories stay valid
  * but write nothing until the next log_init. No thread may be inside a log
  * call meanwhile. */

@@ -17,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 #include "account_admin.h"
 #include "account_db.h"
 #include "clock.h"
@@ -153,6 +154,7 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
   /* SIGHUP (main thread) and POST /api/reload (admin thread) may race. */
   static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&reload_lock);
+  sd_notify(0, "RELOADING=1");
   int rc = -1;
   struct config_errors errors = { 0 };
   struct config *next = config_load(d->path, &errors);
@@ -200,6 +202,7 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
   config_free(next);
   rc = 0;
 out:
+  sd_notifyf(0, "READY=1\nSTATUS=%s", rc == 0 ? "running; reloaded" : "running; the last reload was refused");
   pthread_mutex_unlock(&reload_lock);
   return rc;
 }
@@ -215,11 +218,16 @@ static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
   struct signalfd_siginfo info;
   while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) {
     if (info.ssi_signo == SIGHUP) {
+      /* logrotate has moved the file: the lines of the reload go to the new one. */
+      if (log_reopen() == -1)
+        LOGE(d->log, "SIGHUP: cannot open the log file %s again: %s; writing on to the old one",
+             d->cfg->log_file, strerror(errno));
       char why[512];
       reload(d, why, sizeof why);
       continue;
     }
     LOGI(d->log, "%s: stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    sd_notify(0, "STOPPING=1");
     evloop_stop(loop);
   }
 }
@@ -710,7 +718,8 @@ int main(int argc, char **argv)
     return 1;
   }
   if (log_init(log_level_of(d.cfg->log_level), d.cfg->log_file) == -1) {
-    fprintf(stderr, "emgd: cannot open the log %s\n", d.cfg->log_file);
+    fprintf(stderr, "emgd: cannot open the log %s: %s (general.log_file in %s)\n",
+            d.cfg->log_file[0] ? d.cfg->log_file : "on stderr", strerror(errno), path);
     return 1;
   }
   /* The log is written by a thread of its own: every way out of main,
@@ -784,6 +793,8 @@ int main(int argc, char **argv)
   }
   LOGI(d.log, "emgd %s started: node %u, %u connectors, persist %s", EMG_VERSION,
        d.cfg->node_id, d.cfg->n_connectors, d.cfg->persist ? "on" : "off");
+  /* systemd (Type=notify) takes the service as started from here. */
+  sd_notifyf(0, "READY=1\nSTATUS=running: %u connectors", d.cfg->n_connectors);
   d.last_status_ms = clock_now_ms();
 
   evloop_run(d.loop);

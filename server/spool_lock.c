@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "spool.h"
@@ -51,8 +52,27 @@ static void held_by(int fd, const char *dir, char *err)
     snprintf(err, 256, "%.200s is in use by another emgd", dir);
 }
 
+/* A spool made by another user (root before a package's service user, or
+ * the other way round) fails later, file by file: said once, here. */
+static bool owned_by_us(const char *dir, char *err)
+{
+  struct stat st;
+  if (stat(dir, &st) < 0 || st.st_uid == geteuid())
+    return true;
+  struct passwd *owner = getpwuid(st.st_uid), *us = getpwuid(geteuid());
+  char owner_name[64], our_name[64];
+  snprintf(owner_name, sizeof owner_name, "%s", owner ? owner->pw_name : "?");
+  snprintf(our_name, sizeof our_name, "%s", us ? us->pw_name : "?");
+  snprintf(err, 256, "%.80s belongs to user %.16s (uid %u), emgd runs as %.16s (uid %u): "
+           "chown -R it to %.16s, or run emgd as its owner", dir, owner_name, (unsigned)st.st_uid, our_name,
+           (unsigned)geteuid(), our_name);
+  return false;
+}
+
 int spool_lock(const char *dir, char *err)
 {
+  if (!owned_by_us(dir, err))
+    return -1;
   int fd = open_lock_file(dir, true, err);
   if (fd < 0)
     return -1;

@@ -18,6 +18,12 @@
   "connectors = ( { name = \"out\"; protocol = \"smpp\"; mode = \"client\";\n" \
   "                 connect = \"127.0.0.1:2775\"; system_id = \"emg\"; } );\n"
 
+static bool ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
 static void load_bad(const char *text, struct config_errors *e)
 {
   config_check_refused(text, NAME, e);
@@ -37,7 +43,8 @@ static void test_default_file(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(c->path, "etc/emgd.conf"));
   CU_ASSERT_EQUAL(c->node_id, 1);
   CU_ASSERT_TRUE(c->persist);
-  CU_ASSERT_STRING_EQUAL(c->spool_dir, "var/spool");
+  /* Taken from the file's folder: the repository's var/spool. */
+  CU_ASSERT_TRUE(c->spool_dir[0] == '/' && ends_with(c->spool_dir, "/etc/../var/spool"));
   CU_ASSERT_EQUAL(c->id_window, 100);
   CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_INFO);
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
@@ -118,7 +125,7 @@ static void test_defaults(void)
   CU_ASSERT_STRING_EQUAL(c->path, NAME);
   CU_ASSERT_EQUAL(c->node_id, 1);
   CU_ASSERT_TRUE(c->persist);
-  CU_ASSERT_STRING_EQUAL(c->spool_dir, "var/spool");
+  CU_ASSERT_TRUE(c->spool_dir[0] == '/' && ends_with(c->spool_dir, "/./var/spool"));
   CU_ASSERT_EQUAL(c->id_window, 100);
   CU_ASSERT_EQUAL(c->log_level, CONFIG_LOG_INFO);
   CU_ASSERT_STRING_EQUAL(c->log_file, "");
@@ -217,7 +224,7 @@ static void test_all_keys(void)
   CU_ASSERT_STRING_EQUAL(c->routes[0].src_prefix, "4930");
   CU_ASSERT_EQUAL(c->routes[0].line, 15);
   CU_ASSERT_EQUAL_FATAL(c->n_plugins, 1);
-  CU_ASSERT_STRING_EQUAL(c->plugins[0].path, "plugins/blacklist.so");
+  CU_ASSERT_TRUE(c->plugins[0].path[0] == '/' && ends_with(c->plugins[0].path, "/plugins/blacklist.so"));
   CU_ASSERT_EQUAL(c->plugins[0].line, 16);
   config_free(c);
 }

@@ -155,7 +155,8 @@ static void test_config_entries(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
   CU_ASSERT_EQUAL_FATAL(cfg->n_plugins, 2);
   const struct config_plugin *bl = &cfg->plugins[0], *kw = &cfg->plugins[1];
-  CU_ASSERT_STRING_EQUAL(bl->path, "plugins/blacklist.so");
+  /* Taken from the configuration's folder (here the working directory's). */
+  CU_ASSERT_TRUE(bl->path[0] == '/' && strstr(bl->path, "/plugins/blacklist.so") != NULL);
   CU_ASSERT_STRING_EQUAL(bl->name, "blacklist");
   CU_ASSERT_EQUAL(bl->on_error, CONFIG_PLUGIN_PASS);
   CU_ASSERT_EQUAL(bl->timeout_ms, 50);
@@ -210,7 +211,8 @@ static void test_load_errors(void)
                "  { path = \"nothing-here.so\"; }", err, sizeof err);
   /* Both, each with the path and what dlopen said. */
   CU_ASSERT_PTR_NOT_NULL(strstr(err, NAME ":8: plugins.[0].path: cannot load /nonexistent/dir/nothing.so: "));
-  CU_ASSERT_PTR_NOT_NULL(strstr(err, NAME ":9: plugins.[1].path: cannot load nothing-here.so: "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, NAME ":9: plugins.[1].path: cannot load /"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nothing-here.so: "));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "No such file or directory"));
   CU_ASSERT_PTR_NOT_NULL(strchr(err, '\n'));
 
