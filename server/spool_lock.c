@@ -59,10 +59,12 @@ static bool owned_by_us(const char *dir, char *err)
   struct stat st;
   if (stat(dir, &st) < 0 || st.st_uid == geteuid())
     return true;
-  struct passwd *owner = getpwuid(st.st_uid), *us = getpwuid(geteuid());
+  /* getpwuid's answer lives until its next call: each copied at once. */
   char owner_name[64], our_name[64];
-  snprintf(owner_name, sizeof owner_name, "%s", owner ? owner->pw_name : "?");
-  snprintf(our_name, sizeof our_name, "%s", us ? us->pw_name : "?");
+  struct passwd *pw = getpwuid(st.st_uid);
+  snprintf(owner_name, sizeof owner_name, "%s", pw ? pw->pw_name : "?");
+  pw = getpwuid(geteuid());
+  snprintf(our_name, sizeof our_name, "%s", pw ? pw->pw_name : "?");
   snprintf(err, 256, "%.80s belongs to user %.16s (uid %u), emgd runs as %.16s (uid %u): "
            "chown -R it to %.16s, or run emgd as its owner", dir, owner_name, (unsigned)st.st_uid, our_name,
            (unsigned)geteuid(), our_name);
