@@ -240,7 +240,7 @@ size_t spool_segment_scan(const uint8_t *base, size_t size, uint32_t seed, bool 
     }
     if (warn) {
       char text[512];
-      snprintf(text, sizeof text, "%s at offset %zu: bad record, %zu bytes skipped", path, off, next - off);
+      snprintf(text, sizeof text, "%.400s at offset %zu: bad record, %zu bytes skipped", path, off, next - off);
       warn(warn_ctx, text);
     }
     off = next;
