@@ -93,4 +93,34 @@ rc=0; timeout 10 "$BIN/emgd" -c "$TMP/busy.conf" --foreground > "$TMP/busy.out" 
 kill "$holder" 2>/dev/null || true
 check "a port already taken: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "a port already taken: the log says so" grep -qF "connector in: listen on 127.0.0.1:$busy: Address already in use" "$TMP/busy.out"
+# Files are found from the configuration's folder, wherever emgd starts;
+# a log that cannot be opened and a spool of another user stop it, saying why.
+mkdir -p "$TMP/rel/conf"
+emgd=$(cd "$BIN" && pwd)/emgd
+cat > "$TMP/rel/conf/emgd.conf" <<CONF
+general: { node_id = 1; persist = true; spool_dir = "../spool"; log_file = "../logs/emgd.log"; };
+connectors = ( { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:1"; system_id = "x"; } );
+routes = ( { to = "a"; } );
+CONF
+rc=0; (cd / && timeout 10 "$emgd" -c "$TMP/rel/conf/emgd.conf" > "$TMP/nolog.out" 2>&1) || rc=$?
+check "a missing log folder: exit status 1 ($rc)" [ "$rc" = 1 ]
+check "... with the file, taken from the configuration's folder, and the reason" \
+  grep -qF "cannot open the log $TMP/rel/conf/../logs/emgd.log: No such file or directory" "$TMP/nolog.out"
+mkdir -p "$TMP/rel/logs" "$TMP/rel/spool"
+chown nobody "$TMP/rel/spool"
+rc=0; (cd / && timeout 10 "$emgd" -c "$TMP/rel/conf/emgd.conf" > /dev/null 2>&1) || rc=$?
+check "a spool of another user: exit status 1 ($rc)" [ "$rc" = 1 ]
+check "... naming both users" grep -q "spool belongs to user nobody (uid [0-9]*), emgd runs as root" "$TMP/rel/logs/emgd.log"
+chown root "$TMP/rel/spool"
+(cd / && exec "$emgd" -c "$TMP/rel/conf/emgd.conf" 2> "$TMP/rel.stderr") &
+rel=$!
+STARTED_PIDS+=("$rel")
+logged "$TMP/rel/logs/emgd.log" "emgd .* started" || true
+check "started from /, the spool is the configuration's ../spool" test -f "$TMP/rel/spool/emgd.lock"
+mv "$TMP/rel/logs/emgd.log" "$TMP/rel/logs/emgd.log.1"
+kill -HUP "$rel"
+check "SIGHUP: emgd writes on in a new log file" logged "$TMP/rel/logs/emgd.log" "reloaded"
+rc=0; stop_pid "$rel" 20 || rc=$?
+check "... and stops cleanly (exit status $rc)" [ "$rc" = 0 ]
+
 finish
