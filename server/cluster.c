@@ -65,7 +65,7 @@ static void note_error(struct cluster *c, const char *what, const char *err)
 {
   pthread_mutex_lock(&c->lock);
   bool was = atomic_exchange(&c->connected, false);
-  snprintf(c->last_error, sizeof c->last_error, "%s: %s", what, err);
+  snprintf(c->last_error, sizeof c->last_error, "%.48s: %.200s", what, err);
   pthread_mutex_unlock(&c->lock);
   if (was)
     LOGW(c->log, "database: %s: %s (the node goes on alone and keeps trying)", what, err);
