@@ -578,6 +578,13 @@ static enum MHD_Result on_dlr_request(void *cls, struct MHD_Connection *conn, co
 {
   struct loader *ld = cls;
   static char ok[] = "ok";
+  /* libmicrohttpd closes a connection whose answer is queued on a request's
+   * first call: answered on the second, the connection stays for the next
+   * callback (a new TCP connection per receipt cost more than the rest). */
+  if (!*con_cls) {
+    *con_cls = ld;
+    return MHD_YES;
+  }
   const char *seq = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seq");
   const char *type = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "type");
   /* 1 delivered, 2 failed; buffered and SMSC answers are not final. */
