@@ -112,7 +112,7 @@ static const struct key connector_keys[] = {
   { UINT_KEY("unbound_max", unbound_max, 1, 100000, 128), .only = MODE_SERVER },
   /* Live: config_tls_needs_restart says what a reload cannot put in place. */
   { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
-  { STRING_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
+  { FILE_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
@@ -153,7 +153,7 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
   const config_setting_t *callback_ca = config_setting_get_member(grp, "callback_ca");
   if (callback_ca && c->http && c->mode == CONFIG_CONN_SERVER) {
     join_path(p, path, "callback_ca");
-    config_ca_check(ld, callback_ca, p, c->callback_ca, sizeof c->callback_ca);
+    config_ca_check(ld, callback_ca, p, c->callback_ca);
   }
   if (c->mode != CONFIG_CONN_CLIENT)
     return;
@@ -261,7 +261,7 @@ _Static_assert(sizeof(enum config_plugin_on_error) == sizeof(int), "enum stored 
 
 #define TARGET struct config_plugin
 static const struct key plugin_keys[] = {
-  { STRING_KEY("path", path, 1), .required = ALWAYS },
+  { FILE_KEY("path", path, 1), .required = ALWAYS },
   /* Names appear in the admin API and in log categories, as connectors' do. */
   { STRING_KEY("name", name, 1), .chars = NAME_CHARS,
     .chars_why = "letters, digits, '-', '_' and '.'" },
@@ -335,10 +335,6 @@ static void check_plugin(struct load *ld, const config_setting_t *grp, void *bas
       pl->n_settings++;
     }
   }
-  if (!config_resolve_path(ld->cfg, pl->path, sizeof pl->path)) {
-    join_path(p, path, "path");
-    report(ld, grp, p, "the path is too long once taken from the configuration's folder");
-  }
   if (!pl->name[0]) {
     const char *file = strrchr(pl->path, '/');
     file = file ? file + 1 : pl->path;
@@ -364,10 +360,10 @@ static long long soft_queue_bound(const void *base)
 static const struct key general_keys[] = {
   { UINT_KEY("node_id", node_id, 1, 65535, 1) },
   { BOOL_KEY("persist", persist, true) },
-  { STRING_KEY("spool_dir", spool_dir, 1), .def_str = "var/spool" },
+  { FILE_KEY("spool_dir", spool_dir, 1), .def_str = "var/spool" },
   { UINT_KEY("id_window", id_window, 1, 1000000, 100) },
   { ENUM_KEY("log_level", log_level, log_levels, CONFIG_LOG_INFO) },
-  { STRING_KEY("log_file", log_file, 0) },
+  { FILE_KEY("log_file", log_file, 0), .not_file = LOG_JOURNAL },
   { SIZE_KEY("dlr_table_size", dlr_table_size, 1, 100000000, 1000000) },
   { UINT_KEY("dlr_ttl", dlr_ttl_s, 1, 31536000, 172800) },
   { UINT_KEY("auth_max_failures", auth_max_failures, 0, 1000000, 10) },
@@ -380,7 +376,7 @@ static const struct key general_keys[] = {
   { SIZE_KEY("max_total_queue", max_total_queue, 1, 1000000000, 110000) },
   { SIZE_KEY("max_total_queue_soft", max_total_queue_soft, 1, 1000000000, 100000),
     .bound = soft_queue_bound, .bound_why = "(not above max_total_queue)" },
-  { STRING_KEY("accounts_file", accounts_file, 1) },
+  { FILE_KEY("accounts_file", accounts_file, 1) },
   { UINT_KEY("max_accounts", max_accounts, 1, 1000000, 4096) },
 };
 static const struct section general_section = { SECTION(general_keys) };
@@ -438,10 +434,6 @@ static void check_admin(struct load *ld, const config_setting_t *grp, void *base
     report(ld, grp, p, "missing (or token_file, a file holding the token)");
     return;
   }
-  if (file && !config_resolve_path(c, c->admin_token_file, sizeof c->admin_token_file)) {
-    report(ld, file, p, "the path is too long once taken from the configuration's folder");
-    return;
-  }
   if (file && (!c->admin_token_file[0] || read_token_file(ld, file, p) == -1))
     return;
   size_t len = strlen(c->admin_token);
@@ -463,7 +455,7 @@ static void check_admin(struct load *ld, const config_setting_t *grp, void *base
 static const struct key admin_keys[] = {
   { ADDR_KEY("listen", admin_listen, 0), .required = ALWAYS },
   { STRING_KEY("token", admin_token, 1) },                 /* one of the two: check_admin */
-  { STRING_KEY("token_file", admin_token_file, 1) },
+  { FILE_KEY("token_file", admin_token_file, 1) },
   { STRUCT_KEY("tls", admin_tls, struct config_tls, tls_section), .live = true },
 };
 static const struct section admin_section = { SECTION(admin_keys), .check = check_admin };
@@ -557,12 +549,6 @@ static struct config *build(config_t *lc, bool ok, int read_errno, const char *n
   ld.cfg = c;
   const config_setting_t *root = config_root_setting(lc);
   read_group(&ld, root, &root_section, c, "");
-  /* Files named in the configuration are found from its folder, wherever
-   * emgd was started ("" and "journal" for the log are not files). */
-  if (!config_resolve_path(c, c->spool_dir, sizeof c->spool_dir))
-    report_at(&ld, NULL, 0, "general.spool_dir: the path is too long once taken from the configuration's folder");
-  if (strcmp(c->log_file, LOG_JOURNAL) != 0 && !config_resolve_path(c, c->log_file, sizeof c->log_file))
-    report_at(&ld, NULL, 0, "general.log_file: the path is too long once taken from the configuration's folder");
   c->has_database = config_setting_get_member(root, "database") != NULL;
   config_accounts_file(&ld, &accounts_lc, c);
   config_accounts_merge(&ld, root, c);

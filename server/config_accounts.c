@@ -109,10 +109,6 @@ void config_accounts_file(struct load *ld, config_t *lc, struct config *c)
 {
   if (!c->accounts_file[0])
     return;
-  if (!config_resolve_path(c, c->accounts_file, sizeof c->accounts_file)) {
-    report_at(ld, NULL, 0, "general.accounts_file: %s is too long a path from %s", c->accounts_file, c->path);
-    return;
-  }
   if (access(c->accounts_file, F_OK) != 0 && errno == ENOENT)
     return;    /* none changed live yet: the first change writes it */
   errno = 0;

@@ -60,6 +60,9 @@ struct key {
   const char *bound_why;
   const char *chars, *chars_why;   /* KEY_STRING: the characters allowed (NULL = any) */
   bool connector_ref;              /* KEY_STRING: names a connector ("" = none) */
+  bool file;                       /* KEY_STRING: a file name, made absolute from the folder of the
+                                      configuration (config_resolve_path) as it is read */
+  const char *not_file;            /* ... except this value, which names no file */
   const struct name_value *names;  /* KEY_ENUM */
   const struct section *sub;       /* KEY_GROUP, KEY_LIST */
   size_t count_offset;             /* KEY_LIST, KEY_ARRAY: where the unsigned count goes */
@@ -119,6 +122,12 @@ void read_group(struct load *ld, const config_setting_t *grp, const struct secti
 /* Frees the arrays the lists of sec allocated in base. */
 void free_lists(const struct section *sec, void *base);
 
+/* A path of the configuration made absolute: a relative one is taken from
+ * the folder of the configuration file (c->path), not from where emgd
+ * runs. "" stays. False when the result would not fit in size. Keys
+ * marked file (FILE_KEY) are resolved so as they are read. */
+bool config_resolve_path(const struct config *c, char *path, size_t size);
+
 /* Whether a and b, both read with sec, differ in a key that is not live;
  * the first such key's path (as the error messages write it) in path. */
 bool section_differs(const struct section *sec, const void *a, const void *b, const char *prefix,
@@ -144,11 +153,6 @@ void config_accounts_file(struct load *ld, config_t *lc, struct config *c);
 
 extern const struct section tls_section;
 
-/* A path of the configuration made absolute: a relative one is taken from
- * the folder of the configuration file (c->path), not from where emgd
- * runs. "" stays. False when the result would not fit in size. */
-bool config_resolve_path(const struct config *c, char *path, size_t size);
-
 /* Completes the tls group of parent (read into t by tls_section) for its
  * role: the defaults that depend on it, the keys that do not apply, the
  * paths made absolute and the files checked (for sessions, t->ctx built). */
@@ -156,8 +160,8 @@ void config_tls_check(struct load *ld, const config_setting_t *parent, struct co
                       enum config_tls_role role);
 void config_tls_free(struct config_tls *t);
 
-/* A key naming a file of CAs (file, size bytes): made absolute and checked. */
-void config_ca_check(struct load *ld, const config_setting_t *where, const char *path, char *file, size_t size);
+/* A key naming a file of CAs: checked (readable, PEM certificates). */
+void config_ca_check(struct load *ld, const config_setting_t *where, const char *path, const char *file);
 
 /* Whether going from running to next needs a restart (the group is live
  * in the tables: what a reload can put in place depends on the role). */
@@ -181,6 +185,7 @@ bool config_tls_needs_restart(const struct config_tls *running, const struct con
   .name = k, .type = KEY_DOUBLE, .offset = AT(double, f), .min = lo, .max = hi, .def = d
 #define STRING_KEY(k, f, min_len) \
   .name = k, .type = KEY_STRING, .offset = AT(char *, f), .size = sizeof ((TARGET *)0)->f, .min = min_len
+#define FILE_KEY(k, f, min_len) STRING_KEY(k, f, min_len), .file = true
 #define ADDR_KEY(k, f, min_port) \
   .name = k, .type = KEY_ADDR, .offset = AT(char *, f), .size = sizeof ((TARGET *)0)->f, \
   .min = min_port, .max = 65535

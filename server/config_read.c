@@ -13,11 +13,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "config_internal.h"
 
 /* ---- errors ---- */
@@ -303,6 +305,41 @@ static void store_integer(const struct key *k, void *base, long long v)
     *(size_t *)field(base, k) = (size_t)v;
 }
 
+bool config_resolve_path(const struct config *c, char *path, size_t size)
+{
+  if (!path[0] || path[0] == '/')
+    return true;
+  char dir[CONFIG_PATH_LEN], cwd[CONFIG_PATH_LEN], out[3 * CONFIG_PATH_LEN];
+  snprintf(dir, sizeof dir, "%s", c->path);
+  const char *base = strchr(c->path, '/') ? dirname(dir) : ".";
+  if (base[0] == '/')
+    snprintf(out, sizeof out, "%s/%s", base, path);
+  else if (getcwd(cwd, sizeof cwd))
+    snprintf(out, sizeof out, "%s/%s/%s", cwd, base, path);
+  else
+    return false;
+  size_t len = strlen(out);
+  if (len >= size)
+    return false;
+  memcpy(path, out, len + 1);
+  return true;
+}
+
+/* A file key's value made absolute from the configuration's folder
+ * (s NULL: the default's). */
+static void resolve_file(struct load *ld, const config_setting_t *s, const struct key *k, void *base,
+                         const char *path)
+{
+  char *v = field(base, k);
+  if (!k->file || !ld->cfg || (k->not_file && strcmp(v, k->not_file) == 0) ||
+      config_resolve_path(ld->cfg, v, k->size))
+    return;
+  if (s)
+    report(ld, s, path, "the path is too long once taken from the configuration's folder");
+  else
+    report_at(ld, NULL, 0, "%s: the path is too long once taken from the configuration's folder", path);
+}
+
 /* What an absent key (or one with an error) stands for. */
 static void set_default(struct load *ld, const struct key *k, void *base, const char *path)
 {
@@ -322,6 +359,7 @@ static void set_default(struct load *ld, const struct key *k, void *base, const 
   case KEY_STRING:
   case KEY_ADDR:
     snprintf(field(base, k), k->size, "%s", k->def_str ? k->def_str : "");
+    resolve_file(ld, NULL, k, base, path);
     break;
   case KEY_ENUM:
     *(int *)field(base, k) = (int)k->def;
@@ -360,6 +398,7 @@ static void read_string(struct load *ld, const config_setting_t *s, const struct
   else if (k->connector_ref && len && !config_connector(ld->cfg, v))
     report(ld, s, path, "no connector is named '%s'", v);
   snprintf(field(base, k), k->size, "%s", v);
+  resolve_file(ld, s, k, base, path);
 }
 
 static void read_list(struct load *ld, const config_setting_t *list, const struct key *k, void *base,

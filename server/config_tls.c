@@ -8,18 +8,16 @@
  * sessions the context built then is the one the connector takes.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "config_internal.h"
 #include "tls.h"
 
 #define TARGET struct config_tls
 static const struct key tls_keys[] = {
-  { STRING_KEY("cert", cert, 1) },
-  { STRING_KEY("key", key, 1) },
-  { STRING_KEY("ca", ca, 1) },
+  { FILE_KEY("cert", cert, 1) },
+  { FILE_KEY("key", key, 1) },
+  { FILE_KEY("ca", ca, 1) },
   { BOOL_KEY("verify_peer", verify_peer, false) },     /* the default depends on the role */
   { STRING_KEY("server_name", server_name, 1) },
   { STRING_KEY("min_version", min_version, 1), .def_str = "1.2" },
@@ -28,33 +26,9 @@ static const struct key tls_keys[] = {
 #undef TARGET
 const struct section tls_section = { SECTION(tls_keys) };
 
-bool config_resolve_path(const struct config *c, char *path, size_t size)
-{
-  if (!path[0] || path[0] == '/')
-    return true;
-  char dir[CONFIG_PATH_LEN], cwd[CONFIG_PATH_LEN], out[3 * CONFIG_PATH_LEN];
-  snprintf(dir, sizeof dir, "%s", c->path);
-  const char *base = strchr(c->path, '/') ? dirname(dir) : ".";
-  if (base[0] == '/')
-    snprintf(out, sizeof out, "%s/%s", base, path);
-  else if (getcwd(cwd, sizeof cwd))
-    snprintf(out, sizeof out, "%s/%s/%s", cwd, base, path);
-  else
-    return false;
-  size_t len = strlen(out);
-  if (len >= size)
-    return false;
-  memcpy(path, out, len + 1);
-  return true;
-}
-
-void config_ca_check(struct load *ld, const config_setting_t *where, const char *path, char *file, size_t size)
+void config_ca_check(struct load *ld, const config_setting_t *where, const char *path, const char *file)
 {
   char err[TLS_ERR_LEN];
-  if (!config_resolve_path(ld->cfg, file, size)) {
-    report(ld, where, path, "the path %s is too long once taken from the configuration's folder", file);
-    return;
-  }
   struct tls_settings s = { .ca = file, .verify_peer = true, .min_version = "1.2" };
   struct tls_ctx *ctx = tls_ctx_create(&s, false, err);
   if (!ctx)
@@ -110,12 +84,6 @@ void config_tls_check(struct load *ld, const config_setting_t *parent, struct co
     report(ld, config_setting_get_member(grp, unused), key_path, "does not apply to %s", role_text(role));
     return;
   }
-  char *files[] = { t->cert, t->key, t->ca };
-  for (unsigned i = 0; i < 3; i++)
-    if (!config_resolve_path(ld->cfg, files[i], sizeof t->cert)) {
-      report(ld, grp, p, "the path %s is too long once taken from the configuration's folder", files[i]);
-      return;
-    }
   struct tls_settings s = { .cert = t->cert, .key = t->key, .ca = t->ca, .verify_peer = t->verify_peer,
                             .min_version = t->min_version, .ciphers = t->ciphers };
   char err[TLS_ERR_LEN];
