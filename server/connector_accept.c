@@ -222,7 +222,7 @@ static void unbound_add(struct connector *c, int fd, const char *peer, uint64_t 
   }
   /* The context of the moment: a reload may have put in a new one. */
   struct session_config cfg = c->unbound_cfg;
-  cfg.tls = connector_tls_current(c);
+  cfg.tls = connector_tls_current(c, NULL);
   struct session *s = session_server_create(c->accept_loop, fd, peer, &cfg, &unbound_handler, c);
   tls_ctx_unref(cfg.tls);
   if (!s) {   /* fd closed */

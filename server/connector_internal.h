@@ -22,6 +22,9 @@
 #include "http_server.h"
 #include "session.h"
 
+/* A client connector's TLS server name, at most (config_tls.server_name). */
+#define CONNECTOR_TLS_NAME_LEN 256
+
 /* Items taken from a queue at once: bounded so one instance cannot hog a
  * queue that others share. */
 #define PUMP_BATCH 256
@@ -173,7 +176,7 @@ struct connector {
   /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
   pthread_mutex_t tls_lock;
   struct tls_ctx *tls;             /* sessions; NULL = plain TCP */
-  char tls_server_name[256];       /* client: "" = the host of connect */
+  char tls_server_name[CONNECTOR_TLS_NAME_LEN]; /* client: "" = the host of connect */
   _Atomic unsigned tls_generation; /* one more at each reload */
   struct http_tls *http_tls;       /* HTTP server: HTTPS; NULL = plain HTTP */
   struct log_every tls_log;        /* failed handshakes, ten a second at most */
@@ -328,8 +331,9 @@ void connector_accept_free(struct connector *c);
 /* From the configuration: the context (sessions) or HTTPS (HTTP server).
  * -1 with err (NETUTIL_ERR_LEN bytes) when HTTPS cannot be set up. */
 int connector_tls_init(struct connector *c, char *err);
-/* The context a new connection begins with (a reference), or NULL. */
-struct tls_ctx *connector_tls_current(struct connector *c);
+/* The context a new connection begins with (a reference), or NULL; and,
+ * when server_name is given, the name a client sends and verifies. */
+struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONNECTOR_TLS_NAME_LEN]);
 /* On a client instance's thread: a reload's context for its next connect. */
 void connector_tls_take(struct instance *in);
 void connector_tls_free(struct connector *c);

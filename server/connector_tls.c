@@ -54,12 +54,14 @@ int connector_tls_init(struct connector *c, char *err)
   return 0;
 }
 
-struct tls_ctx *connector_tls_current(struct connector *c)
+struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONNECTOR_TLS_NAME_LEN])
 {
   pthread_mutex_lock(&c->tls_lock);
   struct tls_ctx *ctx = c->tls;
   if (ctx)
     tls_ctx_ref(ctx);
+  if (server_name)
+    memcpy(server_name, c->tls_server_name, CONNECTOR_TLS_NAME_LEN);
   pthread_mutex_unlock(&c->tls_lock);
   return ctx;
 }
@@ -84,9 +86,9 @@ int connector_tls_reload(struct connector *c, const struct config_tls *next, cha
   snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", next->server_name);
   pthread_mutex_unlock(&c->tls_lock);
   tls_ctx_unref(old);
-  if (c->tls || old)
-    log_certificate(c, c->tls, "reloaded, for the connections to come");
-  if (!c->tls && old)
+  if (next->ctx)
+    log_certificate(c, next->ctx, "reloaded, for the connections to come");
+  else if (old)
     LOGI(c->log, "TLS off for the connections to come");
   atomic_fetch_add(&c->tls_generation, 1);
   for (unsigned i = 0; !is_server(c) && i < c->n_instances; i++)
@@ -102,13 +104,8 @@ void connector_tls_take(struct instance *in)
   if (generation == in->tls_generation || !in->session || is_server(c))
     return;
   in->tls_generation = generation;
-  pthread_mutex_lock(&c->tls_lock);
-  char server_name[sizeof c->tls_server_name];
-  memcpy(server_name, c->tls_server_name, sizeof server_name);
-  struct tls_ctx *ctx = c->tls;
-  if (ctx)
-    tls_ctx_ref(ctx);
-  pthread_mutex_unlock(&c->tls_lock);
+  char server_name[CONNECTOR_TLS_NAME_LEN];
+  struct tls_ctx *ctx = connector_tls_current(c, server_name);
   session_set_tls(in->session, ctx, server_name);
   tls_ctx_unref(ctx);
 }
