@@ -50,6 +50,7 @@ enum {
 
 /* The type of appender and of layout a log4crc names to reach this code. */
 #define LOG_TYPE_NAME "emg"
+#define LOG_JOURNAL_LAYOUT "emg-journal"
 
 /* Our levels in log4c's terms, and as printed (padded to five columns). */
 static const struct {
@@ -131,16 +132,23 @@ static size_t line_format(char *buf, size_t size, const struct timeval *tv, int 
                           const char *category, const char *text)
 {
   struct line l = { buf, buf + size - 2, false };
-  char millis[5] = { '.', (char)('0' + tv->tv_usec / 100000), (char)('0' + tv->tv_usec / 10000 % 10),
-                     (char)('0' + tv->tv_usec / 1000 % 10), ' ' };
   enum log_level level = level_of_priority(priority);
-  const char *name = levels[level == LOG_OFF ? LOG_ERROR : level].name;  /* fatal, alert, crit: as error */
-  size_t name_len = strlen(name);
-
-  line_put(&l, stamp_of(tv->tv_sec), 19);
-  line_put(&l, millis, sizeof millis);
-  line_put(&l, name, name_len);
-  line_put(&l, " ", 1);
+  if (level == LOG_OFF)
+    level = LOG_ERROR;   /* fatal, alert, crit: as error */
+  if (tv) {
+    char millis[5] = { '.', (char)('0' + tv->tv_usec / 100000), (char)('0' + tv->tv_usec / 10000 % 10),
+                       (char)('0' + tv->tv_usec / 1000 % 10), ' ' };
+    const char *name = levels[level].name;
+    line_put(&l, stamp_of(tv->tv_sec), 19);
+    line_put(&l, millis, sizeof millis);
+    line_put(&l, name, strlen(name));
+    line_put(&l, " ", 1);
+  } else {
+    /* For the journal, which stamps each line itself: the syslog priority
+     * (err, warning, info, debug; syslog.h's names clash with ours). */
+    static const char syslog_of[] = { '3', '4', '6', '7', '7' };
+    line_put(&l, (char[]){ '<', syslog_of[level], '>' }, 3);
+  }
   line_put(&l, category, strlen(category));
   line_put(&l, ": ", 2);
   size_t text_len = strlen(text);
@@ -172,7 +180,16 @@ static const char *layout_format(const log4c_layout_t *layout, const log4c_loggi
   return evt->evt_buffer.buf_data;
 }
 
+/* The journal's: "<priority>category: text", without the time and level. */
+static const char *journal_layout_format(const log4c_layout_t *layout, const log4c_logging_event_t *evt)
+{
+  line_format(evt->evt_buffer.buf_data, evt->evt_buffer.buf_size, NULL, evt->evt_priority, evt->evt_category,
+              evt->evt_msg);
+  return evt->evt_buffer.buf_data;
+}
+
 static const log4c_layout_type_t layout_type = { LOG_TYPE_NAME, layout_format };
+static const log4c_layout_type_t journal_layout_type = { LOG_JOURNAL_LAYOUT, journal_layout_format };
 
 /* ---- sinks and the writer ---------------------------------------------- */
 
@@ -447,30 +464,9 @@ static int appender_open(log4c_appender_t *app)
   return 0;
 }
 
-/* A line for the journal: its syslog priority in front, without the time
- * and the level ("2026-11-30 06:50:01.123 INFO  "), which the journal has. */
-static void journal_push(struct log_sink *s, const log4c_logging_event_t *evt)
-{
-  /* syslog's err, warning, info, debug (syslog.h's names clash with ours) */
-  static const int syslog_of[] = { 3, 4, 6, 7, 7 };
-  enum log_level level = level_of_priority(evt->evt_priority);
-  const char *text = evt->evt_rendered_msg;
-  size_t len = strlen(text);
-  const char *rest = len > 24 ? strchr(text + 24, ' ') : NULL;
-  while (rest && *rest == ' ')
-    rest++;
-  char line[LOG_LINE_MAX + 8];
-  snprintf(line, sizeof line, "<%d>%s", syslog_of[level == LOG_OFF ? LOG_ERROR : level], rest ? rest : text);
-  sink_push(s, line);
-}
-
 static int appender_append(log4c_appender_t *app, const log4c_logging_event_t *evt)
 {
-  struct log_sink *s = log4c_appender_get_udata(app);
-  if (s->journal)
-    journal_push(s, evt);
-  else
-    sink_push(s, evt->evt_rendered_msg);
+  sink_push(log4c_appender_get_udata(app), evt->evt_rendered_msg);
   return 0;
 }
 
@@ -550,6 +546,7 @@ static int log4c_setup(void)
   pthread_condattr_destroy(&attr);
   log4c_appender_type_set(&appender_type);
   log4c_layout_type_set(&layout_type);
+  log4c_layout_type_set(&journal_layout_type);
   int rc = log4c_init();
   /* A bounded buffer puts log4c's text on the stack instead of malloc'ing
    * it per line, and is the line's size (+1 for the NUL). Re-reading would
@@ -613,7 +610,10 @@ int log_init(enum log_level level, const char *file)
     goto out;
   log4c_appender_t *app = log4c_appender_get(file && *file ? file : "stderr");
   log4c_appender_set_type(app, &appender_type);
-  log4c_appender_set_layout(app, log4c_layout_get(LOG_TYPE_NAME));
+  bool journal = file && strcmp(file, LOG_JOURNAL) == 0;
+  log4c_layout_t *layout = log4c_layout_get(journal ? LOG_JOURNAL_LAYOUT : LOG_TYPE_NAME);
+  log4c_layout_set_type(layout, journal ? &journal_layout_type : &layout_type);
+  log4c_appender_set_layout(app, layout);
   log4c_category_t *root = log4c_category_get("root");
   log4c_category_set_appender(root, app);
   log4c_category_set_priority(root, priority_of(level));
