@@ -400,7 +400,9 @@ static void test_durable_listeners(void)
   CU_ASSERT(wait_durable(s, prev));
   CU_ASSERT(atomic_load(&durable_calls) > 0);
   struct spool_stats st;
-  spool_stats(s, &st);
+  /* Statistics are published just after a commit is durable. */
+  for (int i = 0; i < 2000 && (spool_stats(s, &st), st.records < 1000); i++)
+    sleep_ms(1);
   CU_ASSERT(st.fsyncs >= 1);
   CU_ASSERT(st.fsyncs <= 1001);   /* group commit: the records share fsyncs */
   CU_ASSERT_FALSE(spool_failing(s, NULL, 0));
@@ -847,10 +849,12 @@ static void test_zeros_ahead(void)
   uint64_t bytes = 0;
   struct spool_stats st;
   /* The zeros follow the commit. A file being written grows page by page
-   * as it is looked at, so wait for the whole segment (or give up). */
+   * as it is looked at, so wait for the whole segment (or give up). The
+   * statistics are published after the commit is durable: wait for them
+   * to show all 100 messages too, or the sizes compared below are stale. */
   for (int i = 0; i < 2000; i++) {
     spool_stats(s, &st);
-    if (dir_segments(names, 8, &bytes) == 1 && bytes >= 1u << 20)
+    if (st.live_messages == 100 && dir_segments(names, 8, &bytes) == 1 && bytes >= 1u << 20)
       break;
     sleep_ms(1);
   }
