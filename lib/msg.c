@@ -89,6 +89,10 @@ int msg_receipt_wanted(uint8_t dlr_mask, uint8_t state)
   case MSG_STATE_UNKNOWN:
   case MSG_STATE_REJECTED:
     return (dlr_mask & MSG_DLR_FAILED) != 0;
+  case MSG_STATE_SMSC_ACCEPTED:
+    return (dlr_mask & MSG_DLR_SMSC_ACCEPTED) != 0;
+  case MSG_STATE_SMSC_REJECTED:
+    return (dlr_mask & MSG_DLR_SMSC_REJECTED) != 0;
   default:
     return 0;
   }

@@ -50,12 +50,17 @@ struct msg_addr {
 };
 
 /* Receipts asked for (the UCP NT bits; SMPP registered_delivery 1 = both
- * final ones, 2 = failure only). */
+ * final ones, 2 = failure only; Kannel's dlr-mask, whose 8 and 16 ask for
+ * the gateway's own events: the SMSC took the submit, or refused it). */
 enum msg_dlr_flags {
   MSG_DLR_DELIVERED = 1,
   MSG_DLR_FAILED = 2,
-  MSG_DLR_BUFFERED = 4
+  MSG_DLR_BUFFERED = 4,
+  MSG_DLR_SMSC_ACCEPTED = 8,
+  MSG_DLR_SMSC_REJECTED = 16
 };
+/* What an SMSC can be asked to report (the rest the gateway reports itself). */
+#define MSG_DLR_FROM_SMSC (MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED)
 
 /* Where a message came from, and what its origin calls it: the id we
  * answered the submit with (SMPP message_id; UCP "AdC:SCTS"), which its
@@ -100,7 +105,11 @@ enum msg_state {
   MSG_STATE_UNDELIVERABLE = 5,
   MSG_STATE_ACCEPTED = 6,
   MSG_STATE_UNKNOWN = 7,
-  MSG_STATE_REJECTED = 8
+  MSG_STATE_REJECTED = 8,
+  /* Not SMPP states: the gateway's events for MSG_DLR_SMSC_*, only in
+   * receipts to origins that asked for them (HTTP). Neither is final. */
+  MSG_STATE_SMSC_ACCEPTED = 0x40,
+  MSG_STATE_SMSC_REJECTED = 0x41
 };
 
 /* A delivery report, in either direction: from an SMSC (id = the SMSC's
@@ -140,7 +149,8 @@ int msg_state_final(uint8_t state);
 
 /* Whether a receipt in this state is wanted under dlr_mask: DELIVERED by
  * MSG_DLR_DELIVERED, ENROUTE and ACCEPTED by MSG_DLR_BUFFERED (Kannel reads
- * ACCEPTD as buffered), every failure state by MSG_DLR_FAILED. */
+ * ACCEPTD as buffered), every failure state by MSG_DLR_FAILED, the SMSC_*
+ * events by their MSG_DLR_SMSC_* bits. */
 int msg_receipt_wanted(uint8_t dlr_mask, uint8_t state);
 
 #endif

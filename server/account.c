@@ -214,6 +214,15 @@ int accounts_find(const struct accounts *a, const char *name)
   }
 }
 
+bool accounts_name(const struct accounts *a, unsigned slot, char name[MSG_USER_LEN])
+{
+  const struct account_def *d = slot < accounts_used(a) ? def_of(&a->slots[slot]) : NULL;
+  if (!d)
+    return false;
+  memcpy(name, d->cfg.name, MSG_USER_LEN);
+  return true;
+}
+
 /* Each server connector's only account, or -1: where a route to the
  * connector that names no account delivers. */
 static void sole_rebuild(struct accounts *a)

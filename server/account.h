@@ -64,6 +64,9 @@ bool accounts_session_allowed(struct accounts *a, int slot, unsigned connector, 
  * an account this way for every message). */
 int accounts_find(const struct accounts *a, const char *name);
 
+/* The name of slot's account into name; false when the slot is empty. */
+bool accounts_name(const struct accounts *a, unsigned slot, char name[MSG_USER_LEN]);
+
 /* Whether slot's account may bind or submit through server connector
  * connector; the only account that may, or -1 (none, or several). */
 bool accounts_uses(const struct accounts *a, int slot, unsigned connector);

@@ -194,6 +194,8 @@ static const char *state_name(uint8_t state)
 {
   static const char *const names[] = { NULL, "enroute", "delivered", "expired", "deleted",
                                        "undeliverable", "accepted", "unknown", "rejected" };
+  if (state == MSG_STATE_SMSC_ACCEPTED || state == MSG_STATE_SMSC_REJECTED)
+    return state == MSG_STATE_SMSC_ACCEPTED ? "smsc_accepted" : "smsc_rejected";
   return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
 }
 

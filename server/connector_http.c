@@ -63,7 +63,6 @@ static void http_submit(void *ctx, const struct http_server_message *hm, struct 
 {
   struct connector *c = ctx;
   struct msg m = *hm->msg;
-  m.dlr_mask &= MSG_DLR_DELIVERED | MSG_DLR_FAILED | MSG_DLR_BUFFERED;   /* Kannel's 8 and 16: SMSC level */
   m.callback = hm->dlr_url;
   m.callback_method = !hm->dlr_url ? MSG_CALLBACK_NONE
                       : hm->dlr_method == HTTP_CODEC_DLR_POST ? MSG_CALLBACK_POST : MSG_CALLBACK_GET;
@@ -159,16 +158,18 @@ void connector_http_take_done(struct instance *in)
   }
 }
 
-/* Sends one receipt's callback; false when the sender is full (it is
- * requeued by the caller). */
-static bool http_send_receipt(struct instance *in, struct qitem *it)
+/* Sends one receipt's callback for account slot; false when the sender is
+ * full (it is requeued by the caller). */
+static bool http_send_receipt(struct instance *in, struct qitem *it, unsigned slot)
 {
   struct connector *c = in->conn;
-  char url[MSG_CALLBACK_LEN + 2048], body[2048];
+  char url[MSG_CALLBACK_LEN + 2048], body[2048], user[MSG_USER_LEN];
   /* %i: the connector the message went out on; empty when the receipt came
-   * back through another node or from the journal after a restart. */
+   * back through another node. */
   struct http_codec_dlr d = { .receipt = &it->receipt, .id = it->msg_id, .time = time(NULL),
-                              .smsc = it->via ? core_connector(c->core, it->via - 1u)->cfg->name : NULL };
+                              .smsc = it->via ? core_connector(c->core, it->via - 1u)->cfg->name : NULL,
+                              .smsc_msgid = it->smsc_msgid,
+                              .user = accounts_name(c->core->accounts, slot, user) ? user : NULL };
   int n = it->callback_method == MSG_CALLBACK_POST
             ? (str_copy(url, sizeof url, it->callback), http_codec_dlr_json(body, sizeof body, &d))
             : http_codec_dlr_url(url, sizeof url, it->callback, &d);
@@ -214,7 +215,7 @@ void connector_http_pump_receipts(struct instance *in)
           if (it->journal_id)
             connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
           qitem_free(it);
-        } else if (!http_send_receipt(in, it)) {
+        } else if (!http_send_receipt(in, it, u)) {
           connector_requeue_rest(&c->user_queues[u], it, l.tail);
           return;
         }

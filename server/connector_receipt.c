@@ -61,7 +61,7 @@ struct qitem *connector_origin_receipt(struct core *core, struct log_category *l
          info->msg_id, info->origin_user, origin->cfg->name);
     return NULL;
   }
-  it->receipt = *r;
+  it->receipt = *r;   /* its id, the SMSC's, is replaced by the origin's below */
   it->msg_id = info->msg_id;
   it->via = via >= 0 ? (uint16_t)(via + 1) : 0;
   history_add(core->history, info->msg_id, HISTORY_RECEIPT_QUEUED, info->origin_connector, r->state, r->err,
@@ -71,7 +71,10 @@ struct qitem *connector_origin_receipt(struct core *core, struct log_category *l
   it->receipt.dst = info->dst;
   if (!it->receipt.submit_time)
     it->receipt.submit_time = info->submit_time;
-  if (info->callback[0] && !(it->callback = strdup(info->callback))) {
+  /* An HTTP origin may ask for the SMSC's id (%F); the others know the
+   * message by their own. */
+  if (info->callback[0] && (!(it->callback = strdup(info->callback)) ||
+                            (r->id[0] && !(it->smsc_msgid = strdup(r->id))))) {
     qitem_free(it);
     return NULL;
   }
@@ -83,7 +86,8 @@ struct qitem *connector_origin_receipt(struct core *core, struct log_category *l
     struct spool_record rec = { .type = SPOOL_REC_RECEIPT, .id = it->journal_id,
                                 .target = info->origin_connector, .receipt = &it->receipt,
                                 .user = info->origin_user, .callback = it->callback,
-                                .callback_method = it->callback_method, .via = it->via };
+                                .callback_method = it->callback_method, .via = it->via,
+                                .smsc_id = it->smsc_msgid };
     *ticket = connector_journal(core, &rec);
   }
   return it;

@@ -10,6 +10,7 @@
 #include "account.h"
 #include "connector_internal.h"
 #include "http_client.h"
+#include "strutil.h"
 
 void connector_credit_give_back(struct core *core, const struct msg *m)
 {
@@ -37,7 +38,9 @@ void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t st
   struct dlr_info info;
   dlr_info_from_msg(&info, it->msg);
   struct msg_receipt r = { 0 };
-  r.state = state;
+  /* Refused by the peer: one event, reported as Kannel's "SMSC rejected"
+   * to an origin that asked for that, else as the failure it is. */
+  r.state = code && (it->msg->dlr_mask & MSG_DLR_SMSC_REJECTED) ? MSG_STATE_SMSC_REJECTED : state;
   r.err = (uint16_t)(code > 999 ? 999 : code);
   r.done_time = time(NULL);
   connector_receipt_to_origin(in, &info, &r);
@@ -207,8 +210,15 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     connector_latency_record(&in->counted.delivery, waited_ms > 0 ? (uint64_t)waited_ms * 1000 : 0);
     char key[DLR_ID_LEN];
     bool awaits_receipt = false;
+    if (it->msg->dlr_mask & MSG_DLR_SMSC_ACCEPTED) {
+      struct dlr_info info;
+      dlr_info_from_msg(&info, it->msg);
+      struct msg_receipt r = { .state = MSG_STATE_SMSC_ACCEPTED, .done_time = time(NULL) };
+      str_copy(r.id, sizeof r.id, resp->msgid);
+      connector_receipt_to_origin(in, &info, &r);
+    }
     /* An HTTP provider sends no receipts this gateway could match. */
-    if (it->msg->dlr_mask && !c->cfg->http) {
+    if ((it->msg->dlr_mask & MSG_DLR_FROM_SMSC) && !c->cfg->http) {
       struct dlr_info info;
       dlr_info_from_msg(&info, it->msg);
       if (dlr_id_normalize(key, sizeof key, resp->msgid, (enum dlr_id_type)c->cfg->msgid_submit) < 0 ||

@@ -392,7 +392,8 @@ static void replay_record(void *ctx, const struct spool_record *rec)
     it->journal_id = rec->id;
     it->via = rec->via;
     it->callback_method = rec->callback_method;
-    if (rec->callback && !(it->callback = strdup(rec->callback))) {
+    if ((rec->callback && !(it->callback = strdup(rec->callback))) ||
+        (rec->smsc_id && !(it->smsc_msgid = strdup(rec->smsc_id)))) {
       qitem_free(it);
       r->dropped++;
       return;

@@ -210,5 +210,6 @@ void qitem_free(struct qitem *it)
     return;
   msg_free(it->msg);
   free(it->callback);
+  free(it->smsc_msgid);
   free(it);
 }

@@ -36,6 +36,8 @@ struct qitem {
   uint64_t journal_id;            /* QITEM_RECEIPT: ties its journal records together */
   uint64_t msg_id;                /* QITEM_RECEIPT: the message it reports on (its history) */
   char *callback;                 /* QITEM_RECEIPT to an HTTP origin: its URL (owned); else NULL */
+  char *smsc_msgid;               /* QITEM_RECEIPT to an HTTP origin: the SMSC's id of the message
+                                     (owned; Kannel's %F); NULL = none */
   uint8_t callback_method;        /* enum msg_callback_method */
   uint16_t via;                   /* QITEM_RECEIPT: 1 + the connector the message went out on; 0 = unknown */
   uint64_t sent_ns;               /* monotonic: when its request went out */

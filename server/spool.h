@@ -61,7 +61,8 @@ struct spool_record {
   uint16_t target;          /* MSG: the connector it is queued for; SENT: the connector that sent it;
                                RECEIPT: the origin connector; UNRESOLVED: the connector it came on */
   const struct msg *msg;    /* MSG */
-  const char *smsc_id;      /* SENT, UNRESOLVED: normalised, as the DLR table keys it */
+  const char *smsc_id;      /* SENT, UNRESOLVED: normalised, as the DLR table keys it;
+                               RECEIPT: the SMSC's id as it sent it (HTTP origins); NULL = none */
   const struct msg_receipt *receipt; /* RECEIPT, UNRESOLVED */
   const char *user;         /* RECEIPT: the origin account; CREDIT: the account */
   const char *callback;     /* RECEIPT: the origin's receipt callback URL (HTTP); NULL = none */

@@ -10,7 +10,8 @@
  * has it.
  *
  * Flags: COPY_FLAG on any record compaction re-appended; VIA_FLAG on a
- * RECEIPT carrying `via`; CREDIT_FLAG on a MSG carrying its credit epoch
+ * RECEIPT carrying `via`, SMSC_ID_FLAG on one carrying the SMSC's id (a
+ * string after `via`); CREDIT_FLAG on a MSG carrying its credit epoch
  * (u32, after the payload bytes and before the callback). A record without
  * VIA_FLAG or CREDIT_FLAG is laid out as before they existed: old records
  * still read, and records without a via or a credit epoch stay the same.
@@ -40,6 +41,7 @@
 #define COPY_FLAG 0x01                   /* re-appended by compaction */
 #define VIA_FLAG 0x02                    /* RECEIPT: carries `via` (written before it did not) */
 #define CREDIT_FLAG 0x04                 /* MSG: carries msg.credit_epoch (only when non-zero) */
+#define SMSC_ID_FLAG 0x08                /* RECEIPT: carries the SMSC's id (written before it did not) */
 
 static inline uint32_t get_u32(const uint8_t *p)
 {
@@ -208,6 +210,10 @@ static inline size_t record_encode(uint8_t *out, const struct spool_record *rec)
     if (rec->via) {
       flags |= VIA_FLAG;
       p = put_u16(p, rec->via);
+    }
+    if (rec->smsc_id) {
+      flags |= SMSC_ID_FLAG;
+      p = put_str(p, rec->smsc_id, STR_MAX);
     }
     p = put_callback(p, rec->callback_method, rec->callback);
     break;

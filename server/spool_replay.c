@@ -90,6 +90,7 @@ struct decoded {
   struct msg msg;
   struct msg_receipt receipt;
   char text[STR_MAX];             /* SENT, UNRESOLVED: smsc_id; RECEIPT, CREDIT: user */
+  char smsc_id[STR_MAX];          /* RECEIPT: the SMSC's id */
   char callback[MSG_CALLBACK_LEN];
 };
 
@@ -161,6 +162,10 @@ static int record_decode(const uint8_t *rec, struct decoded *d)
     get_receipt(&r, &d->receipt);
     if (rec[13] & VIA_FLAG)
       d->rec.via = (uint16_t)get_n(&r, 2);
+    if (rec[13] & SMSC_ID_FLAG) {
+      get_str(&r, d->smsc_id, sizeof d->smsc_id);
+      d->rec.smsc_id = d->smsc_id;
+    }
     if (get_callback(&r, &d->rec.callback_method, d->callback))
       d->rec.callback = d->callback;
     d->rec.user = d->text;

@@ -354,6 +354,10 @@ unsigned http_codec_dlr_type(uint8_t state)
   case MSG_STATE_UNKNOWN:
   case MSG_STATE_REJECTED:
     return HTTP_CODEC_DLR_FAILED;
+  case MSG_STATE_SMSC_ACCEPTED:
+    return HTTP_CODEC_DLR_SMSC_ACK;
+  case MSG_STATE_SMSC_REJECTED:
+    return HTTP_CODEC_DLR_SMSC_NACK;
   default:
     return 0;
   }

@@ -12,18 +12,32 @@
  * Kannel's meaning of p and P: %p is the message's recipient and %P its
  * sender (a receipt keeps the addresses of the message it reports on).
  *   %p %P  recipient, sender       %q %Q  the same, a leading "00" as "+"
- *   %b     text (UTF-8; 8-bit data as octets, hex in JSON bodies)
- *   %u     UDH (octets; hex in JSON bodies)    %c  coding: 0 GSM, 1 8-bit, 2 UCS2
- *   %C     charset of %b ("UTF-8" or "8-BIT")  %m  message class, empty if none
+ *   %b     text (UTF-8; 8-bit data as octets, hex in JSON bodies); a
+ *          receipt's: its answer, as %A
+ *   %e     %b's octets as hex      %u %U  UDH: octets (hex in JSON bodies); hex
+ *   %k     the text's first word   %s %S  the next word from the second on
+ *          (%S with '*' as '~')    %r  the words %s has not taken, %a  all
+ *          of them, joined by '+'
+ *   %c     coding: 0 GSM, 1 8-bit, 2 UCS2      %C  charset of %b ("UTF-8", "8-BIT")
+ *   %m     message class, %M  message waiting indication (-1 for none)
+ *   %O     the DCS, two digits     %y  priority
+ *   %v %V  validity, deferred: minutes from now (empty for none)
  *   %d     DLR type of a receipt (1, 2, 4, 8, 16); dlr-mask of a message
  *   %A     receipt answer text     %F  the SMSC's message id (receipts)
  *   %I     gateway message id      %i  SMSC: the connector name
- *   %n     account (user) name     %t  time "YYYY-MM-DD HH:MM:SS" (UTC)
- *   %T     Unix time               %%  a '%'
- * and, beyond Kannel, %h: the payload as hex. An unknown escape is copied
- * as it stands, as Kannel does. Substituted values are URL-encoded in URL
- * templates and JSON-string-escaped in JSON body templates; the template's
- * own text is copied unchanged.
+ *   %n     account (user) name     %t  time "YYYY-MM-DD+HH:MM:SS" (UTC; with
+ *          a space in JSON bodies) %T  Unix time
+ *   %o %B %D %R %#group#key#  sendsms' account, binfo, meta-data, the
+ *          dlr-url itself and one meta-data value: filled in when the request
+ *          is taken (http_codec_dlr_url_prepare), empty elsewhere
+ *   %f %x  the SMSC's number, the smsbox: always empty here
+ *   %%     a '%'
+ * and, beyond Kannel, %h: the payload as hex. An unknown escape is text, as
+ * Kannel has it; in a URL its '%' is written %25 unless it starts a %XX
+ * encoding the template wrote, so that no broken encoding goes out.
+ * Substituted values are URL-encoded in URL templates and JSON-string-
+ * escaped in JSON body templates; the template's own text is copied
+ * unchanged.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_HTTP_CODEC_H
@@ -199,8 +213,11 @@ int http_codec_kannel_credentials(const struct http_codec_param *params, size_t 
  * charset (of text: UTF-8 by default, ISO-8859-1, or for coding 2 also
  * UTF-16BE, the default there), udh (octets, or hex as in X-Kannel-UDH),
  * dlr-mask, dlr-url, validity and deferred (minutes), mclass, pid, priority,
- * and the hints smsc, account, binfo; mwi, compress, alt-dcs, rpi and
- * meta-data are taken and ignored. The first of a repeated name counts.
+ * mwi and alt-dcs (into the DCS as Kannel sets it), compress and rpi (0 or
+ * absent; what would ask for them is refused), meta-data ("?group?k=v&...")
+ * and the hints smsc, account, binfo; the dlr-url gets what only the
+ * request knows filled in (http_codec_dlr_url_prepare) and must then fit
+ * MSG_CALLBACK_LEN. The first of a repeated name counts.
  * Returns 0 with *out holding one submit per recipient, each with the
  * dlr-url for GET; HTTP_CODEC_E_INVALID or HTTP_CODEC_E_TOO_LARGE with *out
  * holding kannel_status (400) and kannel_answer (Kannel's text, e.g.
@@ -222,8 +239,8 @@ const char *http_codec_kannel_answer(const struct http_codec_batch *b,
 /* ---- Receipts to HTTP clients ---- */
 
 struct http_codec_dlr {
-  const struct msg_receipt *receipt; /* state, err, times; src and dst of the message */
-  unsigned type;               /* 0: from receipt->state (http_codec_dlr_type); or SMSC_ACK / SMSC_NACK */
+  const struct msg_receipt *receipt; /* state (SMSC_ACCEPTED/REJECTED: Kannel's 8/16), err, times;
+                                         src and dst of the message */
   uint64_t id;                 /* the gateway id of the message (%I) */
   const char *smsc;            /* %i: the connector it went out on; NULL = none */
   const char *smsc_msgid;      /* %F: the SMSC's id; NULL = none */
@@ -233,13 +250,27 @@ struct http_codec_dlr {
 };
 
 /* Kannel's DLR type for a message state: 1 delivered, 4 buffered (ENROUTE,
- * ACCEPTED), 2 for every failure; 0 for an unknown state. */
+ * ACCEPTED), 2 for every failure, 8 and 16 for the SMSC's acceptance and
+ * refusal of the submit; 0 for an unknown state. */
 unsigned http_codec_dlr_type(uint8_t state);
 
 /* Expands a dlr-url template for the receipt into dst, NUL-terminated.
  * Returns its length, HTTP_CODEC_E_SPACE, or HTTP_CODEC_E_INVALID when the
  * receipt has no receipt. */
 int http_codec_dlr_url(char *dst, size_t cap, const char *tmpl, const struct http_codec_dlr *d);
+
+/* What a sendsms request knows that its receipt will not: Kannel's %n,
+ * %o, %B, %D and %#group#key# (NULL: empty). */
+struct http_codec_submit_info {
+  const char *user, *account, *binfo, *meta_data;
+};
+
+/* Fills in a dlr-url template's escapes that only the request knows (and
+ * %R, the template itself), leaving the receipt's for http_codec_dlr_url;
+ * each '%' of what is filled in is doubled, so that the second expansion
+ * turns it back into one. Returns the length (NUL-terminated in dst) or
+ * HTTP_CODEC_E_SPACE. */
+int http_codec_dlr_url_prepare(char *dst, size_t cap, const char *tmpl, const struct http_codec_submit_info *s);
 
 /* The JSON body of a receipt callback: {"id","dlr","status","state","err",
  * "from","to","smsc","smsc_id","answer","submit_time","done_time","time"}.

@@ -414,7 +414,7 @@ int http_codec_dlr_json(char *dst, size_t cap, const struct http_codec_dlr *d)
 
   if (!r)
     return HTTP_CODEC_E_INVALID;
-  unsigned type = d->type ? d->type : http_codec_dlr_type(r->state);
+  unsigned type = http_codec_dlr_type(r->state);
   if (d->answer)
     snprintf(answer, sizeof answer, "%s", d->answer);
   else
@@ -422,7 +422,9 @@ int http_codec_dlr_json(char *dst, size_t cap, const struct http_codec_dlr *d)
   snprintf(id, sizeof id, "%" PRIu64, d->id);
   http_codec_addr_text(from, sizeof from, &r->src);
   http_codec_addr_text(to, sizeof to, &r->dst);
-  const char *stat = smpp_state_stat(r->state);
+  const char *stat = type == HTTP_CODEC_DLR_SMSC_ACK    ? "ACK"
+                     : type == HTTP_CODEC_DLR_SMSC_NACK ? "NACK"
+                                                        : smpp_state_stat(r->state);
   j = json_pack("{s:s, s:i, s:s, s:i, s:s, s:s, s:s, s:I, s:I, s:I}", "id", id, "dlr", (int)type,
                 "status", stat ? stat : "", "err", (int)r->err, "from", from, "to", to, "answer",
                 answer, "submit_time", (json_int_t)r->submit_time, "done_time",

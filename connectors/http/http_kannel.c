@@ -66,7 +66,7 @@ const char *http_codec_kannel_header_param(const char *header)
     { "Compress", "compress" }, { "Validity", "validity" }, { "Deferred", "deferred" },
     { "DLR-Mask", "dlr-mask" }, { "DLR-Url", "dlr-url" },   { "Account", "account" },
     { "PID", "pid" },           { "Alt-DCS", "alt-dcs" },   { "BInfo", "binfo" },
-    { "RPI", "rpi" },           { "Priority", "priority" },
+    { "RPI", "rpi" },           { "Priority", "priority" }, { "Meta-Data", "meta-data" },
   };
   if (strncasecmp(header, "X-Kannel-", 9) != 0)
     return NULL;
@@ -254,6 +254,33 @@ static bool kannel_hint(char dst[HTTP_CODEC_NAME_LEN], const struct http_codec_p
   return true;
 }
 
+/* The DCS Kannel sets: a message waiting indication (mwi 0-3 set, 4-7
+ * cleared; its group stores the message unless it is empty), else the
+ * class in the form alt_dcs asks for (1: 0xFX; 0: 0x1X; -1: ours,
+ * http_codec_dcs_for). */
+static uint8_t kannel_dcs(uint8_t coding, int mclass, int mwi, int alt_dcs)
+{
+  if (mwi >= 0)
+    return (uint8_t)((coding == SMS_TEXT_UCS2 ? 0xE0 : 0xD0) | (mwi < 4 ? 0x08 : 0) | (mwi & 3));
+  if (mclass >= 0 && alt_dcs == 0)
+    return (uint8_t)(0x10 | (coding == SMS_TEXT_UCS2 ? 0x08 : coding == SMS_TEXT_8BIT ? 0x04 : 0) | mclass);
+  return http_codec_dcs_for(coding, mclass);
+}
+
+/* The dlr-url into the arena, what only the request knows filled in; NULL
+ * when it does not fit (MSG_CALLBACK_LEN) or memory is short. */
+static const char *kannel_dlr_url(struct http_codec_batch *b, const struct http_codec_param *dlr_url,
+                                  const struct http_codec_param *params, size_t n,
+                                  const struct http_codec_param *meta)
+{
+  const struct http_codec_param *user = param_find(params, n, "username", "user");
+  struct http_codec_submit_info info = { user ? user->value : NULL, b->account[0] ? b->account : NULL,
+                                         b->binfo[0] ? b->binfo : NULL, meta && meta->len ? meta->value : NULL };
+  char url[MSG_CALLBACK_LEN];
+  int len = http_codec_dlr_url_prepare(url, sizeof url, dlr_url->value, &info);
+  return len < 0 ? NULL : http_codec_arena_string(b, url, (size_t)len);
+}
+
 int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_codec_param *params,
                             size_t n, const struct http_codec_limits *lim_in)
 {
@@ -266,7 +293,8 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
   struct msg_addr *rcpt = NULL;
   struct msg m;
   size_t total = 0, count;
-  long dlr_mask, mclass, pid, coding, validity, deferred, priority;
+  const struct http_codec_param *meta = param_find(params, n, "meta-data", NULL);
+  long dlr_mask, mclass, pid, coding, validity, deferred, priority, mwi, alt_dcs, compress, rpi;
   const char *url = NULL, *field, *why;
   char reason[HTTP_CODEC_REASON_LEN];
   bool ok;
@@ -305,10 +333,12 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
   } else if (!kannel_hint(b->smsc, param_find(params, n, "smsc", NULL)) ||
              !kannel_hint(b->binfo, param_find(params, n, "binfo", NULL))) {
     rc = kannel_refuse(b, "smsc", "SMSC or BInfo field misformed or too long, rejected", rc);
+  } else if (meta && meta->len && (meta->value[0] != '?' || memchr(meta->value, 0, meta->len))) {
+    rc = kannel_refuse(b, "meta-data", "Meta-Data field misformed, rejected", rc);
   } else if (dlr_url && dlr_url->len &&
              (!http_codec_is_http_url(dlr_url->value, dlr_url->len) ||
               memchr(dlr_url->value, 0, dlr_url->len) ||
-              !(url = http_codec_arena_string(b, dlr_url->value, dlr_url->len)))) {
+              !(url = kannel_dlr_url(b, dlr_url, params, n, meta)))) {
     rc = kannel_refuse(b, "dlr-url", "DLR-URL field misformed, rejected", rc);
   } else if (!kannel_int(param_find(params, n, "dlr-mask", "dlrmask"), 0, DLR_MASK_MAX, &dlr_mask)) {
     rc = kannel_refuse(b, "dlr-mask", "DLR-Mask field misformed, rejected", rc);
@@ -324,11 +354,27 @@ int http_codec_kannel_parse(struct http_codec_batch **out, const struct http_cod
     rc = kannel_refuse(b, "deferred", "Deferred field misformed, rejected", rc);
   } else if (!kannel_int(param_find(params, n, "priority", NULL), 0, 3, &priority)) {
     rc = kannel_refuse(b, "priority", "Priority field misformed, rejected", rc);
+  } else if (!kannel_int(param_find(params, n, "mwi", NULL), 0, 7, &mwi)) {
+    rc = kannel_refuse(b, "mwi", "MWI field misformed, rejected", rc);
+  } else if (!kannel_int(param_find(params, n, "alt-dcs", NULL), 0, 1, &alt_dcs)) {
+    rc = kannel_refuse(b, "alt-dcs", "Alt-DCS field misformed, rejected", rc);
+  } else if (!kannel_int(param_find(params, n, "compress", NULL), 0, 1, &compress)) {
+    rc = kannel_refuse(b, "compress", "Compress field misformed, rejected", rc);
+  } else if (compress == 1) {
+    rc = kannel_refuse(b, "compress", "Compression not supported, rejected", rc);
+  } else if (!kannel_int(param_find(params, n, "rpi", NULL), 0, 2, &rpi)) {
+    rc = kannel_refuse(b, "rpi", "RPI field misformed, rejected", rc);
+  } else if (rpi == 1) {
+    rc = kannel_refuse(b, "rpi", "Reply path not supported, rejected", rc);
   } else if (!kannel_text(b, param_find(params, n, "text", NULL), param_find(params, n, "charset", NULL),
                           coding, &m)) {
     rc = kannel_refuse(b, "text", "Charset or body misformed, rejected", rc);
   } else {
-    m.dcs = http_codec_dcs_for(m.coding, (int)mclass);
+    m.dcs = kannel_dcs(m.coding, (int)mclass, (int)mwi, (int)alt_dcs);
+    if (mwi >= 0 && m.coding == SMS_TEXT_8BIT) {
+      free(rcpt);   /* an indication group carries text only */
+      return kannel_refuse(b, "mwi", "MWI field misformed, rejected", rc);
+    }
     m.dlr_mask = (uint8_t)(dlr_mask > 0 ? dlr_mask : 0);
     m.pid = (uint8_t)(pid > 0 ? pid : 0);
     m.priority = (uint8_t)(priority > 0 ? priority : 0);
@@ -382,270 +428,3 @@ const char *http_codec_kannel_answer(const struct http_codec_batch *b,
   return buf;
 }
 
-/* ---- templates ---- */
-
-struct writer {
-  char *dst;
-  size_t cap;
-  size_t len;
-  bool full;
-};
-
-/* Appends as it stands; always leaves room for the NUL. */
-static void put_raw(struct writer *w, const void *s, size_t n)
-{
-  if (w->full || n >= w->cap - w->len) {
-    w->full = true;
-    return;
-  }
-  memcpy(w->dst + w->len, s, n);
-  w->len += n;
-}
-
-static bool url_unreserved(uint8_t c)
-{
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.' || c == '~';
-}
-
-/* Appends a value, %-encoded or JSON-string-escaped. */
-static void put_value(struct writer *w, const void *v, size_t n, enum http_codec_escape esc)
-{
-  static const char hexd[] = "0123456789ABCDEF";
-  const uint8_t *p = v;
-  for (size_t i = 0; i < n && !w->full; i++) {
-    uint8_t c = p[i];
-    char e[6];
-    if (esc == HTTP_CODEC_ESC_URL ? url_unreserved(c) : (c >= 0x20 && c != '"' && c != '\\')) {
-      put_raw(w, &c, 1);
-    } else if (esc == HTTP_CODEC_ESC_URL) {
-      put_raw(w, (char[]){ '%', hexd[c >> 4], hexd[c & 15] }, 3);
-    } else if (c == '"' || c == '\\') {
-      put_raw(w, (char[]){ '\\', (char)c }, 2);
-    } else {
-      memcpy(e, "\\u00", 4);
-      e[4] = hexd[c >> 4];
-      e[5] = hexd[c & 15];
-      put_raw(w, e, 6);
-    }
-  }
-}
-
-static void put_hex(struct writer *w, const uint8_t *p, size_t n)
-{
-  char chunk[256];
-  for (size_t i = 0; i < n; i += sizeof chunk / 2) {
-    size_t k = n - i < sizeof chunk / 2 ? n - i : sizeof chunk / 2;
-    put_raw(w, chunk, hex_encode(chunk, p + i, k));
-  }
-}
-
-/* The payload as UTF-8 text, converted a piece at a time so that no buffer
- * has to hold a 64 KiB payload; a piece never ends inside an escape pair or
- * a surrogate pair. Returns false when the payload does not convert. */
-static bool put_text(struct writer *w, const struct msg *m, enum http_codec_escape esc)
-{
-  char utf8[1024];
-  size_t i = 0;
-  while (i < m->data_len && !w->full) {
-    size_t end = i;
-    int n;
-    if (m->coding == SMS_TEXT_GSM7) {
-      while (end < m->data_len && end - i < 300)
-        end += m->data[end] == 0x1B && end + 1 < m->data_len ? 2 : 1;
-      n = charset_gsm_to_utf8(utf8, sizeof utf8, m->data + i, end - i);
-    } else {
-      while (end + 1 < m->data_len && end - i < 300)
-        end += m->data[end] >= 0xD8 && m->data[end] <= 0xDB && end + 3 < m->data_len ? 4 : 2;
-      if (end == i)
-        return false;
-      n = charset_ucs2_to_utf8(utf8, sizeof utf8, m->data + i, end - i);
-    }
-    if (n < 0)
-      return false;
-    put_value(w, utf8, (size_t)n, esc);
-    i = end;
-  }
-  return true;
-}
-
-static void put_number(struct writer *w, int64_t v)
-{
-  char num[24];
-  put_raw(w, num, (size_t)snprintf(num, sizeof num, "%" PRId64, v));
-}
-
-/* Kannel's coding numbers: 0 GSM, 1 8-bit, 2 UCS2. */
-static int kannel_coding(uint8_t coding)
-{
-  return coding == SMS_TEXT_UCS2 ? 2 : coding == SMS_TEXT_8BIT ? 1 : 0;
-}
-
-/* The message class a DCS carries, or -1. */
-static int dcs_class(uint8_t dcs)
-{
-  if ((dcs & 0xF0) == 0xF0 || (dcs & 0xD0) == 0x10)
-    return dcs & 0x03;
-  return -1;
-}
-
-/* Where escapes take their values: a message or a receipt. */
-struct escapes {
-  const struct msg *m;
-  const struct http_codec_dlr *d;
-  const char *smsc, *user;
-  int64_t time;
-  enum http_codec_escape esc;
-};
-
-static void put_addr(struct writer *w, const struct msg_addr *a, bool plus_for_00,
-                     enum http_codec_escape esc)
-{
-  char text[MSG_ADDR_LEN + 2];
-  size_t len = http_codec_addr_text(text, sizeof text, a);
-  if (plus_for_00 && strncmp(text, "00", 2) == 0) {
-    text[1] = '+';
-    put_value(w, text + 1, len - 1, esc);
-  } else {
-    put_value(w, text, len, esc);
-  }
-}
-
-static void put_string(struct writer *w, const char *s, enum http_codec_escape esc)
-{
-  if (s)
-    put_value(w, s, strlen(s), esc);
-}
-
-/* One escape (the letter after '%'). Returns false when the payload does not convert. */
-static bool put_escape(struct writer *w, char letter, const struct escapes *e, const char *answer)
-{
-  const struct msg *m = e->m;
-  const struct msg_receipt *r = e->d ? e->d->receipt : NULL;
-  char text[32];
-  int mclass;
-  switch (letter) {
-  case 'p':
-  case 'q':
-    put_addr(w, r ? &r->dst : &m->dst, letter == 'q', e->esc);
-    return true;
-  case 'P':
-  case 'Q':
-    put_addr(w, r ? &r->src : &m->src, letter == 'Q', e->esc);
-    return true;
-  case 'b':
-    if (r) {
-      put_string(w, answer, e->esc);
-    } else if (m->coding == SMS_TEXT_8BIT && e->esc == HTTP_CODEC_ESC_JSON) {
-      put_hex(w, m->data, m->data_len);
-    } else if (m->coding == SMS_TEXT_8BIT) {
-      put_value(w, m->data, m->data_len, e->esc);
-    } else {
-      return put_text(w, m, e->esc);
-    }
-    return true;
-  case 'h':
-    if (m)
-      put_hex(w, m->data, m->data_len);
-    return true;
-  case 'u':
-    if (m && e->esc == HTTP_CODEC_ESC_JSON)
-      put_hex(w, m->udh, m->udh_len);
-    else if (m)
-      put_value(w, m->udh, m->udh_len, e->esc);
-    return true;
-  case 'c':
-    if (m)
-      put_number(w, kannel_coding(m->coding));
-    return true;
-  case 'C':
-    if (m)
-      put_string(w, m->coding == SMS_TEXT_8BIT ? "8-BIT" : "UTF-8", e->esc);
-    return true;
-  case 'm':
-    if (m && (mclass = dcs_class(m->dcs)) >= 0)
-      put_number(w, mclass);
-    return true;
-  case 'd':
-    put_number(w, r ? (e->d->type ? e->d->type : http_codec_dlr_type(r->state)) : m->dlr_mask);
-    return true;
-  case 'A':
-    put_string(w, r ? answer : NULL, e->esc);
-    return true;
-  case 'F':
-    put_string(w, r ? e->d->smsc_msgid : NULL, e->esc);
-    return true;
-  case 'I':
-    snprintf(text, sizeof text, "%" PRIu64, r ? e->d->id : m->id);
-    put_raw(w, text, strlen(text));
-    return true;
-  case 'i':
-    put_string(w, e->smsc, e->esc);
-    return true;
-  case 'n':
-    put_string(w, e->user, e->esc);
-    return true;
-  case 't':
-    http_codec_time_text(text, sizeof text, e->time, "%Y-%m-%d %H:%M:%S");
-    put_value(w, text, strlen(text), e->esc);
-    return true;
-  case 'T':
-    put_number(w, e->time);
-    return true;
-  case '%':
-    put_raw(w, "%", 1);
-    return true;
-  default:
-    put_raw(w, (char[]){ '%', letter }, 2);
-    return true;
-  }
-}
-
-static int expand(char *dst, size_t cap, const char *tmpl, const struct escapes *e)
-{
-  struct writer w = { dst, cap, 0, false };
-  char answer[256] = "";
-  bool converted = true;
-  if (cap == 0)
-    return HTTP_CODEC_E_SPACE;
-  if (e->d && strpbrk(tmpl, "Ab")) {
-    if (e->d->answer)
-      snprintf(answer, sizeof answer, "%s", e->d->answer);
-    else
-      http_codec_receipt_answer(answer, sizeof answer, e->d,
-                                e->d->type ? e->d->type : http_codec_dlr_type(e->d->receipt->state));
-  }
-  for (const char *t = tmpl; *t && converted && !w.full; t++) {
-    const char *next = strchr(t, '%');
-    if (!next) {
-      put_raw(&w, t, strlen(t));
-      break;
-    }
-    put_raw(&w, t, (size_t)(next - t));
-    t = next;
-    if (!t[1]) {
-      put_raw(&w, "%", 1);
-      break;
-    }
-    converted = put_escape(&w, *++t, e, answer);
-  }
-  dst[w.len] = 0;
-  if (w.full)
-    return HTTP_CODEC_E_SPACE;
-  return converted ? (int)w.len : HTTP_CODEC_E_INVALID;
-}
-
-int http_codec_dlr_url(char *dst, size_t cap, const char *tmpl, const struct http_codec_dlr *d)
-{
-  if (!d || !d->receipt)
-    return HTTP_CODEC_E_INVALID;
-  struct escapes e = { NULL, d, d->smsc, d->user, d->time, HTTP_CODEC_ESC_URL };
-  return expand(dst, cap, tmpl, &e);
-}
-
-int http_codec_out_expand(char *dst, size_t cap, const char *tmpl, const struct msg *m,
-                          const struct http_codec_out *o, enum http_codec_escape esc)
-{
-  struct escapes e = { m, NULL, o ? o->smsc : NULL, o ? o->user : NULL, o ? o->time : 0, esc };
-  return expand(dst, cap, tmpl, &e);
-}

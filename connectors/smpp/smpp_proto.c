@@ -402,10 +402,12 @@ static uint8_t dlr_mask_from_smpp(uint8_t regdlv)
 }
 
 /* 3.4 cannot ask for success alone: DELIVERED asks for both final receipts
- * and the gateway drops the failures no one wanted (msg_receipt_wanted). */
+ * and the gateway drops the failures no one wanted (msg_receipt_wanted).
+ * BUFFERED asks for the final ones too: only a final receipt frees the
+ * message's DLR entry. */
 static uint8_t dlr_mask_to_smpp(uint8_t mask)
 {
-  uint8_t regdlv = mask & MSG_DLR_DELIVERED ? SMPP_REGDLV_RECEIPT_FINAL
+  uint8_t regdlv = mask & (MSG_DLR_DELIVERED | MSG_DLR_BUFFERED) ? SMPP_REGDLV_RECEIPT_FINAL
                    : mask & MSG_DLR_FAILED  ? SMPP_REGDLV_RECEIPT_FAILURE
                                             : 0;
   return mask & MSG_DLR_BUFFERED ? regdlv | SMPP_REGDLV_INTERMEDIATE : regdlv;

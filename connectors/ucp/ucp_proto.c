@@ -593,9 +593,11 @@ static int encode_message(struct ucp_msg *m, int ot, const struct msg *msg, stru
   if (ot == 52)
     return msg->received_ms ? put_time(b->scts, 12, msg->received_ms / 1000, &o->scts) : 0;
 
-  if (msg->dlr_mask & 7) {
+  if (msg->dlr_mask & MSG_DLR_FROM_SMSC) {
     o->nrq = digit(1);
-    o->nt = digit(msg->dlr_mask & 7);
+    /* Buffered asks for the final notifications too: only a final one
+     * frees the message's DLR entry (the unwanted are dropped). */
+    o->nt = digit(msg->dlr_mask & MSG_DLR_BUFFERED ? MSG_DLR_FROM_SMSC : msg->dlr_mask & MSG_DLR_FROM_SMSC);
   }
   if (msg->priority)
     o->pr = digit(1);

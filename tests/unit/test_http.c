@@ -386,6 +386,26 @@ static void test_kannel_params(void)
   CU_ASSERT_EQUAL(b->items[0].msg.udh_len, 7);
   CU_ASSERT_EQUAL(b->items[0].msg.udh[6], 0xF0);
   http_codec_batch_free(b);
+  /* mwi into a message waiting group (4-7 clear the indication), alt-dcs
+   * 0 the 0x1X form of a class; compress and rpi 0 are taken */
+  b = kannel("from=1&to=2&text=a&mwi=1&compress=0&rpi=0", 0);
+  CU_ASSERT_EQUAL(b->items[0].msg.dcs, 0xD9);
+  http_codec_batch_free(b);
+  b = kannel("from=1&to=2&text=%D0%9F&mwi=6", 0);
+  CU_ASSERT_EQUAL(b->items[0].msg.dcs, 0xE2);
+  http_codec_batch_free(b);
+  b = kannel("from=1&to=2&text=a&mclass=2&alt-dcs=0", 0);
+  CU_ASSERT_EQUAL(b->items[0].msg.dcs, 0x12);
+  http_codec_batch_free(b);
+  b = kannel("from=1&to=2&text=a&mclass=2&alt-dcs=1", 0);
+  CU_ASSERT_EQUAL(b->items[0].msg.dcs, 0xF2);
+  http_codec_batch_free(b);
+  /* what only the request knows goes into its dlr-url when it is taken */
+  b = kannel("username=ann&from=1&to=2&text=a&account=acc+1&binfo=b%2F1&meta-data=%3Fsmpp%3Fk1%3Dv%25201"
+             "&dlr-url=http%3A%2F%2Fa%2F%3Fo%3D%25o%26b%3D%25B%26m%3D%25%23smpp%23k1%23%26n%3D%25n%26t%3D%25d",
+             0);
+  CU_ASSERT_STRING_EQUAL(b->items[0].dlr_url, "http://a/?o=acc%%201&b=b%%2F1&m=v%%201&n=ann&t=%d");
+  http_codec_batch_free(b);
   /* deprecated names, and a dlr-mask without a URL stays for the account's default */
   b = kannel("from=1&to=2&text=a&dlrmask=1", 0);
   CU_ASSERT_EQUAL(b->items[0].msg.dlr_mask, 1);
@@ -412,6 +432,13 @@ static void test_kannel_errors(void)
   kannel_refused("from=1&to=2&text=a&charset=KOI8-R", "Charset or body misformed, rejected");
   kannel_refused("from=1&to=2&text=%FF%FE", "Charset or body misformed, rejected");
   kannel_refused("from=1&to=2&text=a&account=a%5Bb%5D", "Account field misformed or too long, rejected");
+  kannel_refused("from=1&to=2&text=a&mwi=8", "MWI field misformed, rejected");
+  kannel_refused("from=1&to=2&text=a&coding=1&mwi=1", "MWI field misformed, rejected");
+  kannel_refused("from=1&to=2&text=a&alt-dcs=2", "Alt-DCS field misformed, rejected");
+  kannel_refused("from=1&to=2&text=a&compress=2", "Compress field misformed, rejected");
+  kannel_refused("from=1&to=2&text=a&compress=1", "Compression not supported, rejected");
+  kannel_refused("from=1&to=2&text=a&rpi=1", "Reply path not supported, rejected");
+  kannel_refused("from=1&to=2&text=a&meta-data=smpp", "Meta-Data field misformed, rejected");
 
   char buf[128];
   struct http_codec_param p[8];
@@ -491,7 +518,7 @@ static void test_dlr_url(void)
   CU_ASSERT_TRUE_FATAL(n > 0);
   CU_ASSERT_EQUAL((size_t)n, strlen(out));
   const char *want = "http://app/dlr?type=1&id=42&to=%2B491701234567&from=Shop&smsc=smpp%20out"
-                     "&time=2024-01-02%2003%3A04%3A05&ts=1704164645&fid=abc%20def&n=load&pct=%&unk=%Z&ans=";
+                     "&time=2024-01-02+03:04:05&ts=1704164645&fid=abc%20def&n=load&pct=%&unk=%25Z&ans=";
   CU_ASSERT_EQUAL(strncmp(out, want, strlen(want)), 0);
   if (strncmp(out, want, strlen(want)) != 0)
     fprintf(stderr, "\n got %s\nwant %s\n", out, want);
@@ -506,10 +533,24 @@ static void test_dlr_url(void)
   rc.state = MSG_STATE_ENROUTE;
   http_codec_dlr_url(out, sizeof out, "%d", &d);
   CU_ASSERT_STRING_EQUAL(out, "4");
-  d.type = HTTP_CODEC_DLR_SMSC_ACK;
+  rc.state = MSG_STATE_SMSC_ACCEPTED;
   http_codec_dlr_url(out, sizeof out, "%d %A", &d);
   CU_ASSERT_STRING_EQUAL(out, "8 ACK%2F0%2F");
-  d.type = 0;
+  rc.state = MSG_STATE_SMSC_REJECTED;
+  rc.err = 88;
+  http_codec_dlr_url(out, sizeof out, "%d %A", &d);
+  CU_ASSERT_STRING_EQUAL(out, "16 NACK%2F88%2F");
+  rc.state = MSG_STATE_ENROUTE;
+  rc.err = 0;
+  /* the answer's words: %k the first, %s/%S the next from the second, %r the rest, %a all */
+  d.answer = "id:7 sub:001 st*t:DELIVRD";
+  http_codec_dlr_url(out, sizeof out, "%k|%s|%S|%r|%a|%e", &d);
+  CU_ASSERT_STRING_EQUAL(out, "id%3A7|sub%3A001|st~t%3ADELIVRD||id%3A7+sub%3A001+st%2At%3ADELIVRD|"
+                              "69643A37207375623A3030312073742A743A44454C49565244");
+  /* unknown escapes are text, their '%' encoded unless it starts a %XX the
+   * template wrote; a '%' at the end too; escapes for what a receipt lacks are empty */
+  http_codec_dlr_url(out, sizeof out, "a%2Fb%zc%3gd%G%#x#y#%o%B%D%R%f%x%", &d);
+  CU_ASSERT_STRING_EQUAL(out, "a%2Fb%25zc%253gd%25G%25#x#y#%25");
   d.answer = "given text";
   http_codec_dlr_url(out, sizeof out, "%A|%b", &d);
   CU_ASSERT_STRING_EQUAL(out, "given%20text|given%20text");
@@ -524,6 +565,28 @@ static void test_dlr_url(void)
   CU_ASSERT_EQUAL(http_codec_dlr_type(MSG_STATE_EXPIRED), 2);
   CU_ASSERT_EQUAL(http_codec_dlr_type(MSG_STATE_ACCEPTED), 4);
   CU_ASSERT_EQUAL(http_codec_dlr_type(0), 0);
+}
+
+/* Escapes only the request knows, filled in before the receipt's. */
+static void test_dlr_url_prepare(void)
+{
+  struct http_codec_submit_info info = { "ann", "acc 1", "b/1", "?smpp?k1=v%201&k2=x" };
+  char prepared[512], out[1024];
+  int n = http_codec_dlr_url_prepare(prepared, sizeof prepared,
+                                     "http://a/?u=%n&o=%o&b=%B&d=%D&m=%#smpp#k1#&z=%#smpp#no#&t=%d&p=%%&x=%#bad",
+                                     &info);
+  CU_ASSERT_EQUAL_FATAL((size_t)n, strlen(prepared));
+  struct msg_receipt rc = receipt_of(MSG_STATE_DELIVERED);
+  struct http_codec_dlr d = { .receipt = &rc, .id = 42, .user = "other" };
+  CU_ASSERT(http_codec_dlr_url(out, sizeof out, prepared, &d) > 0);
+  CU_ASSERT_STRING_EQUAL(out, "http://a/?u=ann&o=acc%201&b=b%2F1&d=%3Fsmpp%3Fk1%3Dv%25201%26k2%3Dx&m=v%201&z="
+                              "&t=1&p=%&x=%25#bad");
+  /* %R: the template itself */
+  CU_ASSERT(http_codec_dlr_url_prepare(prepared, sizeof prepared, "http://h/%R", &info) > 0);
+  CU_ASSERT(http_codec_dlr_url(out, sizeof out, prepared, &d) > 0);
+  CU_ASSERT_STRING_EQUAL(out, "http://h/http%3A%2F%2Fh%2F%25R");
+  /* what does not fit is an error, never a cut URL */
+  CU_ASSERT_EQUAL(http_codec_dlr_url_prepare(prepared, 12, "http://h/%o%o%o", &info), HTTP_CODEC_E_SPACE);
 }
 
 static void test_dlr_json(void)
@@ -1481,6 +1544,7 @@ void suite_http(void)
     { "kannel refusals and credentials", test_kannel_errors },
     { "kannel answers", test_kannel_answer },
     { "dlr-url escapes", test_dlr_url },
+    { "dlr-url: what the request knows", test_dlr_url_prepare },
     { "receipt JSON body", test_dlr_json },
     { "outgoing templates", test_out_expand },
     { "provider answers", test_out_classify },

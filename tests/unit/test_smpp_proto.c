@@ -878,8 +878,9 @@ static void test_registered_delivery(void)
     { MSG_DLR_DELIVERED | MSG_DLR_FAILED, 0x01 },
     { MSG_DLR_FAILED, 0x02 },
     { MSG_DLR_DELIVERED, 0x01 },
-    { MSG_DLR_BUFFERED, 0x10 },
-    { MSG_DLR_FAILED | MSG_DLR_BUFFERED, 0x12 },
+    { MSG_DLR_BUFFERED, 0x11 },   /* the final ones too: they free the DLR entry */
+    { MSG_DLR_FAILED | MSG_DLR_BUFFERED, 0x11 },
+    { MSG_DLR_SMSC_ACCEPTED | MSG_DLR_SMSC_REJECTED, 0x00 },   /* the gateway's own events */
   };
   struct smpp_pdu p;
   struct proto_pdu pdu;
