@@ -264,7 +264,11 @@ void connector_http_pump_out(struct instance *in)
       if (!connector_may_send(in, it))
         continue;
       it->sent_ns = clock_now_ns();
-      int rc = http_client_submit(in->http_client, it->msg, it);
+      /* From an SMSC: an MO, whose handset is its sender (Kannel's %p). */
+      unsigned from = it->msg->origin.connector;
+      struct connector *origin = from < c->core->n_connectors ? core_connector(c->core, from) : NULL;
+      int rc = http_client_submit(in->http_client, it->msg, origin && !is_server(origin) ? origin->cfg->name : NULL,
+                                  it);
       if (rc == HTTP_CLIENT_E_TEMPLATE) {
         LOGW(in->log, "message %" PRIu64 " does not fit the URL template: failed", it->msg->id);
         connector_give_up_message(in, it, MSG_STATE_REJECTED, 0);

@@ -350,7 +350,7 @@ static int send_one(struct loader *ld, struct load_conn *c, uint64_t now)
   } else {
     struct msg m;
     build_msg(ld, seq, &m, text, sizeof text);
-    if (http_client_submit(ld->http, &m, (void *)(uintptr_t)seq) != 0)
+    if (http_client_submit(ld->http, &m, NULL, (void *)(uintptr_t)seq) != 0)
       return -1;
   }
   if (resend) {

@@ -1,4 +1,5 @@
-/* emgsink.c - an SMSC that accepts every message and sends receipts.
+/* emgsink.c - an SMSC that accepts every message and sends receipts, and
+ * on request mobile-originated messages of its own (--mo).
  *
  * Speaks SMPP (binds of any mode) or UCP (op 60 logins, op 51 submits) on
  * one event loop, through the same connector runtime emgd uses. Each submit
@@ -21,6 +22,7 @@
 #include "hexutil.h"
 #include "netutil.h"
 #include "session.h"
+#include "sms_text.h"
 #include "strutil.h"
 #include "timerwheel.h"
 #include "tool_util.h"
@@ -43,6 +45,9 @@ struct sink_options {
   uint64_t rebind_wait_ms;        /* how long a receipt waits for its account to bind again */
   uint64_t max_pending;           /* receipts held at once */
   unsigned window;                /* receipts outstanding per session */
+  uint64_t mo_count;              /* MO messages to send */
+  double mo_rate;                 /* a second */
+  const char *mo_from, *mo_to;
   bool quiet;
 };
 
@@ -52,6 +57,7 @@ struct sink_counts {
   uint64_t receipts_rerouted, receipts_waited, receipts_dropped, receipts_unwanted;
   uint64_t receipts_undeliv, receipts_enroute;
   uint64_t connections, binds, binds_refused;
+  uint64_t mo_sent, mo_acked, mo_resent;
 };
 
 struct sink;
@@ -64,9 +70,11 @@ struct sink_conn {
   bool bound;
 };
 
-/* A receipt waiting for its time, or for a bind of its account. */
+/* A receipt waiting for its time, or for a bind of its account; or an MO
+ * (mo_seq > 0) waiting for a bound session. */
 struct pending_receipt {
   struct timerwheel_node due;          /* first: the wheel hands back this */
+  uint64_t mo_seq;
   struct msg_receipt receipt;
   char user[MSG_USER_LEN];
   uint64_t first_due_ms;
@@ -96,6 +104,8 @@ struct sink {
   struct sink_counts n, last;     /* last: at the previous status line */
   uint64_t last_status_ms;
   unsigned sessions_alive;
+  uint64_t mo_started_ms;         /* when the first session bound: MOs are paced from then */
+  uint64_t mo_queued;
 };
 
 static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id, size_t cap)
@@ -163,6 +173,7 @@ static bool push_receipt(struct sink *sk, struct sink_conn *c, const struct msg 
     return false;
   }
   memset(&p->receipt, 0, sizeof p->receipt);
+  p->mo_seq = 0;
   str_copy(p->receipt.id, sizeof p->receipt.id, id);
   p->receipt.state = state;
   p->receipt.err = state == MSG_STATE_UNDELIVERABLE ? 1 : 0;
@@ -238,6 +249,34 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   }
 }
 
+/* MO number seq: from --mo-from to --mo-to, the text "mo SEQ" (GSM
+ * characters as they are in ASCII), in the caller's text. */
+static void mo_fill(struct sink *sk, const struct pending_receipt *p, struct msg *m, char *text, size_t cap)
+{
+  msg_addr_set(&m->src, sk->opt.mo_from, strlen(sk->opt.mo_from), MSG_TON_INTERNATIONAL, 1);
+  msg_addr_set(&m->dst, sk->opt.mo_to, strlen(sk->opt.mo_to), MSG_TON_UNKNOWN, 1);
+  m->coding = SMS_TEXT_GSM7;
+  m->data_len = (uint32_t)snprintf(text, cap, "mo %" PRIu64, p->mo_seq);
+  m->data = (const uint8_t *)text;
+}
+
+/* Queues the MOs due by now at --mo-rate, counted from the first bind. */
+static void mo_schedule(struct sink *sk, uint64_t now)
+{
+  if (sk->mo_queued >= sk->opt.mo_count || !sk->mo_started_ms)
+    return;
+  uint64_t due = (uint64_t)((double)(now - sk->mo_started_ms) * sk->opt.mo_rate / 1000.0) + 1;
+  while (sk->mo_queued < sk->opt.mo_count && sk->mo_queued < due) {
+    struct pending_receipt *p = receipt_take(sk);
+    if (!p)
+      return;
+    memset(p, 0, sizeof *p);
+    p->mo_seq = ++sk->mo_queued;
+    p->first_due_ms = now;
+    timerwheel_push(&sk->pending, &p->due, now);
+  }
+}
+
 /* A bound session of the account that can take a receipt now, round robin. */
 static struct sink_conn *receipt_route(struct sink *sk, const char *user, bool *any_bound)
 {
@@ -248,7 +287,7 @@ static struct sink_conn *receipt_route(struct sink *sk, const char *user, bool *
   struct sink_conn *c = start;
   do {
     if (c->bound && (session_bind_mode(c->session) & PROTO_BIND_RX) &&
-        strcmp(session_user(c->session), user) == 0) {
+        (!user || strcmp(session_user(c->session), user) == 0)) {
       *any_bound = true;
       if (session_can_send(c->session)) {
         sk->cursor = c->next ? c->next : sk->conns;
@@ -269,9 +308,9 @@ static void dispatch_receipts(struct sink *sk)
   while ((due = timerwheel_pop_due(&sk->pending, now))) {
     struct pending_receipt *p = (struct pending_receipt *)due;
     bool any_bound;
-    struct sink_conn *c = receipt_route(sk, p->user, &any_bound);
+    struct sink_conn *c = receipt_route(sk, p->mo_seq ? NULL : p->user, &any_bound);
     if (!c) {
-      if (!any_bound && now - p->first_due_ms > sk->opt.rebind_wait_ms) {
+      if (!p->mo_seq && !any_bound && now - p->first_due_ms > sk->opt.rebind_wait_ms) {
         sk->n.receipts_dropped++;
         receipt_give_back(sk, p);
         continue;
@@ -287,13 +326,21 @@ static void dispatch_receipts(struct sink *sk)
     struct proto_pdu req;
     memset(&req, 0, sizeof req);
     req.op = PROTO_OP_DELIVER;
-    req.is_receipt = true;
-    req.receipt = p->receipt;
+    char text[32];
+    if (p->mo_seq) {
+      mo_fill(sk, p, &req.msg, text, sizeof text);
+    } else {
+      req.is_receipt = true;
+      req.receipt = p->receipt;
+    }
     if (session_request(c->session, &req, p) == -1) {
       timerwheel_push(&sk->pending, &p->due, now + 1);
       return;
     }
-    sk->n.receipts_sent++;
+    if (p->mo_seq)
+      sk->n.mo_sent++;
+    else
+      sk->n.receipts_sent++;
   }
 }
 
@@ -302,12 +349,18 @@ static void on_response(struct session *s, void *cookie, const struct proto_pdu 
   struct sink_conn *c = session_app(s);
   struct pending_receipt *p = cookie;
   if (resp->status == PROTO_OK) {
-    c->sink->n.receipts_acked++;
+    if (p->mo_seq)
+      c->sink->n.mo_acked++;
+    else
+      c->sink->n.receipts_acked++;
     receipt_give_back(c->sink, p);
     return;
   }
   /* Refused for now: try again later, possibly through another bind. */
-  c->sink->n.receipts_nacked++;
+  if (p->mo_seq)
+    c->sink->n.mo_resent++;
+  else
+    c->sink->n.receipts_nacked++;
   timerwheel_push(&c->sink->pending, &p->due, evloop_now_ms(c->sink->loop) + 1000);
 }
 
@@ -315,7 +368,10 @@ static void on_unanswered(struct session *s, void *cookie, enum session_loss why
 {
   struct sink_conn *c = session_app(s);
   struct pending_receipt *p = cookie;
-  c->sink->n.receipts_rerouted++;
+  if (p->mo_seq)
+    c->sink->n.mo_resent++;   /* it may have arrived: the gateway sees it twice */
+  else
+    c->sink->n.receipts_rerouted++;
   timerwheel_push(&c->sink->pending, &p->due, evloop_now_ms(c->sink->loop));
 }
 
@@ -336,6 +392,8 @@ static void on_bound(struct session *s)
   struct sink_conn *c = session_app(s);
   c->bound = true;
   c->sink->n.binds++;
+  if (!c->sink->mo_started_ms)
+    c->sink->mo_started_ms = evloop_now_ms(c->sink->loop);
 }
 
 static void on_ready(struct session *s)
@@ -425,6 +483,7 @@ static void print_status(struct sink *sk, uint64_t now)
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct sink *sk = arg;
+  mo_schedule(sk, evloop_now_ms(loop));
   dispatch_receipts(sk);
   /* Written in large blocks, but never more than a tick behind: a test may
    * read the record while the sink runs. */
@@ -437,7 +496,8 @@ static void on_tick(struct evloop *loop, void *arg)
 
 static int write_summary(struct sink *sk)
 {
-  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+  json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+                        " s:I, s:I, s:I}",
                         "protocol", sk->opt.proto->name,
                         "submits", (json_int_t)sk->n.submits,
                         "accepted", (json_int_t)sk->n.accepted,
@@ -456,7 +516,9 @@ static int write_summary(struct sink *sk)
                         "connections", (json_int_t)sk->n.connections,
                         "binds", (json_int_t)sk->n.binds,
                         "binds_refused", (json_int_t)sk->n.binds_refused,
-                        "receipts_not_requested", (json_int_t)sk->n.receipts_unwanted);
+                        "receipts_not_requested", (json_int_t)sk->n.receipts_unwanted,
+                        "mo_sent", (json_int_t)sk->n.mo_sent, "mo_acked", (json_int_t)sk->n.mo_acked,
+                        "mo_resent", (json_int_t)sk->n.mo_resent);
   if (!j)
     return -1;
   int rc = json_dump_file(j, sk->opt.summary_path, JSON_INDENT(2));
@@ -492,6 +554,10 @@ static void usage(FILE *out)
           "  --window N              receipts outstanding per session (default 100)\n"
           "  --rebind-wait MS        how long a receipt waits for its account to bind (default 60000)\n"
           "  --max-pending N         receipts held at once (default 5000000)\n"
+          "  --mo N                  send N mobile-originated messages (\"mo 1\", \"mo 2\", ...) to bound\n"
+          "                          receiver sessions, from the first bind on; each until it is acked\n"
+          "  --mo-rate MPS           MOs a second (default 100)\n"
+          "  --mo-from ADDR --mo-to ADDR  their sender (default 4915550000) and recipient (default 1234)\n"
           "  --tls --cert FILE [--key FILE]  over TLS, with this certificate\n"
           "  --ca FILE               with --tls: require client certificates from these CAs\n"
           "  --quiet                 no status line\n"
@@ -511,6 +577,8 @@ int main(int argc, char **argv)
     { "rebind-wait", required_argument, 0, 'R' }, { "max-pending", required_argument, 0, 'm' },
     { "quiet", no_argument, 0, 'q' },          { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
     { "port-file", required_argument, 0, 'F' }, { "reject-rate", required_argument, 0, 'j' },
+    { "mo", required_argument, 0, 'M' },       { "mo-rate", required_argument, 0, 'O' },
+    { "mo-from", required_argument, 0, 'A' },  { "mo-to", required_argument, 0, 'B' },
     TOOL_TLS_LONGOPTS, { 0, 0, 0, 0 }
   };
   struct sink_options *o = &sk.opt;
@@ -519,6 +587,9 @@ int main(int argc, char **argv)
   o->rebind_wait_ms = 60000;
   o->max_pending = 5000000;
   o->window = 100;
+  o->mo_rate = 100;
+  o->mo_from = "4915550000";
+  o->mo_to = "1234";
   int ch;
   while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (tool_tls_option(&o->tls, ch, optarg))
@@ -552,12 +623,22 @@ int main(int argc, char **argv)
         return TOOL_EXIT_USAGE;
       }
       break;
+    case 'O':
+      if (tool_parse_count(optarg, &v) == -1 || v == 0) {
+        fprintf(stderr, "emgsink: --mo-rate: expected messages a second, got '%s'\n", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      o->mo_rate = (double)v;
+      break;
+    case 'A': o->mo_from = optarg; break;
+    case 'B': o->mo_to = optarg; break;
     case 'r': o->record_path = optarg; break;
     case 's': o->summary_path = optarg; break;
     case 'F': o->port_file = optarg; break;
     case 'w':
     case 'R':
     case 'm':
+    case 'M':
       if (tool_parse_count(optarg, &v) == -1) {
         fprintf(stderr, "emgsink: bad number '%s'\n", optarg);
         return TOOL_EXIT_USAGE;
@@ -566,6 +647,8 @@ int main(int argc, char **argv)
         o->window = (unsigned)v;
       else if (ch == 'R')
         o->rebind_wait_ms = v;
+      else if (ch == 'M')
+        o->mo_count = v;
       else
         o->max_pending = v;
       break;

@@ -170,9 +170,9 @@ fail:
   return NULL;
 }
 
-int http_client_submit(struct http_client *c, const struct msg *m, void *cookie)
+int http_client_submit(struct http_client *c, const struct msg *m, const char *mo_smsc, void *cookie)
 {
-  struct http_codec_out out = { c->smsc, m->origin.user, (int64_t)time(NULL) };
+  struct http_codec_out out = { mo_smsc ? mo_smsc : c->smsc, m->origin.user, (int64_t)time(NULL), mo_smsc != NULL };
   struct client_req *r;
   int n;
   if (!c->free_count)

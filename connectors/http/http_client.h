@@ -68,10 +68,12 @@ struct http_client;
 struct http_client *http_client_create(struct evloop *loop, const struct http_client_config *cfg,
                                        http_client_done_fn done, void *arg);
 
-/* Sends m (the template's %n is m->origin.user); m may be freed once this
+/* Sends m (the template's %n is m->origin.user); mo_smsc: for an MO, the
+ * connector it came in on (its %i; the handset is %p, see struct
+ * http_codec_out), NULL for a message to send on. m may be freed once this
  * returns. Returns 0 (done follows, exactly once) or an HTTP_CLIENT_E_* code
  * (no done). */
-int http_client_submit(struct http_client *c, const struct msg *m, void *cookie);
+int http_client_submit(struct http_client *c, const struct msg *m, const char *mo_smsc, void *cookie);
 
 /* How many more submits fit in the window now. */
 unsigned http_client_room(const struct http_client *c);

@@ -290,6 +290,8 @@ struct http_codec_out {
   const char *smsc;            /* %i: this connector's name; NULL = none */
   const char *user;            /* %n: the account the message came from; NULL = none */
   int64_t time;                /* %t, %T: Unix seconds */
+  bool mo;                     /* a mobile-originated message: %p and %q are its sender, %P and %Q
+                                  its recipient (Kannel's sms-service get-url: %p is the handset) */
 };
 
 /* Expands a message template (URL or body) into dst, NUL-terminated.

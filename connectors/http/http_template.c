@@ -171,6 +171,7 @@ struct escapes {
   const char *smsc, *user;
   int64_t time;
   enum http_codec_escape esc;
+  bool mo;            /* a message from a handset: %p is its sender */
   /* %k %s %S %r %a: the text's words (a receipt's: its answer). */
   const char *text;
   size_t text_len;
@@ -243,11 +244,11 @@ static bool put_escape(struct writer *w, char letter, struct escapes *e, const c
   switch (letter) {
   case 'p':
   case 'q':
-    put_addr(w, r ? &r->dst : &m->dst, letter == 'q', e->esc);
+    put_addr(w, r ? &r->dst : e->mo ? &m->src : &m->dst, letter == 'q', e->esc);
     return true;
   case 'P':
   case 'Q':
-    put_addr(w, r ? &r->src : &m->src, letter == 'Q', e->esc);
+    put_addr(w, r ? &r->src : e->mo ? &m->dst : &m->src, letter == 'Q', e->esc);
     return true;
   case 'b':
     if (r)
@@ -462,14 +463,15 @@ int http_codec_dlr_url(char *dst, size_t cap, const char *tmpl, const struct htt
 {
   if (!d || !d->receipt)
     return HTTP_CODEC_E_INVALID;
-  struct escapes e = { NULL, d, d->smsc, d->user, d->time, HTTP_CODEC_ESC_URL, NULL, 0, 0 };
+  struct escapes e = { NULL, d, d->smsc, d->user, d->time, HTTP_CODEC_ESC_URL, false, NULL, 0, 0 };
   return expand(dst, cap, tmpl, &e);
 }
 
 int http_codec_out_expand(char *dst, size_t cap, const char *tmpl, const struct msg *m,
                           const struct http_codec_out *o, enum http_codec_escape esc)
 {
-  struct escapes e = { m, NULL, o ? o->smsc : NULL, o ? o->user : NULL, o ? o->time : 0, esc, NULL, 0, 0 };
+  struct escapes e = { m, NULL, o ? o->smsc : NULL, o ? o->user : NULL, o ? o->time : 0, esc, o && o->mo,
+                       NULL, 0, 0 };
   return expand(dst, cap, tmpl, &e);
 }
 

@@ -643,6 +643,16 @@ static void test_out_expand(void)
                                 &m, &o, HTTP_CODEC_ESC_URL);
   CU_ASSERT_TRUE(n > 0);
   CU_ASSERT_STRING_EQUAL(out, "http://p/send?from=Shop&to=%2B4917&text=Hello%20%E2%82%AC&coding=0&id=7&cs=UTF-8");
+  /* an MO as Kannel's get-url has it: %p the handset (its sender), the
+   * text's words, the DCS, priority, validity in minutes */
+  struct http_codec_out mo = { .smsc = "smsc", .time = 1704164645, .mo = true };
+  m = text_msg("weather  berlin*now tomorrow", SMS_TEXT_GSM7, buf, sizeof buf);
+  m.priority = 2;
+  m.validity = 1704164645 + 600;
+  http_codec_out_expand(out, sizeof out, "/mo?phone=%p&to=%P&kw=%k&s=%s&S=%S&r=%r&a=%a&O=%O&y=%y&v=%v&V=%V&M=%M&t=%t",
+                        &m, &mo, HTTP_CODEC_ESC_URL);
+  CU_ASSERT_STRING_EQUAL(out, "/mo?phone=Shop&to=%2B4917&kw=weather&s=berlin%2Anow&S=tomorrow&r=&a=weather+berlin%2Anow+"
+                              "tomorrow&O=00&y=2&v=10&V=&M=-1&t=2024-01-02+03:04:05");
 
   /* JSON bodies: values escaped for a JSON string; 8-bit data and UDH as hex */
   m = text_msg("say \"hi\"\n\\", SMS_TEXT_GSM7, buf, sizeof buf);
@@ -997,10 +1007,10 @@ static void test_client_ok_and_window(void)
   uint8_t buf[64];
   struct msg m = text_msg("Hello world", SMS_TEXT_GSM7, buf, sizeof buf);
   CU_ASSERT_EQUAL(http_client_room(c), 2);
-  CU_ASSERT_EQUAL(http_client_submit(c, &m, (void *)1), 0);
-  CU_ASSERT_EQUAL(http_client_submit(c, &m, (void *)2), 0);
+  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, (void *)1), 0);
+  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, (void *)2), 0);
   CU_ASSERT_EQUAL(http_client_room(c), 0);
-  CU_ASSERT_EQUAL(http_client_submit(c, &m, (void *)3), HTTP_CLIENT_E_FULL);
+  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, (void *)3), HTTP_CLIENT_E_FULL);
   client_run(&run, 2);
   CU_ASSERT_EQUAL(http_client_room(c), 2);
   CU_ASSERT_EQUAL(run.results[0].status, PROTO_OK);
@@ -1013,7 +1023,7 @@ static void test_client_ok_and_window(void)
   CU_ASSERT_STRING_EQUAL(l->method, "GET");
 
   /* destroying with a request out tells its owner, to requeue it */
-  CU_ASSERT_EQUAL(http_client_submit(c, &m, (void *)9), 0);
+  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, (void *)9), 0);
   http_client_destroy(c);
   CU_ASSERT_EQUAL(run.done, 3);
   CU_ASSERT_EQUAL(run.results[2].status, PROTO_E_TEMPORARY);
@@ -1046,7 +1056,7 @@ static void test_client_classes_and_post(void)
     struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     run.done = 0;
-    CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL), 0);
+    CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
     client_run(&run, 1);
     CU_ASSERT_EQUAL(run.results[0].status, cases[i].status);
     CU_ASSERT_EQUAL(run.results[0].http_status, cases[i].http_status);
@@ -1062,7 +1072,7 @@ static void test_client_classes_and_post(void)
   struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   run.done = 0;
-  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL), 0);
+  CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
   client_run(&run, 1);
   CU_ASSERT_EQUAL(run.results[0].status, PROTO_OK);
   CU_ASSERT_STRING_EQUAL(l->method, "POST");
