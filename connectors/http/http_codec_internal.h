@@ -60,6 +60,11 @@ const char *http_codec_parse_sender(struct msg_addr *a, const char *s, size_t le
  * into dst; returns its length. */
 size_t http_codec_addr_text(char *dst, size_t cap, const struct msg_addr *a);
 
+/* Decodes form text s (n bytes: '+' a space, %XX an octet; a '%' without
+ * two hex digits stays) into out, at most cap - 1 bytes; returns the length
+ * (no NUL written). out may be s. */
+size_t http_codec_form_decode(char *out, size_t cap, const char *s, size_t n);
+
 /* Whether s starts with http:// or https:// (and has more). */
 bool http_codec_is_http_url(const char *s, size_t len);
 

@@ -15,10 +15,10 @@
 
 /* ---- Kannel sendsms ---- */
 
-static size_t form_decode(char *s, size_t n)
+size_t http_codec_form_decode(char *out, size_t cap, const char *s, size_t n)
 {
   size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && o + 1 < cap; i++) {
     char c = s[i];
     if (c == '+') {
       c = ' ';
@@ -26,9 +26,15 @@ static size_t form_decode(char *s, size_t n)
       c = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
       i += 2;
     }
-    s[o++] = c;
+    out[o++] = c;
   }
   return o;
+}
+
+/* In place: decoding only shrinks. */
+static size_t form_decode(char *s, size_t n)
+{
+  return http_codec_form_decode(s, n + 1, s, n);
 }
 
 int http_codec_form_parse(char *text, size_t len, struct http_codec_param *params, size_t cap)

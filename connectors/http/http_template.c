@@ -87,15 +87,13 @@ static bool text_pieces(const struct msg *m, void (*emit)(void *ctx, const char 
 {
   char utf8[1024];
   size_t i = 0;
+  if (m->coding == SMS_TEXT_8BIT) {   /* octets, as they are */
+    emit(ctx, (const char *)m->data, m->data_len);
+    return true;
+  }
   while (i < m->data_len) {
     size_t end = i;
     int n;
-    if (m->coding == SMS_TEXT_8BIT) {
-      end = m->data_len;
-      emit(ctx, (const char *)m->data, m->data_len);
-      i = end;
-      continue;
-    }
     if (m->coding == SMS_TEXT_GSM7) {
       while (end < m->data_len && end - i < 300)
         end += m->data[end] == 0x1B && end + 1 < m->data_len ? 2 : 1;
@@ -387,11 +385,13 @@ struct text_buf {
 static void emit_text(void *ctx, const char *s, size_t n)
 {
   struct text_buf *b = ctx;
-  if (b->failed || b->len + n + 1 > b->cap) {
+  if (b->failed)
+    return;
+  if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 1024;
     while (cap < b->len + n + 1)
       cap *= 2;
-    char *p = b->failed ? NULL : realloc(b->p, cap);
+    char *p = realloc(b->p, cap);
     if (!p) {
       b->failed = true;
       return;
@@ -401,6 +401,15 @@ static void emit_text(void *ctx, const char *s, size_t n)
   }
   memcpy(b->p + b->len, s, n);
   b->len += n;
+}
+
+/* Copies the template's text from t up to its next '%'; returns that '%',
+ * or NULL at the template's end. */
+static const char *copy_to_escape(struct writer *w, const char *t)
+{
+  const char *next = strchr(t, '%');
+  put_raw(w, t, next ? (size_t)(next - t) : strlen(t));
+  return next;
 }
 
 /* Whether the template uses one of the word escapes. */
@@ -439,14 +448,7 @@ static int expand(char *dst, size_t cap, const char *tmpl, struct escapes *e)
     }
     e->next_word = 1;
   }
-  for (const char *t = tmpl; *t && converted && !w.full;) {
-    const char *next = strchr(t, '%');
-    if (!next) {
-      put_raw(&w, t, strlen(t));
-      break;
-    }
-    put_raw(&w, t, (size_t)(next - t));
-    t = next;
+  for (const char *t = tmpl; converted && !w.full && (t = copy_to_escape(&w, t));) {
     if (t[1] && put_escape(&w, t[1], e, answer, &converted))
       t += 2;
     else
@@ -496,16 +498,7 @@ static bool meta_value(const char *meta, const char *group, size_t group_len, co
         if (!amp)
           amp = stop;
         if (eq && eq < amp && (size_t)(eq - q) == key_len && strncmp(q, key, key_len) == 0) {
-          size_t o = 0;
-          for (const char *v = eq + 1; v < amp && o + 1 < cap; v++) {
-            if (*v == '%' && v + 2 < amp && hex_digit(v[1]) >= 0 && hex_digit(v[2]) >= 0) {
-              out[o++] = (char)(hex_digit(v[1]) << 4 | hex_digit(v[2]));
-              v += 2;
-            } else {
-              out[o++] = *v == '+' ? ' ' : *v;
-            }
-          }
-          out[o] = 0;
+          out[http_codec_form_decode(out, cap, eq + 1, (size_t)(amp - eq - 1))] = 0;
           return true;
         }
         q = amp + 1;
@@ -528,14 +521,7 @@ int http_codec_dlr_url_prepare(char *dst, size_t cap, const char *tmpl, const st
   char value[256];
   if (cap == 0)
     return HTTP_CODEC_E_SPACE;
-  for (const char *t = tmpl; *t && !w.full;) {
-    const char *next = strchr(t, '%');
-    if (!next) {
-      put_raw(&w, t, strlen(t));
-      break;
-    }
-    put_raw(&w, t, (size_t)(next - t));
-    t = next;
+  for (const char *t = tmpl; !w.full && (t = copy_to_escape(&w, t));) {
     const char *g, *ge, *k, *ke;
     switch (t[1]) {
     case 'n':
