@@ -4,14 +4,15 @@
  *     codec figures on one core: JSON submits (one message, a batch of 100),
  *     Kannel sendsms parameters, dlr-url expansion, the JSON answer.
  *   http_bench --serve HOST:PORT [--port-file F] [--threads N] [--receipts]
- *     the server with a gateway that takes every message at once (ids from a
- *     counter), for emgload --protocol http to drive (bench/http_bench.sh).
+ *     the server on N event loops (threads) with a gateway that takes every
+ *     message at once (ids from a counter), for emgload --protocol http to drive (bench/http_bench.sh).
  *     With --receipts each message with a dlr-url or callback gets a
  *     DELIVERED receipt through the callback sender right away. Runs until
  *     SIGINT or SIGTERM, then prints its counters as one JSON object.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "evloop.h"
 #include "http_callback.h"
 #include "http_codec.h"
 #include "http_server.h"
@@ -132,9 +134,19 @@ static int codec_figures(void)
 
 struct instant_gw {
   atomic_uint_fast64_t next_id;
-  struct http_callback *callbacks;
+  bool receipts;
   atomic_uint_fast64_t receipts_refused;
 };
+
+/* One loop serving, with its callback sender. */
+struct serve_loop {
+  struct http_server *srv;
+  struct evloop *loop;
+  struct http_callback *callbacks;
+  pthread_t thread;
+};
+
+static struct instant_gw gw;
 
 static int bench_check_user(void *ctx, const char *peer, const char *user, const char *password)
 {
@@ -142,7 +154,8 @@ static int bench_check_user(void *ctx, const char *peer, const char *user, const
 }
 
 /* A DELIVERED receipt for m, straight away. */
-static void bench_receipt(struct instant_gw *g, const struct http_server_message *hm, uint64_t id)
+static void bench_receipt(struct instant_gw *g, struct http_callback *callbacks, const struct http_server_message *hm,
+                          uint64_t id)
 {
   char url[2048], body[1024];
   struct msg_receipt r = { .state = MSG_STATE_DELIVERED, .src = hm->msg->src, .dst = hm->msg->dst };
@@ -152,9 +165,9 @@ static void bench_receipt(struct instant_gw *g, const struct http_server_message
   r.submit_time = r.done_time = d.time;
   int rc;
   if (hm->dlr_method == HTTP_CODEC_DLR_GET && http_codec_dlr_url(url, sizeof url, hm->dlr_url, &d) >= 0)
-    rc = http_callback_send(g->callbacks, url, HTTP_CALLBACK_GET, NULL, NULL);
+    rc = http_callback_send(callbacks, url, HTTP_CALLBACK_GET, NULL, NULL);
   else if (hm->dlr_method == HTTP_CODEC_DLR_POST && http_codec_dlr_json(body, sizeof body, &d) >= 0)
-    rc = http_callback_send(g->callbacks, hm->dlr_url, HTTP_CALLBACK_POST, body, NULL);
+    rc = http_callback_send(callbacks, hm->dlr_url, HTTP_CALLBACK_POST, body, NULL);
   else
     return;
   if (rc != 0)
@@ -163,30 +176,46 @@ static void bench_receipt(struct instant_gw *g, const struct http_server_message
 
 static void bench_submit(void *ctx, const struct http_server_message *m, struct http_server_completion c)
 {
-  struct instant_gw *g = ctx;
+  struct instant_gw *g = &gw;
+  struct serve_loop *sl = ctx;
   uint64_t id = atomic_fetch_add(&g->next_id, 1) + 1;
-  if (g->callbacks && m->msg->dlr_mask && m->dlr_url)
-    bench_receipt(g, m, id);
+  if (sl->callbacks && m->msg->dlr_mask && m->dlr_url)
+    bench_receipt(g, sl->callbacks, m, id);
   http_server_complete(c, HTTP_CODEC_ACCEPTED, id);
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int signo)
+{
+  stop_requested = 1;
+}
+
+static void serve_tick(struct evloop *loop, void *arg)
+{
+  if (stop_requested)
+    evloop_stop(loop);
+}
+
+/* One loop serving: attached, run until a signal, detached. */
+static void *serve_run(void *arg)
+{
+  struct serve_loop *sl = arg;
+  struct http_server_loop *attached = http_server_attach(sl->srv, sl->loop, sl);
+  if (attached && evloop_tick(sl->loop, serve_tick, NULL) == 0)
+    evloop_run(sl->loop);
+  http_server_detach(attached);
+  return NULL;
 }
 
 static int serve(const char *listen, const char *port_file, unsigned threads, bool receipts)
 {
-  static struct instant_gw gw;
   char err[NETUTIL_ERR_LEN];
-  sigset_t set;
-  int signo;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGINT, on_stop_signal);
+  signal(SIGTERM, on_stop_signal);
   struct http_callback_limits lim = { .queue_max = 1000000, .concurrency = 10, .backoff_min_ms = 100 };
-  if (receipts && !(gw.callbacks = http_callback_start(&lim, NULL, NULL))) {
-    fprintf(stderr, "http_bench: cannot start the callback sender\n");
-    return 2;
-  }
-  struct http_server_config cfg = { .listen = listen, .threads = threads };
-  struct http_server_handler h = { bench_check_user, bench_submit, NULL, &gw };
+  struct http_server_config cfg = { .listen = listen };
+  struct http_server_handler h = { bench_check_user, bench_submit, NULL };
   struct http_server *srv = http_server_start(&cfg, &h, err);
   if (!srv) {
     fprintf(stderr, "http_bench: %s\n", err);
@@ -199,14 +228,39 @@ static int serve(const char *listen, const char *port_file, unsigned threads, bo
       return 2;
     }
   }
-  sigwait(&set, &signo);
+  if (threads < 1)
+    threads = 1;
+  struct serve_loop loops[16];
+  if (threads > 16)
+    threads = 16;
+  for (unsigned i = 0; i < threads; i++) {
+    loops[i] = (struct serve_loop){ srv, evloop_create(50), NULL, 0 };
+    if (loops[i].loop && receipts && !(loops[i].callbacks = http_callback_create(loops[i].loop, &lim, NULL, NULL, err))) {
+      fprintf(stderr, "http_bench: cannot start the callback sender: %s\n", err);
+      return 2;
+    }
+    if (!loops[i].loop || (i && pthread_create(&loops[i].thread, NULL, serve_run, &loops[i]) != 0)) {
+      fprintf(stderr, "http_bench: cannot start a serving loop\n");
+      return 2;
+    }
+  }
+  serve_run(&loops[0]);
+  for (unsigned i = 1; i < threads; i++)
+    pthread_join(loops[i].thread, NULL);
   struct http_server_stats st;
   struct http_callback_stats cst = { 0 };
   http_server_stats(srv, &st);
-  http_server_stop(srv, 1000);
-  if (gw.callbacks) {
-    http_callback_stats(gw.callbacks, &cst);
-    http_callback_stop(gw.callbacks, 5000);
+  http_server_free(srv);
+  for (unsigned i = 0; i < threads; i++) {
+    if (loops[i].callbacks) {
+      struct http_callback_stats one;
+      http_callback_stats(loops[i].callbacks, &one);
+      cst.sent += one.sent;
+      cst.failed += one.failed;
+      cst.refused += one.refused;
+      http_callback_destroy(loops[i].callbacks);
+    }
+    evloop_destroy(loops[i].loop);
   }
   printf("{\"requests\":%" PRIu64 ",\"messages\":%" PRIu64 ",\"accepted\":%" PRIu64 ",\"refused\":%" PRIu64
          ",\"bad_requests\":%" PRIu64 ",\"auth_failures\":%" PRIu64 ",\"receipts_sent\":%" PRIu64

@@ -120,7 +120,7 @@ static const struct key connector_keys[] = {
 static enum config_tls_role connector_tls_role(const struct config_connector *c)
 {
   if (c->http)
-    return c->mode == CONFIG_CONN_SERVER ? CONFIG_TLS_HTTP_SERVER : CONFIG_TLS_HTTP_CLIENT;
+    return c->mode == CONFIG_CONN_SERVER ? CONFIG_TLS_HTTP_CONNECTOR_SERVER : CONFIG_TLS_HTTP_CLIENT;
   return c->mode == CONFIG_CONN_SERVER ? CONFIG_TLS_SESSION_SERVER : CONFIG_TLS_SESSION_CLIENT;
 }
 

@@ -71,7 +71,8 @@ struct tls_ctx;
 enum config_tls_role {
   CONFIG_TLS_SESSION_SERVER,
   CONFIG_TLS_SESSION_CLIENT,
-  CONFIG_TLS_HTTP_SERVER,            /* an HTTP server connector, or the admin API */
+  CONFIG_TLS_HTTP_SERVER,            /* the admin API (libmicrohttpd over GnuTLS) */
+  CONFIG_TLS_HTTP_CONNECTOR_SERVER,  /* an HTTP server connector (OpenSSL, as sessions) */
   CONFIG_TLS_HTTP_CLIENT
 };
 

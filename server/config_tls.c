@@ -43,7 +43,8 @@ static const char *unused_key(const config_setting_t *grp, enum config_tls_role 
   static const char *const http_server[] = { "server_name", "ca", "verify_peer", "ciphers", NULL };
   static const char *const http_client[] = { "server_name", "ciphers", NULL };
   const char *const *none = (const char *const[]){ NULL };
-  const char *const *unused = role == CONFIG_TLS_SESSION_SERVER ? session_server
+  const char *const *unused = role == CONFIG_TLS_SESSION_SERVER || role == CONFIG_TLS_HTTP_CONNECTOR_SERVER
+                                ? session_server
                               : role == CONFIG_TLS_HTTP_SERVER  ? http_server
                               : role == CONFIG_TLS_HTTP_CLIENT  ? http_client
                                                                 : none;
@@ -58,8 +59,9 @@ static const char *role_text(enum config_tls_role role)
   switch (role) {
   case CONFIG_TLS_SESSION_SERVER: return "an smpp or ucp server connector";
   case CONFIG_TLS_SESSION_CLIENT: return "an smpp or ucp client connector";
-  case CONFIG_TLS_HTTP_SERVER: return "HTTPS served (libmicrohttpd over GnuTLS: its own cipher choice, "
+  case CONFIG_TLS_HTTP_SERVER: return "the admin API (libmicrohttpd over GnuTLS: its own cipher choice, "
                                       "no client certificates)";
+  case CONFIG_TLS_HTTP_CONNECTOR_SERVER: return "an http server connector";
   case CONFIG_TLS_HTTP_CLIENT: return "an http client connector";
   }
   return "?";
@@ -93,9 +95,11 @@ void config_tls_check(struct load *ld, const config_setting_t *parent, struct co
     report(ld, grp, p, "%s", err);
     return;
   }
-  /* Only sessions run on OpenSSL: the HTTP libraries read the files
-   * themselves, the check above is what they get from here. */
-  if (role == CONFIG_TLS_SESSION_SERVER || role == CONFIG_TLS_SESSION_CLIENT)
+  /* Sessions and the HTTP server connector run on OpenSSL; the admin API's
+   * libmicrohttpd and libcurl read the files themselves, the check above is
+   * what they get from here. */
+  if (role == CONFIG_TLS_SESSION_SERVER || role == CONFIG_TLS_SESSION_CLIENT ||
+      role == CONFIG_TLS_HTTP_CONNECTOR_SERVER)
     t->ctx = ctx;
   else
     tls_ctx_unref(ctx);
@@ -107,7 +111,8 @@ void config_tls_free(struct config_tls *t)
   t->ctx = NULL;
 }
 
-/* Sessions take a new context whole. HTTPS served is set up once, when
+/* Sessions and HTTP server connectors take a new context whole. The admin
+ * API's HTTPS is set up once, when
  * its server starts: a reload puts in place only its certificate and key
  * (their paths or their content). libcurl reads its files itself as it
  * connects: changing them needs a restart. */
@@ -118,6 +123,7 @@ bool config_tls_needs_restart(const struct config_tls *running, const struct con
   switch (role) {
   case CONFIG_TLS_SESSION_SERVER:
   case CONFIG_TLS_SESSION_CLIENT:
+  case CONFIG_TLS_HTTP_CONNECTOR_SERVER:
     return false;
   case CONFIG_TLS_HTTP_SERVER:
     return !same_switch || strcmp(running->min_version, next->min_version) != 0;

@@ -441,18 +441,12 @@ static void on_wake(struct evloop *loop, void *arg)
   if (phase == PHASE_STOP_SESSION) {
     if (in->session && session_state(in->session) != SESSION_CLOSED)
       session_stop(in->session);
-    if (in->conn->cfg->http) {
-      connector_http_take_inbox(in);      /* what came before the stop is still answered */
-      atomic_store(&in->bound, false);
-    }
+    if (in->conn->cfg->http)   /* until its receipt callbacks are done (connector_stop waits, bounded) */
+      atomic_store(&in->bound, connector_http_busy(in));
     return;
   }
-  if (in->conn->cfg->http) {
-    connector_http_take_inbox(in);
-    connector_http_take_done(in);
-  } else if (is_server(in->conn) && !in->session) {
+  if (!in->conn->cfg->http && is_server(in->conn) && !in->session)
     take_handoff(in);
-  }
   if (atomic_exchange(&in->account_changed, false))
     account_recheck(in);
   connector_tls_take(in);
@@ -476,8 +470,11 @@ static void on_tick(struct evloop *loop, void *arg)
   connector_instance_publish(in, false);
   connector_release_held_acks(in, false);
   connector_retry_early_receipts(in, false);
-  if (in->conn->callbacks && in->index == 0)
+  if (in->callbacks) {
     connector_http_watch_callbacks(in);
+    if (atomic_load(&in->phase) == PHASE_STOP_SESSION)
+      atomic_store(&in->bound, connector_http_busy(in));
+  }
   connector_pump(in);
 }
 
@@ -647,10 +644,9 @@ void connector_stop_accepting(struct connector *c)
     return;
   if (c->http_server) {
     /* Waits (bounded) for the requests in progress: the instances still
-     * complete them. */
+     * complete them. Each closes its connections as it ends. */
     atomic_store(&c->accepting, false);
-    http_server_stop(c->http_server, 5000);
-    c->http_server = NULL;
+    http_server_drain(c->http_server, 5000);
   }
   if (c->accept_started) {
     atomic_store(&c->accepting, false);
@@ -682,17 +678,8 @@ void connector_destroy(struct connector *c)
 {
   if (!c)
     return;
-  /* The callbacks before the instances: the last ones finish (or are
-   * dropped) into instance 0's hand-off list, taken here while the
-   * journal is still open, since the instances' threads have ended. */
-  if (c->callbacks) {
-    uint64_t dropped = http_callback_stop(c->callbacks, 2000);
-    if (dropped)
-      LOGW(c->log, "%" PRIu64 " receipt callbacks not sent at stop (sent again after a restart with persist on)",
-           dropped);
-    if (c->instances && c->n_instances)
-      connector_http_take_done(&c->instances[0]);
-  }
+  http_server_free(c->http_server);   /* every instance has left it */
+  c->http_server = NULL;
   for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);

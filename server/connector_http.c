@@ -1,11 +1,11 @@
 /* connector_http.c - HTTP connectors: the glue between the connector and
- * connectors/http (messages from libmicrohttpd's threads, receipt
+ * connectors/http (requests read on the instances' loops, receipt
  * callbacks, the client that sends to a provider).
  *
- * An HTTP server connector has no sessions: libmicrohttpd's threads hand
- * each message of a request to an instance (round robin), whose thread
- * takes it through the same accept path as a submit, and completes the
- * request's message where a session would answer. Receipts for its
+ * An HTTP server connector has no sessions: every instance accepts
+ * connections on the connector's socket and serves those it accepted; its
+ * thread takes each message of a request through the same accept path as a
+ * submit, and completes the request's message where a session would answer. Receipts for its
  * accounts go back by callback (the URL the message came with), sent by
  * one callback sender per connector; instance 0 feeds it and, when a
  * callback is done, marks the receipt delivered.
@@ -28,21 +28,9 @@
 #include "http_client.h"
 #include "strutil.h"
 
-struct http_inbox_item {
-  struct http_inbox_item *next;
-  struct msg *msg;                 /* owned; origin.user and the callback set */
-  struct http_server_completion completion;
-};
-
-struct http_done_item {
-  struct http_done_item *next;
-  struct qitem *receipt;
-  enum http_callback_outcome outcome;
-};
-
 static int http_check_user(void *ctx, const char *peer, const char *user, const char *password)
 {
-  const struct connector *c = ctx;
+  const struct connector *c = ((struct instance *)ctx)->conn;
   /* As for binds: an address that failed too often is refused unread. */
   if (core_login_blocked(c->core, peer))
     return -1;
@@ -58,104 +46,45 @@ static int http_check_user(void *ctx, const char *peer, const char *user, const 
   return -1;
 }
 
-/* In a libmicrohttpd thread: the message goes to an instance's inbox. */
+/* In the instance's thread, which read the request: the message takes the
+ * accept path of a submit; the answer completes it. */
 static void http_submit(void *ctx, const struct http_server_message *hm, struct http_server_completion done)
 {
-  struct connector *c = ctx;
+  struct instance *in = ctx;
   struct msg m = *hm->msg;
   m.callback = hm->dlr_url;
   m.callback_method = !hm->dlr_url ? MSG_CALLBACK_NONE
                       : hm->dlr_method == HTTP_CODEC_DLR_POST ? MSG_CALLBACK_POST : MSG_CALLBACK_GET;
   if (!m.callback)
     m.dlr_mask = 0;   /* no URL: nowhere to send a receipt */
-  struct http_inbox_item *item = malloc(sizeof *item);
-  if (!item || !(item->msg = msg_clone(&m))) {
-    free(item);
-    http_server_complete(done, HTTP_CODEC_TEMPORARY, 0);
-    return;
-  }
-  item->completion = done;
-  item->next = NULL;
-  struct instance *in = &c->instances[atomic_fetch_add(&c->next_serial, 1) % c->n_instances];
-  pthread_mutex_lock(&in->handoff_lock);
-  if (in->inbox_tail)
-    in->inbox_tail->next = item;
+  struct reply rp = { .http = true, .completion = done };
+  if (atomic_load(&in->phase) != PHASE_RUN)
+    connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
   else
-    in->inbox_head = item;
-  in->inbox_tail = item;
-  pthread_mutex_unlock(&in->handoff_lock);
-  evloop_wake(in->loop);
+    connector_accept_message(in, &m, m.origin.user, accounts_find(in->conn->core->accounts, m.origin.user), &rp);
 }
 
-/* In the instance's thread: what libmicrohttpd's threads handed over. */
-void connector_http_take_inbox(struct instance *in)
-{
-  pthread_mutex_lock(&in->handoff_lock);
-  struct http_inbox_item *item = in->inbox_head;
-  in->inbox_head = in->inbox_tail = NULL;
-  pthread_mutex_unlock(&in->handoff_lock);
-  while (item) {
-    struct http_inbox_item *next = item->next;
-    struct reply rp = { .http = true, .completion = item->completion };
-    if (atomic_load(&in->phase) != PHASE_RUN)
-      connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
-    else
-      connector_accept_message(in, item->msg, item->msg->origin.user,
-                               accounts_find(in->conn->core->accounts, item->msg->origin.user), &rp);
-    msg_free(item->msg);
-    free(item);
-    item = next;
-  }
-}
-
-/* In the callback sender's thread: a receipt's callback is done. */
+/* A receipt's callback is done (in the instance's thread). */
 static void http_callback_done(void *arg, void *cookie, enum http_callback_outcome outcome)
 {
-  struct connector *c = arg;
-  struct instance *in = &c->instances[0];
-  struct http_done_item *d = malloc(sizeof *d);
-  if (!d) {
-    qitem_free(cookie);   /* not marked delivered: with persist on it comes back at restart */
-    return;
-  }
-  d->receipt = cookie;
-  d->outcome = outcome;
-  pthread_mutex_lock(&in->handoff_lock);
-  d->next = in->callbacks_done;
-  in->callbacks_done = d;
-  pthread_mutex_unlock(&in->handoff_lock);
-  evloop_wake(in->loop);
-}
-
-void connector_http_take_done(struct instance *in)
-{
-  pthread_mutex_lock(&in->handoff_lock);
-  struct http_done_item *d = in->callbacks_done;
-  in->callbacks_done = NULL;
-  pthread_mutex_unlock(&in->handoff_lock);
+  struct instance *in = arg;
+  struct qitem *it = cookie;
   struct core *core = in->conn->core;
-  while (d) {
-    struct http_done_item *next = d->next;
-    struct qitem *it = d->receipt;
-    if (d->outcome == HTTP_CALLBACK_SENT) {
-      atomic_fetch_add(&core->stats.receipts_out, 1);
-      in->counted.receipts_out++;
-      history_add(core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
-                  it->receipt.state, 0, "callback");
-    } else {
-      connector_instance_error(in, "receipt callback for message %" PRIu64 " failed: %s", it->msg_id,
-                               d->outcome == HTTP_CALLBACK_FAILED ? "refused or out of attempts"
-                                                                  : "dropped at stop");
-      LOGW(in->log, "receipt for message %" PRIu64 " could not be called back to %s", it->msg_id, it->callback);
-    }
-    /* Sent, or given up after its retries: either way it needs nothing more.
-     * Dropped at stop: left in the journal, it is sent again after a restart. */
-    if (d->outcome != HTTP_CALLBACK_DROPPED && it->journal_id)
-      connector_journal_msg_event(core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
-    qitem_free(it);
-    free(d);
-    d = next;
+  if (outcome == HTTP_CALLBACK_SENT) {
+    atomic_fetch_add(&core->stats.receipts_out, 1);
+    in->counted.receipts_out++;
+    history_add(core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index, it->receipt.state,
+                0, "callback");
+  } else if (outcome == HTTP_CALLBACK_FAILED) {
+    connector_instance_error(in, "receipt callback for message %" PRIu64 " failed: refused or out of attempts",
+                             it->msg_id);
+    LOGW(in->log, "receipt for message %" PRIu64 " could not be called back to %s", it->msg_id, it->callback);
   }
+  /* Sent, or given up after its retries: either way it needs nothing more.
+   * Dropped at stop: left in the journal, it is sent again after a restart. */
+  if (outcome != HTTP_CALLBACK_DROPPED && it->journal_id)
+    connector_journal_msg_event(core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+  qitem_free(it);
 }
 
 /* Sends one receipt's callback for account slot; false when the sender is
@@ -181,14 +110,13 @@ static bool http_send_receipt(struct instance *in, struct qitem *it, unsigned sl
     qitem_free(it);
     return true;
   }
-  int rc = http_callback_send(c->callbacks, url, it->callback_method == MSG_CALLBACK_POST ? HTTP_CALLBACK_POST
+  int rc = http_callback_send(in->callbacks, url, it->callback_method == MSG_CALLBACK_POST ? HTTP_CALLBACK_POST
                                                                                          : HTTP_CALLBACK_GET,
                               it->callback_method == MSG_CALLBACK_POST ? body : NULL, it);
   if (rc == HTTP_CALLBACK_E_FULL)
     return false;
   if (rc < 0) {
-    LOGW(in->log, "receipt for message %" PRIu64 " not called back: %s", it->msg_id,
-         rc == HTTP_CALLBACK_E_STOPPED ? "stopping" : "no URL or memory");
+    LOGW(in->log, "receipt for message %" PRIu64 " not called back: no URL or memory", it->msg_id);
     qitem_free(it);
     return true;
   }
@@ -284,15 +212,13 @@ int connector_http_start(struct connector *c, char *err)
 {
   if (!is_server(c))
     return 0;
-  struct http_callback_limits limits = { .tls = { .ca = c->cfg->callback_ca } };
-  c->callbacks = http_callback_start(&limits, http_callback_done, c);
-  struct http_server_config scfg = { .listen = c->cfg->listen, .threads = 1,
+  struct http_server_config scfg = { .listen = c->cfg->listen,
                                       .connections_per_ip = c->cfg->connections_per_ip,
                                       .connection_limit = fd_budget_http_limit(c->core->cfg, c->index),
                                       .request_timeout_s = c->cfg->request_timeout_s,
-                                      .tls = c->http_tls };
-  struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit, .ctx = c };
-  if (!c->callbacks || !(c->http_server = http_server_start(&scfg, &h, err)))
+                                      .tls = c->tls };
+  struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit };
+  if (!(c->http_server = http_server_start(&scfg, &h, err)))
     return -1;
   atomic_store(&c->accepting, true);
   for (unsigned i = 0; i < c->n_instances; i++)
@@ -315,12 +241,19 @@ void connector_http_run(struct instance *in)
       .tls = { .ca = c->cfg->tls.ca, .cert = c->cfg->tls.cert, .key = c->cfg->tls.key,
                .insecure = c->cfg->tls.enabled && !c->cfg->tls.verify_peer },
     };
-    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in);
+    char why[TLS_ERR_LEN];
+    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in, why);
     if (!in->http_client)
-      LOGE(in->log, "instance %u: cannot create its HTTP client", in->index);
+      LOGE(in->log, "instance %u: cannot create its HTTP client: %s", in->index, why);
     atomic_store(&in->bound, in->http_client != NULL);
     queue_add_waiter(&c->out, in->loop, &in->ready);
-  } else if (in->index == 0) {
+  } else {
+    char why[TLS_ERR_LEN];
+    struct http_callback_limits limits = { .tls = { .ca = c->cfg->callback_ca } };
+    if (!(in->http_loop = http_server_attach(c->http_server, in->loop, in)))
+      LOGE(in->log, "instance %u: cannot serve HTTP (out of memory)", in->index);
+    if (!(in->callbacks = http_callback_create(in->loop, &limits, http_callback_done, in, why)))
+      LOGE(in->log, "instance %u: cannot send receipt callbacks: %s", in->index, why);
     for (unsigned u = 0; u < c->n_user_queues; u++)
       queue_add_waiter(&c->user_queues[u], in->loop, NULL);
   }
@@ -330,28 +263,38 @@ void connector_http_run(struct instance *in)
     queue_remove_waiter(&c->out, in->loop);
     http_client_destroy(in->http_client);   /* what is outstanding comes back as temporary: requeued */
     in->http_client = NULL;
-  } else if (in->index == 0) {
+  } else {
     for (unsigned u = 0; u < c->n_user_queues; u++)
       queue_remove_waiter(&c->user_queues[u], in->loop);
+    uint64_t dropped = http_callback_destroy(in->callbacks);
+    in->callbacks = NULL;
+    if (dropped)
+      LOGW(in->log, "instance %u: %" PRIu64 " receipt callbacks not sent at stop (sent again after a restart with "
+           "persist on)", in->index, dropped);
   }
   atomic_store(&in->bound, false);
-  connector_http_take_inbox(in);
   connector_flush_stages(in->loop, in);
   connector_release_held_acks(in, true);
+  http_server_detach(in->http_loop);   /* after the last completions: their answers go out first */
+  in->http_loop = NULL;
 }
 
 void connector_http_watch_callbacks(struct instance *in)
 {
-  struct connector *c = in->conn;
   uint64_t now = evloop_now_ms(in->loop);
-  if (now < c->callback_log_next_ms)
+  if (!in->callbacks || now < in->callback_log_next_ms)
     return;
   struct http_callback_stats st;
-  http_callback_stats(c->callbacks, &st);
-  if (st.tries_failed == c->callback_failures_logged)
+  http_callback_stats(in->callbacks, &st);
+  if (st.tries_failed == in->callback_failures_logged)
     return;
   LOGW(in->log, "receipt callbacks: %" PRIu64 " tries failed since the last such line, the last: %s "
-       "(each is tried again after a back-off)", st.tries_failed - c->callback_failures_logged, st.last_error);
-  c->callback_failures_logged = st.tries_failed;
-  c->callback_log_next_ms = now + 10000;
+       "(each is tried again after a back-off)", st.tries_failed - in->callback_failures_logged, st.last_error);
+  in->callback_failures_logged = st.tries_failed;
+  in->callback_log_next_ms = now + 10000;
+}
+
+bool connector_http_busy(const struct instance *in)
+{
+  return in->callbacks && http_callback_held(in->callbacks) > 0;
 }

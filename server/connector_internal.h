@@ -70,8 +70,7 @@ struct stage {
 };
 
 struct early_receipt;
-struct http_inbox_item;
-struct http_done_item;
+struct http_server_loop;
 struct http_client;
 struct http_callback;
 struct ucp_scts_alloc;
@@ -119,10 +118,12 @@ struct instance {
   struct early_receipt *early_head, *early_tail;
   unsigned early_count;
   uint64_t backoff_ms;
-  /* HTTP: messages from libmicrohttpd's threads, receipt callbacks done (both
-   * under handoff_lock), and a client connector's client */
-  struct http_inbox_item *inbox_head, *inbox_tail;
-  struct http_done_item *callbacks_done;
+  /* HTTP server: the connections this instance serves and its receipt
+   * callback sender; HTTP client: its client */
+  struct http_server_loop *http_loop;
+  struct http_callback *callbacks;
+  uint64_t callback_failures_logged; /* tries_failed when last logged */
+  uint64_t callback_log_next_ms;   /* ... and when it may log again */
   struct http_client *http_client;
   struct log_every provider_log;   /* HTTP client: no answer, at most every 10 s */
   /* what connector_instance_info shows: counted in the thread, published under the lock */
@@ -170,15 +171,11 @@ struct connector {
   _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
   /* HTTP server connectors */
   struct http_server *http_server;
-  struct http_callback *callbacks;
-  uint64_t callback_failures_logged; /* instance 0: tries_failed when last logged */
-  uint64_t callback_log_next_ms;   /* ... and when it may log again */
   /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
   pthread_mutex_t tls_lock;
   struct tls_ctx *tls;             /* sessions; NULL = plain TCP */
   char tls_server_name[CONNECTOR_TLS_NAME_LEN]; /* client: "" = the host of connect */
   _Atomic unsigned tls_generation; /* one more at each reload */
-  struct http_tls *http_tls;       /* HTTP server: HTTPS; NULL = plain HTTP */
   struct log_every tls_log;        /* failed handshakes, ten a second at most */
 };
 
@@ -301,16 +298,14 @@ int connector_http_start(struct connector *c, char *err);
 /* An HTTP instance's thread, from its loop's start to its end. */
 void connector_http_run(struct instance *in);
 
-/* In the instance's thread: the messages libmicrohttpd's threads handed
- * over, and the receipt callbacks done. */
-void connector_http_take_inbox(struct instance *in);
-void connector_http_take_done(struct instance *in);
-/* Instance 0 of a server connector, each tick: callbacks that failed since
- * the last such line, with the last reason, at most every 10 s. */
+/* An instance of a server connector, each tick: callbacks that failed since
+ * the last such line, with the last reason, at most every 10 s; and whether
+ * it still holds callbacks (it stays bound meanwhile when stopping). */
 void connector_http_watch_callbacks(struct instance *in);
+bool connector_http_busy(const struct instance *in);
 
-/* What an HTTP client instance sends, and what instance 0 of an HTTP server
- * connector calls back. */
+/* What an HTTP client instance sends, and what an instance of an HTTP
+ * server connector calls back. */
 void connector_http_pump_out(struct instance *in);
 void connector_http_pump_receipts(struct instance *in);
 

@@ -175,8 +175,9 @@ void connector_pump(struct instance *in)
 {
   struct connector *c = in->conn;
   if (c->cfg->http && is_server(c)) {
-    /* Instance 0 is the only consumer of its queues: always woken. */
-    if (in->index == 0 && atomic_load(&in->phase) == PHASE_RUN && !atomic_load(&c->paused))
+    /* Every instance calls back receipts from its queues (each is woken
+     * by their pushes). */
+    if (in->callbacks && atomic_load(&in->phase) == PHASE_RUN && !atomic_load(&c->paused))
       connector_http_pump_receipts(in);
     return;
   }

@@ -4,14 +4,13 @@
  *
  * A server's listener takes the current context for each connection it
  * accepts; a client's instances take it, on their own thread, for their
- * next connect; an HTTP server connector hands new files to
- * libmicrohttpd's handshakes (http_tls.c).
+ * next connect; an HTTP server connector's listener takes it for each
+ * connection it accepts, as a session server's does.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
 #include <string.h>
 #include "connector_internal.h"
-#include "http_tls.h"
 #include "netutil.h"
 #include "tls.h"
 
@@ -33,16 +32,7 @@ int connector_tls_init(struct connector *c, char *err)
   pthread_mutex_init(&c->tls_lock, NULL);
   if (!t->enabled)
     return 0;
-  if (c->cfg->http && is_server(c)) {
-    char why[HTTP_TLS_ERR_LEN];
-    if (!(c->http_tls = http_tls_create(t->cert, t->key, t->min_version, why))) {
-      snprintf(err, NETUTIL_ERR_LEN, "tls: %.240s", why);
-      return -1;
-    }
-    LOGI(c->log, "HTTPS with %s", t->cert);
-    return 0;
-  }
-  if (c->cfg->http) {
+  if (c->cfg->http && !is_server(c)) {
     if (!t->verify_peer)
       LOGW(c->log, "tls.verify_peer = false: the provider's certificate and name are not checked");
     return 0;
@@ -68,17 +58,8 @@ struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONN
 
 int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len)
 {
-  if (c->cfg->http) {
-    char why[HTTP_TLS_ERR_LEN];
-    if (!c->http_tls || !next->enabled)
-      return 0;   /* a client's libcurl reads its files as it connects */
-    if (http_tls_reload(c->http_tls, next->cert, next->key, why) < 0) {
-      snprintf(err, err_len, "%s: tls: %s", c->cfg->name, why);
-      return -1;
-    }
-    LOGI(c->log, "HTTPS reloaded from %s", next->cert);
-    return 0;
-  }
+  if (c->cfg->http && !is_server(c))
+    return 0;   /* a client's libcurl reads its files as it connects */
   pthread_mutex_lock(&c->tls_lock);
   struct tls_ctx *old = c->tls;
   if ((c->tls = next->ctx))
@@ -86,6 +67,8 @@ int connector_tls_reload(struct connector *c, const struct config_tls *next, cha
   snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", next->server_name);
   pthread_mutex_unlock(&c->tls_lock);
   tls_ctx_unref(old);
+  if (c->http_server)
+    http_server_set_tls(c->http_server, next->ctx);
   if (next->ctx)
     log_certificate(c, next->ctx, "reloaded, for the connections to come");
   else if (old)
@@ -112,8 +95,6 @@ void connector_tls_take(struct instance *in)
 
 void connector_tls_free(struct connector *c)
 {
-  http_tls_destroy(c->http_tls);
-  c->http_tls = NULL;
   tls_ctx_unref(c->tls);
   c->tls = NULL;
   pthread_mutex_destroy(&c->tls_lock);

@@ -15,7 +15,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
-#include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,8 @@
 #include "clock.h"
 #include "histogram.h"
 #include "http_client.h"
+#include "http_codec.h"
+#include "http_listen.h"
 #include "netutil.h"
 #include "ratelimit.h"
 #include "session.h"
@@ -101,8 +102,8 @@ struct loader {
   struct evloop *loop;
   struct load_conn *conns;        /* SMPP and UCP */
   struct http_client *http;       /* HTTP */
-  struct MHD_Daemon *dlr_daemon;  /* HTTP: receives the receipt callbacks */
-  int dlr_fd;
+  struct http_listen *dlr_server; /* HTTP: receives the receipt callbacks, on this loop */
+  struct http_listen_loop *dlr_loop;
   uint64_t http_pause_until_ns;   /* HTTP: no sending after a connection failure, briefly */
   struct ratelimit rate;
   struct load_msg *msgs;
@@ -572,67 +573,47 @@ static uint64_t outstanding(const struct loader *ld)
 
 /* ---- HTTP receipts: GET /dlr?seq=N&type=T, Kannel's DLR types ---- */
 
-static enum MHD_Result on_dlr_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                      const char *method, const char *version, const char *upload_data,
-                                      size_t *upload_size, void **con_cls)
+static void on_dlr_request(void *ctx, const struct http_request *rq, struct http_pending *p)
 {
-  struct loader *ld = cls;
-  static char ok[] = "ok";
-  /* libmicrohttpd closes a connection whose answer is queued on a request's
-   * first call: answered on the second, the connection stays for the next
-   * callback (a new TCP connection per receipt cost more than the rest). */
-  if (!*con_cls) {
-    *con_cls = ld;
-    return MHD_YES;
+  struct loader *ld = ctx;
+  struct http_codec_param params[8];
+  const char *seq = NULL, *type = NULL;
+  /* The query is the listener's during the call: decoded in place. */
+  int n = http_codec_form_parse((char *)rq->query, strlen(rq->query), params, 8);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(params[i].name, "seq") == 0)
+      seq = params[i].value;
+    else if (strcmp(params[i].name, "type") == 0)
+      type = params[i].value;
   }
-  const char *seq = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "seq");
-  const char *type = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "type");
   /* 1 delivered, 2 failed; buffered and SMSC answers are not final. */
   uint8_t state = !type ? 0 : strcmp(type, "1") == 0 ? MSG_STATE_DELIVERED
                           : strcmp(type, "2") == 0 ? MSG_STATE_UNDELIVERABLE
                                                    : 0;
-  *upload_size = 0;
   if (seq && state)
     receipt_arrived(ld, seq, state);
   else if (!seq)
     ld->receipts_unknown++;
-  struct MHD_Response *resp = MHD_create_response_from_buffer(2, ok, MHD_RESPMEM_PERSISTENT);
-  enum MHD_Result rc = MHD_queue_response(conn, seq ? MHD_HTTP_OK : MHD_HTTP_BAD_REQUEST, resp);
-  MHD_destroy_response(resp);
-  return rc;
+  http_answer(p, seq ? 200 : 400, "text/plain", "ok", 2, NULL, false);
 }
 
-static void on_dlr_io(struct evloop *loop, int fd, unsigned events, void *arg)
-{
-  struct loader *ld = arg;
-  MHD_run(ld->dlr_daemon);
-}
-
-/* The receipt listener, run by this loop through its epoll fd. Writes the
- * base of the dlr-url ("http://HOST:PORT/dlr") into base. */
+/* The receipt listener, on this loop. Writes the base of the dlr-url
+ * ("http://HOST:PORT/dlr") into base. */
 static int dlr_listen(struct loader *ld, char *base, size_t cap)
 {
-  struct sockaddr_storage addr;
-  socklen_t addr_len;
   char err[NETUTIL_ERR_LEN], host[128];
-  const union MHD_DaemonInfo *info;
   const char *colon = strrchr(ld->opt.dlr_listen, ':');
-  if (!colon || net_parse_addr(ld->opt.dlr_listen, &addr, &addr_len, err) == -1) {
-    fprintf(stderr, "emgload: --dlr-listen %s: %s\n", ld->opt.dlr_listen, colon ? err : "HOST:PORT");
+  struct http_listen_config lc = { .listen = ld->opt.dlr_listen, .connection_limit = 10000,
+                                   .connections_per_ip = 10000, .idle_timeout_s = 120 };
+  struct http_listen_handler h = { .on_request = on_dlr_request };
+  if (!colon || !(ld->dlr_server = http_listen_create(&lc, &h, NULL, err)) ||
+      !(ld->dlr_loop = http_listen_attach(ld->dlr_server, ld->loop, ld))) {
+    fprintf(stderr, "emgload: cannot listen for receipts on %s: %s\n", ld->opt.dlr_listen,
+            colon ? err : "HOST:PORT expected");
     return -1;
   }
   snprintf(host, sizeof host, "%.*s", (int)(colon - ld->opt.dlr_listen), ld->opt.dlr_listen);
-  ld->dlr_daemon = MHD_start_daemon(MHD_USE_EPOLL | (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-                                    NULL, NULL, on_dlr_request, ld, MHD_OPTION_SOCK_ADDR,
-                                    (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-                                    MHD_OPTION_CONNECTION_LIMIT, 10000u, MHD_OPTION_END);
-  if (!ld->dlr_daemon || !(info = MHD_get_daemon_info(ld->dlr_daemon, MHD_DAEMON_INFO_EPOLL_FD)) ||
-      evloop_add(ld->loop, (ld->dlr_fd = info->epoll_fd), EVLOOP_READ, on_dlr_io, ld) == -1) {
-    fprintf(stderr, "emgload: cannot listen for receipts on %s\n", ld->opt.dlr_listen);
-    return -1;
-  }
-  info = MHD_get_daemon_info(ld->dlr_daemon, MHD_DAEMON_INFO_BIND_PORT);
-  snprintf(base, cap, "http://%s:%u/dlr", host, info ? (unsigned)info->port : 0u);
+  snprintf(base, cap, "http://%s:%d/dlr", host, http_listen_port(ld->dlr_server));
   return 0;
 }
 
@@ -719,8 +700,9 @@ static int http_setup(struct loader *ld)
       tmpl_append(url, sizeof url, num);
     }
   }
-  if (!(ld->http = http_client_create(ld->loop, &cfg, on_http_done, ld))) {
-    fprintf(stderr, "emgload: cannot set up the HTTP client\n");
+  char why[TLS_ERR_LEN];
+  if (!(ld->http = http_client_create(ld->loop, &cfg, on_http_done, ld, why))) {
+    fprintf(stderr, "emgload: cannot set up the HTTP client: %s\n", why);
     return -1;
   }
   return 0;
@@ -730,11 +712,10 @@ static void http_teardown(struct loader *ld)
 {
   http_client_destroy(ld->http);
   ld->http = NULL;
-  if (ld->dlr_daemon) {
-    evloop_remove(ld->loop, ld->dlr_fd);
-    MHD_stop_daemon(ld->dlr_daemon);
-    ld->dlr_daemon = NULL;
-  }
+  http_listen_detach(ld->dlr_loop);
+  http_listen_free(ld->dlr_server);
+  ld->dlr_loop = NULL;
+  ld->dlr_server = NULL;
 }
 
 static void begin_stop(struct loader *ld)
@@ -793,10 +774,6 @@ static void log_latency_second(struct loader *ld, uint64_t now)
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct loader *ld = arg;
-  /* The receipt listener's time-outs; before `now`, which receipts it
-   * counts must not be later than. */
-  if (ld->dlr_daemon)
-    MHD_run(ld->dlr_daemon);
   uint64_t now = clock_now_ns();
   if (!ld->opt.count && !ld->sending_done &&
       (double)(now - ld->start_ns) / 1e9 >= ld->opt.duration_s) {

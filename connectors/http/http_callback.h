@@ -3,16 +3,18 @@
  * exponential back-off on connection errors, time-outs, 408, 429 and 5xx,
  * within a bound of attempts and of time.
  *
- * One thread of its own runs libcurl's multi interface (http_curl): any
- * thread may enqueue, without blocking, up to a bounded number of callbacks
- * held at once; connections to a client are kept alive and reused.
+ * It lives on its owner's event loop (http_pool: connections to a client
+ * are kept alive and reused); the loop's thread makes every call but
+ * http_callback_stats, and hears of each callback's end in it. Up to a
+ * bounded number of callbacks are held at once.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_HTTP_CALLBACK_H
 #define EMG_HTTP_CALLBACK_H
 
 #include <stdint.h>
-#include "http_curl.h"
+#include "evloop.h"
+#include "http_pool.h"
 
 /* Zero means the default. */
 struct http_callback_limits {
@@ -24,7 +26,7 @@ struct http_callback_limits {
   unsigned give_up_ms;          /* no try later than this after the first; default 600000 */
   unsigned timeout_ms;          /* one request, connection included; default 10000 */
   unsigned connect_timeout_ms;  /* default 5000 */
-  struct http_curl_tls tls;     /* for https:// callbacks (its strings are not copied) */
+  struct http_pool_tls tls;     /* for https:// callbacks */
 };
 
 enum http_callback_method {
@@ -35,19 +37,17 @@ enum http_callback_method {
 enum http_callback_outcome {
   HTTP_CALLBACK_SENT,           /* the client answered 2xx */
   HTTP_CALLBACK_FAILED,         /* refused for good (another 4xx), or out of attempts or time */
-  HTTP_CALLBACK_DROPPED         /* still held when http_callback_stop gave up waiting */
+  HTTP_CALLBACK_DROPPED         /* still held when the sender was destroyed */
 };
 
 enum http_callback_error {
   HTTP_CALLBACK_E_FULL = -1,    /* queue_max callbacks are held: count it, drop or retry later */
-  HTTP_CALLBACK_E_STOPPED = -2, /* stopping */
   HTTP_CALLBACK_E_INVALID = -3, /* no URL */
   HTTP_CALLBACK_E_NOMEM = -4
 };
 
-/* Told once per callback that was accepted: SENT and FAILED in the sender's
- * thread, DROPPED in the thread calling http_callback_stop. Must not call
- * back into the sender. May be NULL. */
+/* Told once per callback that was accepted, in the loop's thread. Must not
+ * call back into the sender. May be NULL. */
 typedef void (*http_callback_done_fn)(void *arg, void *cookie, enum http_callback_outcome outcome);
 
 struct http_callback_stats {
@@ -63,22 +63,25 @@ struct http_callback_stats {
 
 struct http_callback;
 
-/* Starts the sender's thread. NULL when it cannot (memory, thread). */
-struct http_callback *http_callback_start(const struct http_callback_limits *lim,
-                                          http_callback_done_fn done, void *arg);
+/* A sender on loop. NULL when it cannot (memory, TLS files: err says
+ * why, in TLS_ERR_LEN bytes). */
+struct http_callback *http_callback_create(struct evloop *loop, const struct http_callback_limits *lim,
+                                           http_callback_done_fn done, void *arg, char *err);
 
 /* Enqueues a callback (url and body are copied; body NULL for GET).
  * Never blocks on the network. Returns 0 or an HTTP_CALLBACK_E_* code;
- * done is called only for a callback that was accepted. Any thread. */
+ * done is called only for a callback that was accepted. */
 int http_callback_send(struct http_callback *cb, const char *url, enum http_callback_method method,
                        const char *body, void *cookie);
+
+/* Callbacks held now, waiting or in flight. */
+unsigned http_callback_held(const struct http_callback *cb);
 
 /* The counters, from any thread. */
 void http_callback_stats(struct http_callback *cb, struct http_callback_stats *out);
 
-/* Refuses further sends, waits up to wait_ms for what is held to be sent
- * or to fail, then stops the thread and drops the rest (done with DROPPED
- * for each). Frees cb. Returns how many were dropped. */
-uint64_t http_callback_stop(struct http_callback *cb, unsigned wait_ms);
+/* Drops what is held (done with DROPPED for each) and frees cb. Returns
+ * how many were dropped. */
+uint64_t http_callback_destroy(struct http_callback *cb);
 
 #endif

@@ -6,9 +6,9 @@
  * (http_codec_out_classify).
  *
  * Threads: none of its own. A client lives on the event loop of the thread
- * that owns it (a connector instance's, or emgload's); that thread makes
- * every call here, and the results come back by callback in it, from the
- * loop's I/O and tick callbacks.
+ * that owns it (a connector instance's, or emgload's), over http_pool; that
+ * thread makes every call here, and the results come back by callback in
+ * it, from the loop's I/O and tick callbacks.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_HTTP_CLIENT_H
@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 #include "evloop.h"
-#include "http_curl.h"
+#include "http_pool.h"
 #include "msg.h"
 #include "proto.h"
 
@@ -41,14 +41,14 @@ struct http_client_config {
   unsigned timeout_ms;          /* one request; default 30000 */
   unsigned connect_timeout_ms;  /* default 5000 */
   size_t max_request;           /* longest expanded URL or body; default 65536 */
-  struct http_curl_tls tls;     /* for an https:// URL (its strings are not copied) */
+  struct http_pool_tls tls;     /* for an https:// URL */
 };
 
 struct http_client_result {
   enum proto_status status;     /* PROTO_OK, PROTO_E_THROTTLED, PROTO_E_TEMPORARY or PROTO_E_PERMANENT */
   long http_status;             /* 0 when no answer came */
   char msgid[MSG_ID_LEN];       /* the provider's id on PROTO_OK; may be "" */
-  const char *detail;           /* for a log line: curl's error or the answer's start; "" on PROTO_OK */
+  const char *detail;           /* for a log line: why no answer came, or the answer's start; "" on PROTO_OK */
 };
 
 /* One submitted message is done. r is valid during the call; the callback
@@ -64,9 +64,10 @@ enum http_client_error {
 struct http_client;
 
 /* A client on loop. cfg's strings are copied. NULL when the configuration
- * is unusable (no URL) or out of memory. */
+ * is unusable (no URL, TLS files that do not load: err says why, in
+ * TLS_ERR_LEN bytes) or out of memory. */
 struct http_client *http_client_create(struct evloop *loop, const struct http_client_config *cfg,
-                                       http_client_done_fn done, void *arg);
+                                       http_client_done_fn done, void *arg, char *err);
 
 /* Sends m (the template's %n is m->origin.user); mo_smsc: for an MO, the
  * connector it came in on (its %i; the handset is %p, see struct

@@ -1,7 +1,6 @@
-/* http_edge.h - what both libmicrohttpd servers (the HTTP connector's and
- * the admin API's) check at the edge before a request reaches them: its
- * framing, a body limit enforced while the body is read, and a deadline
- * for a whole request to arrive.
+/* http_edge.h - what the admin API's libmicrohttpd server checks at the
+ * edge before a request reaches it: its framing, a body limit enforced
+ * while the body is read, and a deadline for a whole request to arrive.
  *
  * libmicrohttpd's connection time-out (0.9.75) counts from the last byte
  * received, so a client sending one byte a second keeps a connection, and

@@ -1,13 +1,14 @@
-/* http_server.h - the HTTP connector's incoming side on libmicrohttpd, with
- * keep-alive: POST /api/v1/messages (JSON, one message or a batch) and
+/* http_server.h - the HTTP connector's incoming side, with keep-alive and
+ * pipelining: POST /api/v1/messages (JSON, one message or a batch) and
  * GET|POST /cgi-bin/sendsms (Kannel's parameters and answers), parsed by
  * http_codec and handed to the gateway one message at a time.
  *
- * Threads: libmicrohttpd's own, one internal polling thread or a pool of
- * `threads`. check_user, submit and flush run in them (several at once with
- * a pool). A request's answer waits until the gateway has completed every
- * message of it with http_server_complete, from any thread; meanwhile the
- * connection is suspended and holds no thread.
+ * Threads: the server runs on the event loops that attach to it (http_listen:
+ * each keeps the connections it accepted). check_user, submit and flush run
+ * in the loop's thread with the ctx it attached with, and the gateway
+ * completes each message with http_server_complete in that same thread,
+ * inside submit or later; a request's answer goes once every message of it
+ * is completed. Nothing crosses threads on the way in or back.
  *
  * Authentication: the JSON API takes HTTP Basic ("Authorization: Basic
  * base64(user:password)") or "Authorization: Bearer user:password"; missing
@@ -27,6 +28,7 @@
 #define EMG_HTTP_SERVER_H
 
 #include <stdint.h>
+#include "evloop.h"
 #include "http_codec.h"
 #include "msg.h"
 
@@ -54,33 +56,32 @@ struct http_server_message {
   const struct http_codec_batch *batch;   /* the request's Kannel hints: smsc, account, binfo */
 };
 
+/* ctx: the attaching loop's (see http_server_attach). */
 struct http_server_handler {
   /* 0 when user and password are an account of the connector, else -1;
    * peer is the client's "ADDRESS:PORT" (a brake on guessing counts per
    * address). */
   int (*check_user)(void *ctx, const char *peer, const char *user, const char *password);
   /* One message of a request. The gateway calls http_server_complete(c, ...)
-   * exactly once for it, from any thread, inside submit or later. */
+   * exactly once for it, in this loop's thread, inside submit or later. */
   void (*submit)(void *ctx, const struct http_server_message *m, struct http_server_completion c);
   /* After the last submit of a request, so that what submit staged moves on
    * as one batch. May be NULL. */
   void (*flush)(void *ctx);
-  void *ctx;
 };
 
-struct http_tls;
+struct tls_ctx;
 
 /* Zero means the default. */
 struct http_server_config {
   const char *listen;              /* "HOST:PORT"; port 0 picks a free one (http_server_port) */
-  unsigned threads;                /* 1: one internal thread (default); more: a pool */
   unsigned connection_limit;       /* connections at once; default 1000 */
   unsigned idle_timeout_s;         /* an idle keep-alive connection is closed after; default 30 */
   unsigned connections_per_ip;      /* connections at once from one address; default 64 */
   unsigned request_timeout_s;      /* a request must come whole within, counted from the
                                     * connection's opening or its previous answer; default 30 */
   struct http_codec_limits limits; /* body size, batch size, parts */
-  struct http_tls *tls;            /* HTTPS with it (the caller keeps it); NULL = plain HTTP */
+  struct tls_ctx *tls;             /* HTTPS with it (a reference is kept); NULL = plain HTTP */
 };
 
 struct http_server_stats {
@@ -94,26 +95,43 @@ struct http_server_stats {
 };
 
 struct http_server;
+struct http_server_loop;
 
-/* Listens and serves. err (NETUTIL_ERR_LEN bytes) says why on NULL. */
+/* Binds the socket. err (NETUTIL_ERR_LEN bytes) says why on NULL. */
 struct http_server *http_server_start(const struct http_server_config *cfg,
                                       const struct http_server_handler *h, char *err);
 
 /* The port it listens on. */
 int http_server_port(const struct http_server *s);
 
-/* The gateway's verdict on one message, with its id when taken. Any thread.
- * The last completion of a request sends its answer. Valid even after
- * http_server_stop: the request's memory lives until its last completion. */
+/* Serves on loop (call in its thread); ctx goes to the handler. NULL when
+ * out of memory. */
+struct http_server_loop *http_server_attach(struct http_server *s, struct evloop *loop, void *ctx);
+
+/* The gateway's verdict on one message, with its id when taken, in the
+ * thread of the loop that submitted it. The last completion of a request
+ * sends its answer. Valid after the connection went, or the loop detached:
+ * the request's memory lives until its last completion. */
 void http_server_complete(struct http_server_completion c, enum http_codec_outcome outcome,
                           uint64_t id);
+
+/* The certificate and key of the connections to come (a reload). */
+void http_server_set_tls(struct http_server *s, struct tls_ctx *tls);
 
 /* The counters, from any thread. */
 void http_server_stats(struct http_server *s, struct http_server_stats *out);
 
-/* Stops accepting connections, waits up to wait_ms for the requests still
- * waiting on completions, answers the rest 503 (their completions may still
- * come, and are then ignored), closes every connection and frees s. */
-void http_server_stop(struct http_server *s, unsigned wait_ms);
+/* Stops accepting, and waits up to wait_ms for the requests in progress to
+ * be answered (their loops go on completing them meanwhile). Any thread but
+ * the loops'. */
+void http_server_drain(struct http_server *s, unsigned wait_ms);
+
+/* In the loop's thread: closes its connections; requests still waiting
+ * for completions are answered 503 (their completions may still come, and
+ * are then ignored). */
+void http_server_detach(struct http_server_loop *sl);
+
+/* After every loop detached. */
+void http_server_free(struct http_server *s);
 
 #endif

@@ -185,7 +185,7 @@ check "HTTP client connector over HTTPS (tls.ca): 20 messages through the provid
   --ca "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" --count 2 --to 4998100:13 \
   --json --quiet > /dev/null
 check "... one whose provider's certificate does not verify says so" \
-  logged "$TMP/g.log" "conn.provider-bad.*the provider did not answer: SSL certificate problem: unable to get local issuer certificate"
+  logged "$TMP/g.log" "conn.provider-bad.*the provider did not answer: localhost:[0-9]+: TLS handshake: certificate verify failed: unable to get local issuer certificate"
 
 # ---- refusals of the SMSC's certificate, each logged ----
 check "unknown CA: the client connector says why" \
@@ -241,8 +241,8 @@ done
 tries=100
 while [ ! -s "$TMP/caught" ] && [ $tries -gt 0 ]; do sleep 0.1; tries=$((tries - 1)); done
 check "an HTTPS receipt callback verified against callback_ca arrives" grep -q "GET /dlr?id=" "$TMP/caught"
-check "... the other connector (system CAs) refuses the test CA's certificate, logged with curl's reason" \
-  logged "$TMP/g.log" "conn.web2.*receipt callbacks: [0-9]+ tries failed .*localhost:$callback: SSL peer certificate" 12
+check "... the other connector (system CAs) refuses the test CA's certificate, logged with OpenSSL's reason" \
+  logged "$TMP/g.log" "conn.web2.*receipt callbacks: [0-9]+ tries failed .*localhost:$callback: TLS handshake: certificate verify failed" 12
 
 # ---- handshakes and silent connections while a bound session flows ----
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp" --user load --password secret --tls \

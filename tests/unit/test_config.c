@@ -859,34 +859,29 @@ static void test_tls(void)
     config_errors_free(&e);
   }
 
-  /* HTTPS served (libmicrohttpd): no OpenSSL cipher list; its version
-   * needs a restart, its files do not. */
+  /* HTTPS served by an HTTP server connector runs on OpenSSL as sessions
+   * do: a cipher list applies, a server name does not, and a reload takes
+   * a new context whole (version included) without a restart. */
   char text[2048];
   const char *http = "connectors = ( { name = \"h\"; protocol = \"http\"; mode = \"server\";\n"
                      "  listen = \"127.0.0.1:8080\"; users = ( { name = \"a\"; password = \"p\"; } );\n"
                      "  tls = { cert = \"%s\"; key = \"server.key\"; %s };\n} );\n";
-  snprintf(text, sizeof text, http, "server.pem", "ciphers = \"HIGH\";");
+  snprintf(text, sizeof text, http, "server.pem", "server_name = \"x\";");
   CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
-  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], "connectors.[0].tls.ciphers: does not apply to HTTPS served"));
+  CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], "connectors.[0].tls.server_name: does not apply to an http server"));
   config_errors_free(&e);
-  snprintf(text, sizeof text, http, "server.pem", "");
+  snprintf(text, sizeof text, http, "server.pem", "ciphers = \"HIGH\";");
   c = config_load_string(text, file("emgd.conf"), &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-  CU_ASSERT_PTR_NULL(c->connectors[0].tls.ctx);
+  CU_ASSERT_PTR_NOT_NULL(c->connectors[0].tls.ctx);
   snprintf(text, sizeof text, http, "expired.pem", "");
   CU_ASSERT_PTR_NULL(config_load_string(text, file("emgd.conf"), &e));
   CU_ASSERT_TRUE(e.count == 1 && strstr(e.lines[0], "expired on"));
   config_errors_free(&e);
-  snprintf(text, sizeof text, http, file("server.pem"), "");
-  next = config_load_string(text, file("emgd.conf"), &e);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(next);
-  CU_ASSERT_FALSE(config_needs_restart(c, next, why, sizeof why));
-  config_free(next);
   snprintf(text, sizeof text, http, "server.pem", "min_version = \"1.3\";");
   next = config_load_string(text, file("emgd.conf"), &e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(next);
-  CU_ASSERT_TRUE(config_needs_restart(c, next, why, sizeof why));
-  CU_ASSERT_PTR_NOT_NULL(strstr(why, "connectors.[0].tls"));
+  CU_ASSERT_FALSE(config_needs_restart(c, next, why, sizeof why));
   config_free(next);
   config_free(c);
 

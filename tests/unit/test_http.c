@@ -846,10 +846,37 @@ static void cb_done(void *arg, void *cookie, enum http_callback_outcome outcome)
   atomic_fetch_add(outcome == HTTP_CALLBACK_SENT ? &o->sent : outcome == HTTP_CALLBACK_FAILED ? &o->failed : &o->dropped, 1);
 }
 
-static void wait_for(atomic_int *v, int want, unsigned ms)
+/* The callback sender's loop runs in the test's thread until *v reaches
+ * want, or ms pass. */
+struct cb_wait {
+  atomic_int *v;
+  int want;
+  uint64_t deadline_ms;
+};
+
+static void cb_wait_tick(struct evloop *loop, void *arg)
 {
-  for (unsigned waited = 0; atomic_load(v) < want && waited < ms; waited += 5)
-    sleep_ms(5);
+  struct cb_wait *w = arg;
+  if (atomic_load(w->v) >= w->want || clock_now_ms() >= w->deadline_ms)
+    evloop_stop(loop);
+}
+
+static void wait_for(struct evloop *loop, atomic_int *v, int want, unsigned ms)
+{
+  struct cb_wait w = { v, want, clock_now_ms() + ms };
+  evloop_tick(loop, cb_wait_tick, &w);
+  if (atomic_load(v) < want)
+    evloop_run(loop);
+  evloop_untick(loop, cb_wait_tick, &w);
+}
+
+static struct http_callback *cb_create(struct evloop *loop, const struct http_callback_limits *lim,
+                                       struct cb_outcomes *o)
+{
+  char err[TLS_ERR_LEN];
+  struct http_callback *cb = http_callback_create(loop, lim, cb_done, o, err);
+  CU_ASSERT_PTR_NOT_NULL(cb);
+  return cb;
 }
 
 static void test_callback_retries(void)
@@ -857,13 +884,14 @@ static void test_callback_retries(void)
   struct listener *l = listener_start(2);
   struct cb_outcomes o = { 0 };
   struct http_callback_limits lim = { .backoff_min_ms = 20, .attempts_max = 5, .timeout_ms = 2000 };
-  struct http_callback *cb = http_callback_start(&lim, cb_done, &o);
+  struct evloop *loop = evloop_create(5);
+  struct http_callback *cb = cb_create(loop, &lim, &o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cb);
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/cb", l->port);
   CU_ASSERT_EQUAL(http_callback_send(cb, url, HTTP_CALLBACK_POST, "{\"id\":\"42\"}", (void *)7), 0);
-  wait_for(&o.sent, 1, 5000);
-  sleep_ms(50); /* a spurious second delivery would show by now */
+  wait_for(loop, &o.sent, 1, 5000);
+  wait_for(loop, &o.sent, 2, 50); /* a spurious second delivery would show by now */
   struct http_callback_stats st;
   http_callback_stats(cb, &st);
   CU_ASSERT_EQUAL(atomic_load(&o.sent), 1);
@@ -881,7 +909,7 @@ static void test_callback_retries(void)
   /* a GET goes to the URL as it is */
   snprintf(url, sizeof url, "http://127.0.0.1:%d/dlr?to=%%2B4917&text=type%%3D1", l->port);
   CU_ASSERT_EQUAL(http_callback_send(cb, url, HTTP_CALLBACK_GET, NULL, NULL), 0);
-  wait_for(&o.sent, 2, 5000);
+  wait_for(loop, &o.sent, 2, 5000);
   CU_ASSERT_EQUAL(atomic_load(&o.sent), 2);
   CU_ASSERT_STRING_EQUAL(l->method, "GET");
   CU_ASSERT_STRING_EQUAL(l->path, "/dlr");
@@ -891,11 +919,12 @@ static void test_callback_retries(void)
   /* another 4xx is final: no retry */
   snprintf(url, sizeof url, "http://127.0.0.1:%d/gone", l->port);
   CU_ASSERT_EQUAL(http_callback_send(cb, url, HTTP_CALLBACK_GET, NULL, NULL), 0);
-  wait_for(&o.failed, 1, 5000);
+  wait_for(loop, &o.failed, 1, 5000);
   http_callback_stats(cb, &st);
   CU_ASSERT_EQUAL(st.failed, 1);
   CU_ASSERT_EQUAL(st.retried, 2);
-  CU_ASSERT_EQUAL(http_callback_stop(cb, 1000), 0);
+  CU_ASSERT_EQUAL(http_callback_destroy(cb), 0);
+  evloop_destroy(loop);
   listener_stop(l);
 }
 
@@ -903,12 +932,13 @@ static void test_callback_dead_url(void)
 {
   struct cb_outcomes o = { 0 };
   struct http_callback_limits lim = { .backoff_min_ms = 10, .attempts_max = 3, .connect_timeout_ms = 1000 };
-  struct http_callback *cb = http_callback_start(&lim, cb_done, &o);
+  struct evloop *loop = evloop_create(5);
+  struct http_callback *cb = cb_create(loop, &lim, &o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cb);
   char url[64];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/dlr", dead_port());
   CU_ASSERT_EQUAL(http_callback_send(cb, url, HTTP_CALLBACK_GET, NULL, NULL), 0);
-  wait_for(&o.failed, 1, 5000);
+  wait_for(loop, &o.failed, 1, 5000);
   struct http_callback_stats st;
   http_callback_stats(cb, &st);
   CU_ASSERT_EQUAL(atomic_load(&o.failed), 1);
@@ -917,26 +947,28 @@ static void test_callback_dead_url(void)
   CU_ASSERT_EQUAL(st.failed, 1);
   CU_ASSERT_EQUAL(st.pending, 0);
   CU_ASSERT_EQUAL(http_callback_send(cb, "", HTTP_CALLBACK_GET, NULL, NULL), HTTP_CALLBACK_E_INVALID);
-  CU_ASSERT_EQUAL(http_callback_stop(cb, 100), 0);
+  CU_ASSERT_EQUAL(http_callback_destroy(cb), 0);
 
   /* the time bound ends retries before the attempts do */
   memset(&o, 0, sizeof o);
   lim = (struct http_callback_limits){ .backoff_min_ms = 200, .attempts_max = 50, .give_up_ms = 100 };
-  cb = http_callback_start(&lim, cb_done, &o);
+  cb = cb_create(loop, &lim, &o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cb);
   CU_ASSERT_EQUAL(http_callback_send(cb, url, HTTP_CALLBACK_GET, NULL, NULL), 0);
-  wait_for(&o.failed, 1, 5000);
+  wait_for(loop, &o.failed, 1, 5000);
   http_callback_stats(cb, &st);
   CU_ASSERT_EQUAL(st.failed, 1);
   CU_ASSERT_EQUAL(st.retried, 0);
-  http_callback_stop(cb, 100);
+  http_callback_destroy(cb);
+  evloop_destroy(loop);
 }
 
 static void test_callback_full_and_stop(void)
 {
   struct cb_outcomes o = { 0 };
   struct http_callback_limits lim = { .queue_max = 2, .backoff_min_ms = 10000 };
-  struct http_callback *cb = http_callback_start(&lim, cb_done, &o);
+  struct evloop *loop = evloop_create(5);
+  struct http_callback *cb = cb_create(loop, &lim, &o);
   CU_ASSERT_PTR_NOT_NULL_FATAL(cb);
   char url[64];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/dlr", dead_port());
@@ -947,12 +979,15 @@ static void test_callback_full_and_stop(void)
   http_callback_stats(cb, &st);
   CU_ASSERT_EQUAL(st.refused, 1);
   CU_ASSERT_EQUAL(st.pending, 2);
-  /* both wait 10 s for their retry: stop gives up on them */
-  uint64_t start = clock_now_ms();
-  CU_ASSERT_EQUAL(http_callback_stop(cb, 100), 2);
-  CU_ASSERT_TRUE(clock_now_ms() - start < 2000);
+  /* both fail their first try and wait 10 s for the next: destroying drops them */
+  atomic_int tries = 0;
+  wait_for(loop, &tries, 1, 300);
+  http_callback_stats(cb, &st);
+  CU_ASSERT_EQUAL(st.tries_failed, 2);
+  CU_ASSERT_EQUAL(http_callback_destroy(cb), 2);
   CU_ASSERT_EQUAL(atomic_load(&o.dropped), 2);
   CU_ASSERT_EQUAL(atomic_load(&o.sent), 0);
+  evloop_destroy(loop);
 }
 
 /* ---- the outgoing client ---- */
@@ -995,6 +1030,7 @@ static void client_run(struct client_run *run, int want)
 
 static void test_client_ok_and_window(void)
 {
+  char err[TLS_ERR_LEN];
   struct listener *l = listener_start(0);
   struct client_run run = { .loop = evloop_create(5) };
   CU_ASSERT_PTR_NOT_NULL_FATAL(run.loop);
@@ -1002,7 +1038,7 @@ static void test_client_ok_and_window(void)
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/ok?to=%%p&text=%%b", l->port);
   struct http_client_config cfg = { .url = url, .id_field = "messages.0.id", .connections = 1, .window = 2 };
-  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run);
+  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   uint8_t buf[64];
   struct msg m = text_msg("Hello world", SMS_TEXT_GSM7, buf, sizeof buf);
@@ -1034,6 +1070,7 @@ static void test_client_ok_and_window(void)
 
 static void test_client_classes_and_post(void)
 {
+  char err[TLS_ERR_LEN];
   struct listener *l = listener_start(0);
   struct client_run run = { .loop = evloop_create(5) };
   CU_ASSERT_PTR_NOT_NULL_FATAL(run.loop);
@@ -1053,7 +1090,7 @@ static void test_client_classes_and_post(void)
     else
       snprintf(url, sizeof url, "http://127.0.0.1:%d/x", dead_port());
     struct http_client_config cfg = { .url = url };
-    struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run);
+    struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     run.done = 0;
     CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
@@ -1069,7 +1106,7 @@ static void test_client_classes_and_post(void)
   struct http_client_config cfg = { .url = url, .method = HTTP_CLIENT_POST_JSON,
                                     .body = "{\"to\":\"%p\",\"text\":\"%b\",\"ref\":\"%I\"}",
                                     .id_field = "messages.0.id" };
-  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run);
+  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   run.done = 0;
   CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
@@ -1154,28 +1191,24 @@ static void fake_flush(void *ctx)
   pthread_mutex_unlock(&g->lock);
 }
 
-/* Completes from its own thread, a little later, as the gateway would. */
-static void *fake_completer(void *arg)
+/* Completes on the server's loop, a tick later, as the gateway would. */
+static void fake_complete_tick(struct evloop *loop, void *arg)
 {
   struct fake_gw *g = arg;
   pthread_mutex_lock(&g->lock);
-  while (!g->quit) {
-    if (!g->todo_len) {
-      pthread_cond_wait(&g->cond, &g->lock);
-      continue;
-    }
+  if (g->quit)
+    evloop_stop(loop);
+  while (g->todo_len) {
     struct http_server_completion c = g->todo[0];
     enum http_codec_outcome o = g->outcome[0];
     memmove(g->todo, g->todo + 1, --g->todo_len * sizeof g->todo[0]);
     memmove(g->outcome, g->outcome + 1, g->todo_len * sizeof g->outcome[0]);
     uint64_t id = ++g->next_id;
     pthread_mutex_unlock(&g->lock);
-    sleep_ms(1);
     http_server_complete(c, o, 1000 + id);
     pthread_mutex_lock(&g->lock);
   }
   pthread_mutex_unlock(&g->lock);
-  return NULL;
 }
 
 static void fake_reset(struct fake_gw *g)
@@ -1191,11 +1224,23 @@ static void fake_reset(struct fake_gw *g)
 struct server_env {
   struct fake_gw gw;
   struct http_server *srv;
+  struct evloop *loop;
   CURL *curl;
   char base[64];
 };
 
 static struct server_env env;
+
+/* The server's thread: its loop attached, run until the fake gateway quits. */
+static void *server_thread(void *arg)
+{
+  struct http_server_loop *sl = http_server_attach(env.srv, env.loop, &env.gw);
+  CU_ASSERT_PTR_NOT_NULL(sl);
+  evloop_tick(env.loop, fake_complete_tick, &env.gw);
+  evloop_run(env.loop);
+  http_server_detach(sl);
+  return NULL;
+}
 
 static void server_up(size_t max_body)
 {
@@ -1203,22 +1248,23 @@ static void server_up(size_t max_body)
   memset(&env, 0, sizeof env);
   pthread_mutex_init(&env.gw.lock, NULL);
   pthread_cond_init(&env.gw.cond, NULL);
-  CU_ASSERT_EQUAL_FATAL(pthread_create(&env.gw.thread, NULL, fake_completer, &env.gw), 0);
   struct http_server_config cfg = { .listen = "127.0.0.1:0", .limits = { .max_body = max_body } };
-  struct http_server_handler h = { fake_check_user, fake_submit, fake_flush, &env.gw };
+  struct http_server_handler h = { fake_check_user, fake_submit, fake_flush };
   env.srv = http_server_start(&cfg, &h, err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(env.srv);
+  env.loop = evloop_create(2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(env.loop);
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&env.gw.thread, NULL, server_thread, NULL), 0);
   snprintf(env.base, sizeof env.base, "http://127.0.0.1:%d", http_server_port(env.srv));
   env.curl = curl_easy_init();
   CU_ASSERT_PTR_NOT_NULL_FATAL(env.curl);
 }
 
-/* Ends the fake gateway's completer and frees what it recorded. */
+/* Ends the server's loop (it detaches) and frees what the fake recorded. */
 static void fake_stop(void)
 {
   pthread_mutex_lock(&env.gw.lock);
   env.gw.quit = true;
-  pthread_cond_signal(&env.gw.cond);
   pthread_mutex_unlock(&env.gw.lock);
   pthread_join(env.gw.thread, NULL);
   fake_reset(&env.gw);
@@ -1229,8 +1275,10 @@ static void fake_stop(void)
 static void server_down(void)
 {
   curl_easy_cleanup(env.curl);
-  http_server_stop(env.srv, 1000);
+  http_server_drain(env.srv, 1000);
   fake_stop();
+  http_server_free(env.srv);
+  evloop_destroy(env.loop);
 }
 
 struct http_answer {
@@ -1532,12 +1580,14 @@ static void test_server_stop_waiting(void)
     sleep_ms(5);
   CU_ASSERT_TRUE_FATAL(env.gw.holding);
   struct http_server_completion held = env.gw.held;
-  http_server_stop(env.srv, 50);
+  http_server_drain(env.srv, 50);
+  fake_stop();   /* the loop detaches: the waiting request gets its 503 */
   pthread_join(h.thread, NULL);
-  CU_ASSERT_TRUE(h.a.status == 503 || h.a.status == 0);
-  http_server_complete(held, HTTP_CODEC_ACCEPTED, 1);
+  CU_ASSERT_EQUAL(h.a.status, 503);
+  http_server_complete(held, HTTP_CODEC_ACCEPTED, 1);   /* after the loop is gone: harmless */
+  http_server_free(env.srv);
+  evloop_destroy(env.loop);
   curl_easy_cleanup(own);
-  fake_stop();
 }
 
 void suite_http(void);

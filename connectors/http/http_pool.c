@@ -1,0 +1,649 @@
+/* http_pool.c - origins, their connections and the requests waiting for
+ * them.
+ *
+ * A request is formatted whole when it is sent and queued on its origin;
+ * the origin gives the oldest waiting request to an idle connection (the
+ * most recently used first: its socket is the warmest), or opens a new
+ * one while under its bound. A connection carries one request at a time:
+ * connecting, then a TLS handshake for https, then the request written and
+ * its answer read; kept alive after it unless the answer said otherwise.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>
+#include <http_parser.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "http_pool.h"
+#include "http_wire.h"
+#include "netutil.h"
+
+#define READ_CHUNK 16384
+#define SCAN_MS 50
+#define RESOLVE_EVERY_MS 60000
+#define HOST_MAX 256
+
+struct preq {
+  struct preq *next;
+  struct origin *origin;
+  void *cookie;
+  uint64_t deadline_ms;
+  bool resent;
+  size_t len;
+  char bytes[];                  /* the request as it goes on the wire */
+};
+
+struct origin {
+  struct origin *next;
+  bool tls;
+  char host[HOST_MAX];           /* for TLS: the name sent and verified */
+  char hostport[HOST_MAX + 10];  /* "host:port", "[v6]:port": the address, and for errors */
+  char host_header[HOST_MAX + 10]; /* the same without a default port */
+  struct sockaddr_storage addr;
+  socklen_t addr_len;            /* 0 until resolved */
+  uint64_t resolved_ms;
+  unsigned n_conns;
+  struct pconn *idle;            /* most recently used first */
+  struct preq *wait_head, *wait_tail;
+};
+
+enum pconn_state { PCONN_CONNECTING, PCONN_HANDSHAKE, PCONN_READY };
+
+struct pconn {
+  struct http_pool *pool;
+  struct origin *o;
+  struct pconn *prev, *next;     /* every connection of the pool */
+  struct pconn *next_idle;
+  struct http_wire w;
+  http_parser parser;
+  enum pconn_state state;
+  struct preq *req;              /* the request it carries; NULL when idle */
+  uint64_t since_ms;             /* connecting since, or idle since */
+  bool reused;                   /* has answered a request before */
+  bool answer_started;
+  bool complete;
+  struct iobuf answer;
+};
+
+struct http_pool {
+  struct http_pool_config cfg;
+  struct evloop *loop;
+  http_pool_done_fn done;
+  void *arg;
+  struct origin *origins;
+  struct pconn *conns;
+  unsigned outstanding;
+  uint64_t next_scan_ms;
+  struct http_pool_stats stats;
+};
+
+static void dispatch(struct http_pool *p, struct origin *o);
+static void conn_close(struct pconn *c);
+
+/* ---- requests ---- */
+
+static void finish(struct http_pool *p, struct preq *r, unsigned status, const char *body, size_t body_len,
+                   const char *error)
+{
+  struct http_pool_answer a = { status, body ? body : "", body_len, error ? error : "" };
+  p->outstanding--;
+  if (status)
+    p->stats.answers++;
+  else
+    p->stats.failures++;
+  void *cookie = r->cookie;
+  free(r);
+  p->done(p->arg, cookie, &a);
+}
+
+static void wait_push(struct origin *o, struct preq *r, bool front)
+{
+  if (front) {
+    r->next = o->wait_head;
+    o->wait_head = r;
+    if (!o->wait_tail)
+      o->wait_tail = r;
+    return;
+  }
+  r->next = NULL;
+  if (o->wait_tail)
+    o->wait_tail->next = r;
+  else
+    o->wait_head = r;
+  o->wait_tail = r;
+}
+
+static struct preq *wait_pop(struct origin *o)
+{
+  struct preq *r = o->wait_head;
+  if (r && !(o->wait_head = r->next))
+    o->wait_tail = NULL;
+  return r;
+}
+
+/* ---- connections ---- */
+
+static void conn_events(struct pconn *c)
+{
+  unsigned ev;
+  if (c->state == PCONN_CONNECTING)
+    ev = EVLOOP_WRITE;
+  else
+    ev = http_wire_events(&c->w, false, c->state == PCONN_HANDSHAKE);
+  evloop_modify(c->pool->loop, c->w.fd, ev);
+}
+
+/* The connection's request failed: it goes back to wait for another
+ * connection when it may be sent once more, else it ends. */
+static void conn_fail(struct pconn *c, const char *why)
+{
+  struct http_pool *p = c->pool;
+  struct preq *r = c->req;
+  struct origin *o = c->o;
+  char error[HTTP_WIRE_ERR_LEN + HOST_MAX + 8];
+  c->req = NULL;
+  bool resend = r && c->reused && !c->answer_started && !r->resent;
+  snprintf(error, sizeof error, "%s: %s", o->hostport, why);
+  conn_close(c);
+  if (r && resend) {
+    r->resent = true;
+    p->stats.resends++;
+    wait_push(o, r, true);
+  } else if (r) {
+    finish(p, r, 0, NULL, 0, error);
+  }
+  dispatch(p, o);
+}
+
+static void conn_close(struct pconn *c)
+{
+  struct http_pool *p = c->pool;
+  struct origin *o = c->o;
+  evloop_remove(p->loop, c->w.fd);
+  http_wire_close(&c->w);
+  iobuf_destroy(&c->answer);
+  for (struct pconn **pp = &o->idle; *pp; pp = &(*pp)->next_idle)
+    if (*pp == c) {
+      *pp = c->next_idle;
+      break;
+    }
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    p->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  o->n_conns--;
+  free(c);
+}
+
+/* Writes what the connection holds; false when it failed (and is gone). */
+static bool conn_write(struct pconn *c)
+{
+  if (iobuf_len(&c->w.out) && http_wire_write(&c->w) < 0) {
+    conn_fail(c, c->w.error);
+    return false;
+  }
+  conn_events(c);
+  return true;
+}
+
+static void conn_assign(struct pconn *c, struct preq *r)
+{
+  c->req = r;
+  c->answer_started = c->complete = false;
+  iobuf_consume(&c->answer, iobuf_len(&c->answer));
+  http_parser_init(&c->parser, HTTP_RESPONSE);
+  c->parser.data = c;
+  if (iobuf_append(&c->w.out, r->bytes, r->len) == -1) {
+    conn_fail(c, "out of memory");
+    return;
+  }
+  if (c->state == PCONN_READY)
+    conn_write(c);
+}
+
+static int on_body(http_parser *hp, const char *at, size_t len)
+{
+  struct pconn *c = hp->data;
+  size_t room = c->pool->cfg.max_answer - iobuf_len(&c->answer);
+  if (room)
+    iobuf_append(&c->answer, at, len < room ? len : room);
+  return 0;
+}
+
+static int on_message_begin(http_parser *hp)
+{
+  ((struct pconn *)hp->data)->answer_started = true;
+  return 0;
+}
+
+static int on_message_complete(http_parser *hp)
+{
+  struct pconn *c = hp->data;
+  c->complete = true;
+  http_parser_pause(hp, 1);
+  return 0;
+}
+
+static const http_parser_settings answer_settings = {
+  .on_message_begin = on_message_begin,
+  .on_body = on_body,
+  .on_message_complete = on_message_complete,
+};
+
+/* The answer is whole: the request ends, the connection is kept or closed. */
+static void conn_answered(struct pconn *c)
+{
+  struct http_pool *p = c->pool;
+  struct origin *o = c->o;
+  struct preq *r = c->req;
+  bool keep = http_should_keep_alive(&c->parser) && !iobuf_len(&c->w.in);
+  unsigned status = c->parser.status_code;
+  struct iobuf answer = c->answer;   /* the request's answer, kept past the connection */
+  iobuf_init(&c->answer);
+  c->req = NULL;
+  c->reused = true;
+  if (keep) {
+    c->since_ms = evloop_now_ms(p->loop);
+    c->next_idle = o->idle;
+    o->idle = c;
+  } else {
+    conn_close(c);
+  }
+  uint8_t *nul = iobuf_reserve(&answer, 1);
+  if (nul)
+    *nul = 0;
+  finish(p, r, status, nul ? (const char *)iobuf_head(&answer) : "", nul ? iobuf_len(&answer) : 0, NULL);
+  iobuf_destroy(&answer);
+  dispatch(p, o);
+}
+
+static void conn_read(struct pconn *c)
+{
+  for (;;) {
+    ssize_t n = http_wire_read(&c->w, READ_CHUNK);
+    if (n < 0 && errno == EAGAIN)
+      return;
+    if (n < 0) {
+      conn_fail(c, c->w.error);
+      return;
+    }
+    if (!c->req) {
+      /* An idle connection that speaks, or closes: it is done with. */
+      conn_close(c);
+      return;
+    }
+    size_t len = iobuf_len(&c->w.in);
+    size_t used = http_parser_execute(&c->parser, &answer_settings, n == 0 ? NULL : (const char *)iobuf_head(&c->w.in),
+                                      n == 0 ? 0 : len);
+    enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
+    if (n > 0)
+      iobuf_consume(&c->w.in, used);
+    if (c->complete) {
+      http_parser_pause(&c->parser, 0);
+      conn_answered(c);
+      return;
+    }
+    if (err != HPE_OK && err != HPE_PAUSED) {
+      conn_fail(c, http_errno_description(err));
+      return;
+    }
+    if (n == 0) {
+      conn_fail(c, "connection closed before the answer");
+      return;
+    }
+    if (!http_wire_pending(&c->w) && (size_t)n < READ_CHUNK)
+      return;
+  }
+}
+
+static void on_conn_io(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct pconn *c = arg;
+  if (c->state == PCONN_CONNECTING) {
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+    if (soerr) {
+      char why[96];
+      snprintf(why, sizeof why, "connect: %s", strerror(soerr));
+      conn_fail(c, why);
+      return;
+    }
+    c->state = c->w.tls ? PCONN_HANDSHAKE : PCONN_READY;
+    c->pool->stats.connects++;
+  }
+  if (c->state == PCONN_HANDSHAKE) {
+    int rc = http_wire_handshake(&c->w);
+    if (rc < 0) {
+      conn_fail(c, c->w.error);
+      return;
+    }
+    if (rc == 0) {
+      conn_events(c);
+      return;
+    }
+    c->state = PCONN_READY;
+  }
+  if (!conn_write(c))
+    return;
+  if (events & EVLOOP_READ)
+    conn_read(c);
+}
+
+/* Opens a connection to o for r. */
+static void conn_open(struct http_pool *p, struct origin *o, struct preq *r)
+{
+  char err[NETUTIL_ERR_LEN + HOST_MAX + 16];
+  uint64_t now = evloop_now_ms(p->loop);
+  if (!o->addr_len || (o->resolved_ms + RESOLVE_EVERY_MS <= now && !o->n_conns)) {
+    socklen_t len;
+    if (net_parse_addr(o->hostport, &o->addr, &len, err) == -1) {
+      if (!o->addr_len) {
+        finish(p, r, 0, NULL, 0, err);
+        return;
+      }
+    } else {
+      o->addr_len = len;
+    }
+    o->resolved_ms = now;
+  }
+  struct pconn *c = calloc(1, sizeof *c);
+  int fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  struct tls_conn *tls = NULL;
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  if (fd >= 0 && o->tls)
+    tls = tls_conn_create(p->cfg.tls, fd, false, o->host);
+  if (!c || fd < 0 || (o->tls && !tls) ||
+      (connect(fd, (struct sockaddr *)&o->addr, o->addr_len) == -1 && errno != EINPROGRESS) ||
+      evloop_add(p->loop, fd, EVLOOP_WRITE, on_conn_io, c) == -1) {
+    snprintf(err, sizeof err, "%s: connect: %s", o->hostport, fd < 0 || !c ? "out of resources" : strerror(errno));
+    if (tls)
+      tls_conn_free(tls);
+    if (fd >= 0)
+      close(fd);
+    free(c);
+    finish(p, r, 0, NULL, 0, err);
+    return;
+  }
+  c->pool = p;
+  c->o = o;
+  http_wire_init(&c->w, fd, tls);
+  iobuf_init(&c->answer);
+  c->state = PCONN_CONNECTING;
+  c->since_ms = now;
+  c->next = p->conns;
+  if (p->conns)
+    p->conns->prev = c;
+  p->conns = c;
+  o->n_conns++;
+  conn_assign(c, r);
+}
+
+/* Gives o's waiting requests to its connections, as far as they go. */
+static void dispatch(struct http_pool *p, struct origin *o)
+{
+  while (o->wait_head) {
+    if (o->idle) {
+      struct pconn *c = o->idle;
+      o->idle = c->next_idle;
+      p->stats.reuses++;
+      conn_assign(c, wait_pop(o));
+    } else if (o->n_conns < p->cfg.connections) {
+      conn_open(p, o, wait_pop(o));
+    } else {
+      return;
+    }
+  }
+}
+
+/* ---- origins and URLs ---- */
+
+static struct origin *origin_for(struct http_pool *p, bool tls, const char *host, size_t host_len, unsigned port)
+{
+  char hostport[HOST_MAX + 10];
+  bool v6 = memchr(host, ':', host_len) != NULL;
+  if (host_len >= HOST_MAX)
+    return NULL;
+  snprintf(hostport, sizeof hostport, v6 ? "[%.*s]:%u" : "%.*s:%u", (int)host_len, host, port);
+  for (struct origin *o = p->origins; o; o = o->next)
+    if (o->tls == tls && strcmp(o->hostport, hostport) == 0)
+      return o;
+  struct origin *o = calloc(1, sizeof *o);
+  if (!o)
+    return NULL;
+  o->tls = tls;
+  memcpy(o->host, host, host_len);
+  memcpy(o->hostport, hostport, sizeof hostport);
+  if (port == (tls ? 443u : 80u))
+    snprintf(o->host_header, sizeof o->host_header, v6 ? "[%.*s]" : "%.*s", (int)host_len, host);
+  else
+    memcpy(o->host_header, hostport, sizeof hostport);
+  o->next = p->origins;
+  p->origins = o;
+  return o;
+}
+
+/* The request as it goes on the wire. */
+static struct preq *format_request(const struct http_pool_request *rq, const struct origin *o, const char *target,
+                                   size_t target_len, const char *userinfo, size_t userinfo_len)
+{
+  char auth[400] = "";
+  if (userinfo_len) {
+    char b64[300];
+    if (userinfo_len > 200)
+      return NULL;
+    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)userinfo, (int)userinfo_len);
+    snprintf(auth, sizeof auth, "Authorization: Basic %s\r\n", b64);
+  }
+  char length[80] = "";
+  if (rq->content_type || rq->body_len)
+    snprintf(length, sizeof length, "Content-Length: %zu\r\n", rq->body_len);
+  else if (strcmp(rq->method, "POST") == 0 || strcmp(rq->method, "PUT") == 0)
+    snprintf(length, sizeof length, "Content-Length: 0\r\n");
+  const char *extra = rq->headers ? rq->headers : "";
+  size_t cap = strlen(rq->method) + target_len + strlen(o->host_header) + strlen(auth) + strlen(length) +
+               strlen(extra) + (rq->content_type ? strlen(rq->content_type) : 0) + rq->body_len + 96;
+  struct preq *r = malloc(sizeof *r + cap);
+  if (!r)
+    return NULL;
+  int n = snprintf(r->bytes, cap, "%s %.*s HTTP/1.1\r\nHost: %s\r\nUser-Agent: emg\r\n%s%s%s%s%s%s\r\n", rq->method,
+                   (int)target_len, target, o->host_header, auth,
+                   rq->content_type ? "Content-Type: " : "", rq->content_type ? rq->content_type : "",
+                   rq->content_type ? "\r\n" : "", length, extra);
+  if (n < 0 || (size_t)n + rq->body_len >= cap) {
+    free(r);
+    return NULL;
+  }
+  if (rq->body_len)
+    memcpy(r->bytes + n, rq->body, rq->body_len);
+  r->len = (size_t)n + rq->body_len;
+  return r;
+}
+
+int http_pool_send(struct http_pool *p, const struct http_pool_request *rq, void *cookie)
+{
+  struct http_parser_url u;
+  size_t url_len = strlen(rq->url);
+  http_parser_url_init(&u);
+  if (http_parser_parse_url(rq->url, url_len, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)) ||
+      !(u.field_set & (1 << UF_HOST)))
+    return HTTP_POOL_E_URL;
+  const char *scheme = rq->url + u.field_data[UF_SCHEMA].off;
+  size_t scheme_len = u.field_data[UF_SCHEMA].len;
+  bool tls;
+  if (scheme_len == 4 && strncasecmp(scheme, "http", 4) == 0)
+    tls = false;
+  else if (scheme_len == 5 && strncasecmp(scheme, "https", 5) == 0 && p->cfg.tls)
+    tls = true;
+  else
+    return HTTP_POOL_E_URL;
+  unsigned port = (u.field_set & (1 << UF_PORT)) ? u.port : tls ? 443u : 80u;
+  struct origin *o = origin_for(p, tls, rq->url + u.field_data[UF_HOST].off, u.field_data[UF_HOST].len, port);
+  if (!o)
+    return HTTP_POOL_E_NOMEM;
+  /* The target: path and query as they are written, "/" when there is none. */
+  const char *target = "/";
+  size_t target_len = 1;
+  if (u.field_set & (1 << UF_PATH)) {
+    target = rq->url + u.field_data[UF_PATH].off;
+    target_len = u.field_data[UF_PATH].len;
+    if (u.field_set & (1 << UF_QUERY))
+      target_len = u.field_data[UF_QUERY].off + u.field_data[UF_QUERY].len - u.field_data[UF_PATH].off;
+  }
+  char *with_slash = NULL;
+  if (!(u.field_set & (1 << UF_PATH)) && (u.field_set & (1 << UF_QUERY))) {
+    size_t qlen = u.field_data[UF_QUERY].len;
+    if (!(with_slash = malloc(qlen + 3)))
+      return HTTP_POOL_E_NOMEM;
+    snprintf(with_slash, qlen + 3, "/?%.*s", (int)qlen, rq->url + u.field_data[UF_QUERY].off);
+    target = with_slash;
+    target_len = qlen + 2;
+  }
+  const char *userinfo = (u.field_set & (1 << UF_USERINFO)) ? rq->url + u.field_data[UF_USERINFO].off : NULL;
+  struct preq *r = format_request(rq, o, target, target_len, userinfo, userinfo ? u.field_data[UF_USERINFO].len : 0);
+  free(with_slash);
+  if (!r)
+    return HTTP_POOL_E_NOMEM;
+  r->origin = o;
+  r->cookie = cookie;
+  r->resent = false;
+  r->deadline_ms = evloop_now_ms(p->loop) + p->cfg.timeout_ms;
+  p->outstanding++;
+  p->stats.requests++;
+  wait_push(o, r, false);
+  dispatch(p, o);
+  return 0;
+}
+
+/* ---- time ---- */
+
+static void on_tick(struct evloop *loop, void *arg)
+{
+  struct http_pool *p = arg;
+  uint64_t now = evloop_now_ms(loop);
+  if (now < p->next_scan_ms)
+    return;
+  p->next_scan_ms = now + SCAN_MS;
+  for (struct pconn *c = p->conns, *next; c; c = next) {
+    next = c->next;
+    if (c->req && now >= c->req->deadline_ms) {
+      c->req->resent = true;   /* not again */
+      conn_fail(c, "timed out");
+      next = p->conns;         /* the list may have changed under us: from the start (each fails once) */
+    } else if (c->req && c->state != PCONN_READY && now - c->since_ms >= p->cfg.connect_timeout_ms) {
+      c->req->resent = true;
+      conn_fail(c, c->state == PCONN_CONNECTING ? "connect timed out" : "TLS handshake timed out");
+      next = p->conns;
+    } else if (!c->req && now - c->since_ms >= p->cfg.idle_ms) {
+      conn_close(c);
+    }
+  }
+  for (struct origin **op = &p->origins, *o; (o = *op);) {
+    /* Waiting too long for a connection: ended in the order they came. */
+    while (o->wait_head && now >= o->wait_head->deadline_ms) {
+      struct preq *r = wait_pop(o);
+      char why[HOST_MAX + 48];
+      snprintf(why, sizeof why, "%s: timed out waiting for a connection", o->hostport);
+      finish(p, r, 0, NULL, 0, why);
+    }
+    /* An origin with nothing for a while is forgotten (callbacks may go to
+     * any number of hosts). */
+    if (!o->n_conns && !o->wait_head && now - o->resolved_ms >= p->cfg.idle_ms) {
+      *op = o->next;
+      free(o);
+    } else {
+      op = &o->next;
+    }
+  }
+}
+
+/* ---- the pool ---- */
+
+struct tls_ctx *http_pool_tls_ctx(const struct http_pool_tls *t, char *err)
+{
+  struct tls_settings s = {
+    .cert = t && t->cert ? t->cert : "", .key = t && t->key ? t->key : "", .ca = t && t->ca ? t->ca : "",
+    .verify_peer = !(t && t->insecure), .min_version = "1.2", .ciphers = "",
+  };
+  return tls_ctx_create(&s, false, err);
+}
+
+struct http_pool *http_pool_create(struct evloop *loop, const struct http_pool_config *cfg, http_pool_done_fn done,
+                                   void *arg)
+{
+  struct http_pool *p = calloc(1, sizeof *p);
+  if (!p || !done) {
+    free(p);
+    return NULL;
+  }
+  if (cfg)
+    p->cfg = *cfg;
+  if (!p->cfg.connections)
+    p->cfg.connections = 10;
+  if (!p->cfg.timeout_ms)
+    p->cfg.timeout_ms = 30000;
+  if (!p->cfg.connect_timeout_ms)
+    p->cfg.connect_timeout_ms = 5000;
+  if (!p->cfg.idle_ms)
+    p->cfg.idle_ms = 30000;
+  if (!p->cfg.max_answer)
+    p->cfg.max_answer = 65536;
+  p->loop = loop;
+  p->done = done;
+  p->arg = arg;
+  if (evloop_tick(loop, on_tick, p) == -1) {
+    free(p);
+    return NULL;
+  }
+  if (p->cfg.tls)
+    tls_ctx_ref(p->cfg.tls);
+  return p;
+}
+
+unsigned http_pool_outstanding(const struct http_pool *p)
+{
+  return p->outstanding;
+}
+
+void http_pool_stats(const struct http_pool *p, struct http_pool_stats *out)
+{
+  *out = p->stats;
+}
+
+void http_pool_destroy(struct http_pool *p)
+{
+  if (!p)
+    return;
+  evloop_untick(p->loop, on_tick, p);
+  /* Nothing is sent again from here: every request ends "stopped". */
+  for (struct origin *o = p->origins; o; o = o->next)
+    o->n_conns = UINT32_MAX / 2;   /* no new connections while ending */
+  while (p->conns) {
+    struct pconn *c = p->conns;
+    if (c->req)
+      c->req->resent = true;
+    conn_fail(c, "stopped");
+  }
+  while (p->origins) {
+    struct origin *o = p->origins;
+    struct preq *r;
+    while ((r = wait_pop(o)))
+      finish(p, r, 0, NULL, 0, "stopped");
+    p->origins = o->next;
+    free(o);
+  }
+  tls_ctx_unref(p->cfg.tls);
+  free(p);
+}
