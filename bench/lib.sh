@@ -199,7 +199,7 @@ $database
 $accounts
 connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
-    $users $tls_in },
+    connections_per_ip = 4096; max_connections = 8192; $users $tls_in },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
     window = $ucp_window; $users $tls_in },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
@@ -231,6 +231,7 @@ bench_load() {
   [ -n "$duration" ] && size=(--duration "$duration")
   [ -n "$rate" ] && size+=(--rate "$rate")
   [ -n "$latency_log" ] && size+=(--latency-log "$latency_log")
+  [ "$proto" = http ] && size+=(--http-api "${HTTP_API:-json}")
   local dlr=(--dlr --wait-dlr "$wait_dlr")
   [ "$receipts" = 1 ] || dlr=()
   bench_tls && size+=(--tls --ca "$bench_pki/ca.pem")

@@ -61,6 +61,7 @@ struct http_listen {
   struct tls_ctx *tls;
   struct ip_count *ips;          /* cfg.connection_limit slots, distinct addresses */
   atomic_uint open, busy;
+  atomic_uint loops;             /* attached */
   atomic_bool quiesced;
   atomic_uint_fast64_t connections, refused_connections, requests, refused_requests, timeouts, tls_failures;
 };
@@ -72,6 +73,8 @@ struct http_listen_loop {
   struct evloop *loop;
   void *ctx;
   bool listening;
+  unsigned n_conns;
+  unsigned skipped;              /* accepts left to the other loops in a row */
   struct hconn *conns;           /* open connections */
   struct hconn *dirty;           /* to flush (or free) at the end of the iteration */
   bool pass_scheduled;
@@ -92,6 +95,7 @@ struct hconn {
   http_parser parser;
   char peer[64];
   bool handshaking, read_paused, eof, want_close, draining;
+  unsigned events;               /* what the loop watches for now */
   uint64_t deadline_ms;          /* the request being read (or handshake) must be whole by */
   uint64_t idle_since_ms;        /* nothing in progress since */
   uint64_t out_moved_ms;
@@ -529,7 +533,9 @@ static void update_interest(struct hconn *c)
     return;
   c->read_paused = c->eof || iobuf_len(&c->w.out) >= OUTPUT_PAUSE ||
                    c->in_progress >= c->ll->l->cfg.pipeline || (c->want_close && c->first);
-  evloop_modify(c->ll->loop, c->w.fd, http_wire_events(&c->w, c->read_paused, c->handshaking));
+  unsigned events = http_wire_events(&c->w, c->read_paused, c->handshaking);
+  if (events != c->events && evloop_modify(c->ll->loop, c->w.fd, events) == 0)
+    c->events = events;   /* a system call only when it changes */
 }
 
 static void conn_close(struct hconn *c)
@@ -557,6 +563,7 @@ static void conn_close(struct hconn *c)
   if (c->next)
     c->next->prev = c->prev;
   atomic_fetch_sub(&ll->l->open, 1);
+  ll->n_conns--;
   ip_release(ll->l, c->peer);
   mark_dirty(c);   /* freed in the pass */
 }
@@ -712,6 +719,7 @@ static int conn_open(struct http_listen_loop *ll, int fd, const char *peer)
   c->parser.data = c;
   snprintf(c->peer, sizeof c->peer, "%s", peer);
   c->handshaking = tls != NULL;
+  c->events = EVLOOP_READ;
   uint64_t now = evloop_now_ms(ll->loop);
   c->idle_since_ms = c->out_moved_ms = now;
   c->deadline_ms = now + l->cfg.request_timeout_s * 1000ull;
@@ -719,6 +727,7 @@ static int conn_open(struct http_listen_loop *ll, int fd, const char *peer)
   if (ll->conns)
     ll->conns->prev = c;
   ll->conns = c;
+  ll->n_conns++;
   atomic_fetch_add(&l->connections, 1);
   return 0;
 }
@@ -747,7 +756,17 @@ static int take_connection(struct http_listen_loop *ll, int fd, const char *peer
 static void on_listen_io(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct http_listen_loop *ll = arg;
+  struct http_listen *l = ll->l;
   char peer[64];
+  /* Every attached loop is woken by a new connection: one with more than
+   * its share leaves it to the others, a few times in a row at most (in
+   * case they are busy), so that the loops serve about as many each. */
+  unsigned loops = atomic_load(&l->loops);
+  if (loops > 1 && ll->n_conns > atomic_load(&l->open) / loops + 1 && ll->skipped < 4) {
+    ll->skipped++;
+    return;
+  }
+  ll->skipped = 0;
   for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
     int cfd = net_accept(fd, peer, sizeof peer);
     if (cfd < 0)
@@ -774,6 +793,7 @@ static void on_tick(struct evloop *loop, void *arg)
   if (quiesced && ll->listening) {
     evloop_remove(loop, l->fd);
     ll->listening = false;
+    atomic_fetch_sub(&l->loops, 1);
   }
   uint64_t idle_ms = l->cfg.idle_timeout_s * 1000ull;
   for (struct hconn *c = ll->conns, *next; c; c = next) {
@@ -870,8 +890,10 @@ struct http_listen_loop *http_listen_attach(struct http_listen *l, struct evloop
     free(ll);
     return NULL;
   }
-  if (!atomic_load(&l->quiesced) && evloop_add(loop, l->fd, EVLOOP_READ, on_listen_io, ll) == 0)
+  if (!atomic_load(&l->quiesced) && evloop_add(loop, l->fd, EVLOOP_READ, on_listen_io, ll) == 0) {
     ll->listening = true;
+    atomic_fetch_add(&l->loops, 1);
+  }
   return ll;
 }
 
@@ -890,8 +912,10 @@ void http_listen_detach(struct http_listen_loop *ll)
   if (!ll)
     return;
   struct http_listen *l = ll->l;
-  if (ll->listening)
+  if (ll->listening) {
     evloop_remove(ll->loop, l->fd);
+    atomic_fetch_sub(&l->loops, 1);
+  }
   evloop_untick(ll->loop, on_tick, ll);
   /* Answers ready go out; the first one the owner still owes is a 503 in
    * its place and ends the connection (the owner's answer later only frees

@@ -64,6 +64,7 @@ struct pconn {
   struct http_wire w;
   http_parser parser;
   enum pconn_state state;
+  unsigned events;               /* what the loop watches for now */
   struct preq *req;              /* the request it carries; NULL when idle */
   uint64_t since_ms;             /* connecting since, or idle since */
   bool reused;                   /* has answered a request before */
@@ -137,7 +138,8 @@ static void conn_events(struct pconn *c)
     ev = EVLOOP_WRITE;
   else
     ev = http_wire_events(&c->w, false, c->state == PCONN_HANDSHAKE);
-  evloop_modify(c->pool->loop, c->w.fd, ev);
+  if (ev != c->events && evloop_modify(c->pool->loop, c->w.fd, ev) == 0)
+    c->events = ev;   /* a system call only when it changes */
 }
 
 /* The connection's request failed: it goes back to wait for another
@@ -382,6 +384,7 @@ static void conn_open(struct http_pool *p, struct origin *o, struct preq *r)
   http_wire_init(&c->w, fd, tls);
   iobuf_init(&c->answer);
   c->state = PCONN_CONNECTING;
+  c->events = EVLOOP_WRITE;
   c->since_ms = now;
   c->next = p->conns;
   if (p->conns)
