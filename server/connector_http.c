@@ -129,9 +129,13 @@ static bool http_send_receipt(struct instance *in, struct qitem *it, unsigned sl
 void connector_http_pump_receipts(struct instance *in)
 {
   struct connector *c = in->conn;
+  unsigned room;
   for (unsigned u = 0; u < accounts_used(c->core->accounts); u++) {
     struct qlist l = { 0 };
-    while (queue_take(&c->user_queues[u], PUMP_BATCH, &l)) {
+    /* No more than the sender has room for: the rest stays queued (the
+     * tick comes back for it) rather than be taken and put back. */
+    while ((room = http_callback_room(in->callbacks)) > 0 &&
+           queue_take(&c->user_queues[u], room < PUMP_BATCH ? room : PUMP_BATCH, &l)) {
       for (struct qitem *it = l.head, *next; it; it = next) {
         next = it->next;
         if (it->kind == QITEM_MSG) {

@@ -244,6 +244,11 @@ unsigned http_callback_held(const struct http_callback *cb)
   return cb->held;
 }
 
+unsigned http_callback_room(const struct http_callback *cb)
+{
+  return cb->held < cb->lim.queue_max ? cb->lim.queue_max - cb->held : 0;
+}
+
 void http_callback_stats(struct http_callback *cb, struct http_callback_stats *out)
 {
   out->sent = atomic_load(&cb->sent);

@@ -74,8 +74,9 @@ struct http_callback *http_callback_create(struct evloop *loop, const struct htt
 int http_callback_send(struct http_callback *cb, const char *url, enum http_callback_method method,
                        const char *body, void *cookie);
 
-/* Callbacks held now, waiting or in flight. */
+/* Callbacks held now, waiting or in flight, and how many more fit. */
 unsigned http_callback_held(const struct http_callback *cb);
+unsigned http_callback_room(const struct http_callback *cb);
 
 /* The counters, from any thread. */
 void http_callback_stats(struct http_callback *cb, struct http_callback_stats *out);

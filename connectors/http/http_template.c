@@ -429,13 +429,15 @@ static int expand(char *dst, size_t cap, const char *tmpl, struct escapes *e)
   struct text_buf words = { NULL, 0, 0, false };
   if (cap == 0)
     return HTTP_CODEC_E_SPACE;
-  if (e->d) {
+  bool words_wanted = wants_words(tmpl);
+  /* The receipt's text only when the template asks for it (%A, or its words). */
+  if (e->d && (words_wanted || strstr(tmpl, "%A"))) {
     if (e->d->answer)
       snprintf(answer, sizeof answer, "%s", e->d->answer);
     else
       http_codec_receipt_answer(answer, sizeof answer, e->d, http_codec_dlr_type(e->d->receipt->state));
   }
-  if (wants_words(tmpl)) {
+  if (words_wanted) {
     if (e->d) {
       e->text = answer;
       e->text_len = strlen(answer);
