@@ -651,6 +651,7 @@ static int http_setup(struct loader *ld)
     .url = url,
     .connections = o->connections,
     .window = o->connections * o->window,
+    .pipeline = o->window,
     .timeout_ms = o->timeout_ms,
     .tls = { .ca = o->tls.ca, .cert = o->tls.cert, .key = o->tls.key },
   };
@@ -894,8 +895,8 @@ static void usage(FILE *out)
           "usage: emgload --protocol smpp|ucp|http --connect HOST:PORT [options]\n"
           "  --user U --password P   bind/login credentials (HTTP: Basic, or Kannel's parameters)\n"
           "  --connections N         binds (HTTP: kept-alive connections), each with its own window (default 1)\n"
-          "  --window W              outstanding submits per connection (default 10; HTTP/1.1 sends one\n"
-          "                          at a time per connection, the others wait their turn)\n"
+          "  --window W              outstanding submits per connection (default 10; HTTP: pipelined,\n"
+          "                          W requests in flight on each kept-alive connection)\n"
           "  --http-api json|kannel  HTTP: POST /api/v1/messages or GET /cgi-bin/sendsms (default json)\n"
           "  --dlr-listen HOST:PORT  HTTP: where receipts are called back (default 127.0.0.1:0)\n"
           "  --count N | --duration S  how many messages, or for how long (default --count 1000)\n"

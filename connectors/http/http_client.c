@@ -106,8 +106,8 @@ struct http_client *http_client_create(struct evloop *loop, const struct http_cl
   if (!c->url || !copies_ok(cfg->body, c->body) || !copies_ok(cfg->id_field, c->id_field) ||
       !copies_ok(cfg->smsc, c->smsc) || !c->url_scratch || !c->body_scratch)
     goto fail;
-  struct http_pool_config pc = { .connections = c->cfg.connections, .timeout_ms = c->cfg.timeout_ms,
-                                 .connect_timeout_ms = c->cfg.connect_timeout_ms };
+  struct http_pool_config pc = { .connections = c->cfg.connections, .pipeline = c->cfg.pipeline,
+                                 .timeout_ms = c->cfg.timeout_ms, .connect_timeout_ms = c->cfg.connect_timeout_ms };
   if (strncmp(c->url, "https:", 6) == 0 && !(pc.tls = http_pool_tls_ctx(&cfg->tls, err)))
     goto fail;
   c->pool = http_pool_create(loop, &pc, on_done, c);

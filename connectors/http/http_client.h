@@ -36,8 +36,10 @@ struct http_client_config {
   const char *user;             /* HTTP Basic credentials for the provider; NULL = none */
   const char *password;
   unsigned connections;         /* connections at most, kept alive; default 10 */
-  unsigned window;              /* requests outstanding at most; default connections (HTTP/1.1
-                                 * carries one at a time: the rest wait for a connection) */
+  unsigned window;              /* requests outstanding at most; default connections (one per
+                                 * connection: the rest wait for one) */
+  unsigned pipeline;            /* requests in flight on one connection (HTTP/1.1 pipelining, for
+                                 * a server known to take it); default 1 */
   unsigned timeout_ms;          /* one request; default 30000 */
   unsigned connect_timeout_ms;  /* default 5000 */
   size_t max_request;           /* longest expanded URL or body; default 65536 */

@@ -50,7 +50,8 @@ struct origin {
   socklen_t addr_len;            /* 0 until resolved */
   uint64_t resolved_ms;
   unsigned n_conns;
-  struct pconn *idle;            /* most recently used first */
+  struct pconn *conns;           /* all of its connections */
+  struct pconn *idle;            /* with nothing in flight, most recently used first */
   struct preq *wait_head, *wait_tail;
 };
 
@@ -60,12 +61,16 @@ struct pconn {
   struct http_pool *pool;
   struct origin *o;
   struct pconn *prev, *next;     /* every connection of the pool */
+  struct pconn *next_in_origin;
   struct pconn *next_idle;
+  struct pconn *next_dirty;
+  bool in_idle, dirty, closing;  /* closing: the server said it closes after the answer being read */
   struct http_wire w;
   http_parser parser;
   enum pconn_state state;
   unsigned events;               /* what the loop watches for now */
-  struct preq *req;              /* the request it carries; NULL when idle */
+  struct preq *first, *last;     /* in flight, in the order sent: first's answer is read next */
+  unsigned n_inflight;
   uint64_t since_ms;             /* connecting since, or idle since */
   bool reused;                   /* has answered a request before */
   bool answer_started;
@@ -81,6 +86,8 @@ struct http_pool {
   struct origin *origins;
   struct pconn *conns;
   unsigned outstanding;
+  struct pconn *dirty;           /* output to write at the end of the iteration */
+  bool pass_scheduled, destroyed;
   uint64_t next_scan_ms;
   struct http_pool_stats stats;
 };
@@ -142,26 +149,16 @@ static void conn_events(struct pconn *c)
     c->events = ev;   /* a system call only when it changes */
 }
 
-/* The connection's request failed: it goes back to wait for another
- * connection when it may be sent once more, else it ends. */
-static void conn_fail(struct pconn *c, const char *why)
+static void idle_remove(struct pconn *c)
 {
-  struct http_pool *p = c->pool;
-  struct preq *r = c->req;
-  struct origin *o = c->o;
-  char error[HTTP_WIRE_ERR_LEN + HOST_MAX + 8];
-  c->req = NULL;
-  bool resend = r && c->reused && !c->answer_started && !r->resent;
-  snprintf(error, sizeof error, "%s: %s", o->hostport, why);
-  conn_close(c);
-  if (r && resend) {
-    r->resent = true;
-    p->stats.resends++;
-    wait_push(o, r, true);
-  } else if (r) {
-    finish(p, r, 0, NULL, 0, error);
-  }
-  dispatch(p, o);
+  if (!c->in_idle)
+    return;
+  for (struct pconn **pp = &c->o->idle; *pp; pp = &(*pp)->next_idle)
+    if (*pp == c) {
+      *pp = c->next_idle;
+      break;
+    }
+  c->in_idle = false;
 }
 
 static void conn_close(struct pconn *c)
@@ -171,11 +168,18 @@ static void conn_close(struct pconn *c)
   evloop_remove(p->loop, c->w.fd);
   http_wire_close(&c->w);
   iobuf_destroy(&c->answer);
-  for (struct pconn **pp = &o->idle; *pp; pp = &(*pp)->next_idle)
+  idle_remove(c);
+  for (struct pconn **pp = &o->conns; *pp; pp = &(*pp)->next_in_origin)
     if (*pp == c) {
-      *pp = c->next_idle;
+      *pp = c->next_in_origin;
       break;
     }
+  if (c->dirty)
+    for (struct pconn **pp = &p->dirty; *pp; pp = &(*pp)->next_dirty)
+      if (*pp == c) {
+        *pp = c->next_dirty;
+        break;
+      }
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -184,6 +188,45 @@ static void conn_close(struct pconn *c)
     c->next->prev = c->prev;
   o->n_conns--;
   free(c);
+}
+
+/* The connection failed or ended with requests in flight: each goes back
+ * to wait for another connection when it may be sent once more (nothing of
+ * its answer came, and it was not sent twice already: the first only when
+ * the connection had answered before, as a kept-alive one the server may
+ * have closed; those pipelined behind it always), else it ends. */
+static void conn_fail(struct pconn *c, const char *why)
+{
+  struct http_pool *p = c->pool;
+  struct origin *o = c->o;
+  struct preq *r = c->first, *resend = NULL, **tail = &resend;
+  char error[HTTP_WIRE_ERR_LEN + HOST_MAX + 8];
+  bool first_may = c->reused && !c->answer_started;
+  snprintf(error, sizeof error, "%s: %s", o->hostport, why);
+  c->first = c->last = NULL;
+  conn_close(c);
+  for (bool is_first = true; r; is_first = false) {
+    struct preq *next = r->next;
+    if (!r->resent && (!is_first || first_may)) {
+      r->resent = true;
+      p->stats.resends++;
+      *tail = r;
+      tail = &r->next;
+      r->next = NULL;
+    } else {
+      finish(p, r, 0, NULL, 0, error);
+    }
+    r = next;
+  }
+  /* Back at the head of the queue, in their order. */
+  if (resend) {
+    *tail = o->wait_head;
+    if (!o->wait_head)
+      for (struct preq *t = resend; t; t = t->next)
+        o->wait_tail = t;
+    o->wait_head = resend;
+  }
+  dispatch(p, o);
 }
 
 /* Writes what the connection holds; false when it failed (and is gone). */
@@ -197,19 +240,54 @@ static bool conn_write(struct pconn *c)
   return true;
 }
 
-static void conn_assign(struct pconn *c, struct preq *r)
+/* The end of the loop's iteration: every connection given requests in it
+ * writes them at once (pipelined ones together). */
+static void pass(struct evloop *loop, void *arg)
 {
-  c->req = r;
+  struct http_pool *p = arg;
+  p->pass_scheduled = false;
+  while (p->dirty) {
+    struct pconn *c = p->dirty;
+    p->dirty = c->next_dirty;
+    c->dirty = false;
+    if (c->state == PCONN_READY)
+      conn_write(c);
+  }
+  if (p->destroyed)
+    free(p);   /* destroyed while this pass was due: its memory waited for it */
+}
+
+static void parser_reset(struct pconn *c)
+{
   c->answer_started = c->complete = false;
   iobuf_consume(&c->answer, iobuf_len(&c->answer));
   http_parser_init(&c->parser, HTTP_RESPONSE);
   c->parser.data = c;
+}
+
+static void conn_assign(struct pconn *c, struct preq *r)
+{
+  struct http_pool *p = c->pool;
+  idle_remove(c);
+  r->next = NULL;
+  if (c->last)
+    c->last->next = r;
+  else
+    c->first = r;
+  c->last = r;
+  if (c->n_inflight++ == 0)
+    parser_reset(c);
   if (iobuf_append(&c->w.out, r->bytes, r->len) == -1) {
     conn_fail(c, "out of memory");
     return;
   }
-  if (c->state == PCONN_READY)
-    conn_write(c);
+  if (!c->dirty) {
+    c->dirty = true;
+    c->next_dirty = p->dirty;
+    p->dirty = c;
+    if (!p->pass_scheduled && evloop_defer(p->loop, pass, p) == 0)
+      p->pass_scheduled = true;
+  }
 }
 
 static int on_body(http_parser *hp, const char *at, size_t len)
@@ -241,33 +319,50 @@ static const http_parser_settings answer_settings = {
   .on_message_complete = on_message_complete,
 };
 
-/* The answer is whole: the request ends, the connection is kept or closed. */
-static void conn_answered(struct pconn *c)
+/* The first request's answer is whole: it ends; the connection goes on
+ * with the next in flight, waits idle, or closes when the server said so.
+ * Returns false when the connection is gone. */
+static bool conn_answered(struct pconn *c)
 {
   struct http_pool *p = c->pool;
   struct origin *o = c->o;
-  struct preq *r = c->req;
-  bool keep = http_should_keep_alive(&c->parser) && !iobuf_len(&c->w.in);
+  struct preq *r = c->first;
+  bool keep = http_should_keep_alive(&c->parser);
   unsigned status = c->parser.status_code;
   struct iobuf answer = c->answer;   /* the request's answer, kept past the connection */
   iobuf_init(&c->answer);
-  c->req = NULL;
+  if (!(c->first = r->next))
+    c->last = NULL;
+  c->n_inflight--;
   c->reused = true;
-  if (keep) {
-    c->since_ms = evloop_now_ms(p->loop);
-    c->next_idle = o->idle;
-    o->idle = c;
-  } else {
-    conn_close(c);
-  }
   uint8_t *nul = iobuf_reserve(&answer, 1);
   if (nul)
     *nul = 0;
+  bool gone = false;
+  if (!keep) {
+    parser_reset(c);   /* nothing of the next answer came */
+    conn_fail(c, "closed by the server");   /* what was pipelined behind goes again */
+    gone = true;
+  } else if (!c->n_inflight) {
+    if (iobuf_len(&c->w.in)) {
+      conn_fail(c, "an answer nobody asked for");
+      gone = true;
+    } else {
+      c->since_ms = evloop_now_ms(p->loop);
+      c->next_idle = o->idle;
+      o->idle = c;
+      c->in_idle = true;
+    }
+  } else {
+    parser_reset(c);
+  }
   finish(p, r, status, nul ? (const char *)iobuf_head(&answer) : "", nul ? iobuf_len(&answer) : 0, NULL);
   iobuf_destroy(&answer);
   dispatch(p, o);
+  return !gone;
 }
 
+/* Reads and parses answers as they come. */
 static void conn_read(struct pconn *c)
 {
   for (;;) {
@@ -278,28 +373,41 @@ static void conn_read(struct pconn *c)
       conn_fail(c, c->w.error);
       return;
     }
-    if (!c->req) {
+    if (!c->first) {
       /* An idle connection that speaks, or closes: it is done with. */
       conn_close(c);
       return;
     }
-    size_t len = iobuf_len(&c->w.in);
-    size_t used = http_parser_execute(&c->parser, &answer_settings, n == 0 ? NULL : (const char *)iobuf_head(&c->w.in),
-                                      n == 0 ? 0 : len);
-    enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
-    if (n > 0)
-      iobuf_consume(&c->w.in, used);
-    if (c->complete) {
-      http_parser_pause(&c->parser, 0);
-      conn_answered(c);
-      return;
-    }
-    if (err != HPE_OK && err != HPE_PAUSED) {
-      conn_fail(c, http_errno_description(err));
-      return;
+    /* Answer after answer from what the input holds; at its end, an
+     * answer without a length ends with the connection. */
+    for (;;) {
+      size_t len = iobuf_len(&c->w.in);
+      size_t used = http_parser_execute(&c->parser, &answer_settings,
+                                        n == 0 ? NULL : (const char *)iobuf_head(&c->w.in), n == 0 ? 0 : len);
+      enum http_errno err = HTTP_PARSER_ERRNO(&c->parser);
+      if (n > 0)
+        iobuf_consume(&c->w.in, used);
+      if (c->complete) {
+        http_parser_pause(&c->parser, 0);
+        if (!conn_answered(c))
+          return;
+        if (!c->first || (n > 0 && !iobuf_len(&c->w.in)))
+          break;
+        if (n == 0)
+          break;
+        continue;
+      }
+      if (err != HPE_OK && err != HPE_PAUSED) {
+        conn_fail(c, http_errno_description(err));
+        return;
+      }
+      break;
     }
     if (n == 0) {
-      conn_fail(c, "connection closed before the answer");
+      if (c->first)
+        conn_fail(c, "connection closed before the answer");
+      else
+        conn_close(c);
       return;
     }
     if (!http_wire_pending(&c->w) && (size_t)n < READ_CHUNK)
@@ -390,21 +498,35 @@ static void conn_open(struct http_pool *p, struct origin *o, struct preq *r)
   if (p->conns)
     p->conns->prev = c;
   p->conns = c;
+  c->next_in_origin = o->conns;
+  o->conns = c;
   o->n_conns++;
   conn_assign(c, r);
+}
+
+/* With pipelining: the connection with the fewest requests in flight that
+ * takes one more, or NULL. */
+static struct pconn *least_busy(const struct http_pool *p, const struct origin *o)
+{
+  struct pconn *best = NULL;
+  for (struct pconn *c = o->conns; c; c = c->next_in_origin)
+    if (!c->closing && c->n_inflight < p->cfg.pipeline && (!best || c->n_inflight < best->n_inflight))
+      best = c;
+  return best;
 }
 
 /* Gives o's waiting requests to its connections, as far as they go. */
 static void dispatch(struct http_pool *p, struct origin *o)
 {
-  while (o->wait_head) {
+  struct pconn *c;
+  while (o->wait_head && !p->destroyed) {
     if (o->idle) {
-      struct pconn *c = o->idle;
-      o->idle = c->next_idle;
       p->stats.reuses++;
-      conn_assign(c, wait_pop(o));
+      conn_assign(o->idle, wait_pop(o));
     } else if (o->n_conns < p->cfg.connections) {
       conn_open(p, o, wait_pop(o));
+    } else if (p->cfg.pipeline > 1 && (c = least_busy(p, o))) {
+      conn_assign(c, wait_pop(o));
     } else {
       return;
     }
@@ -541,15 +663,15 @@ static void on_tick(struct evloop *loop, void *arg)
   p->next_scan_ms = now + SCAN_MS;
   for (struct pconn *c = p->conns, *next; c; c = next) {
     next = c->next;
-    if (c->req && now >= c->req->deadline_ms) {
-      c->req->resent = true;   /* not again */
+    if (c->first && now >= c->first->deadline_ms) {
+      c->first->resent = true;   /* not again */
       conn_fail(c, "timed out");
       next = p->conns;         /* the list may have changed under us: from the start (each fails once) */
-    } else if (c->req && c->state != PCONN_READY && now - c->since_ms >= p->cfg.connect_timeout_ms) {
-      c->req->resent = true;
+    } else if (c->first && c->state != PCONN_READY && now - c->since_ms >= p->cfg.connect_timeout_ms) {
+      c->first->resent = true;
       conn_fail(c, c->state == PCONN_CONNECTING ? "connect timed out" : "TLS handshake timed out");
       next = p->conns;
-    } else if (!c->req && now - c->since_ms >= p->cfg.idle_ms) {
+    } else if (!c->first && now - c->since_ms >= p->cfg.idle_ms) {
       conn_close(c);
     }
   }
@@ -601,6 +723,8 @@ struct http_pool *http_pool_create(struct evloop *loop, const struct http_pool_c
     p->cfg.connect_timeout_ms = 5000;
   if (!p->cfg.idle_ms)
     p->cfg.idle_ms = 30000;
+  if (!p->cfg.pipeline)
+    p->cfg.pipeline = 1;
   if (!p->cfg.max_answer)
     p->cfg.max_answer = 65536;
   p->loop = loop;
@@ -631,12 +755,11 @@ void http_pool_destroy(struct http_pool *p)
     return;
   evloop_untick(p->loop, on_tick, p);
   /* Nothing is sent again from here: every request ends "stopped". */
-  for (struct origin *o = p->origins; o; o = o->next)
-    o->n_conns = UINT32_MAX / 2;   /* no new connections while ending */
+  p->destroyed = true;
   while (p->conns) {
     struct pconn *c = p->conns;
-    if (c->req)
-      c->req->resent = true;
+    for (struct preq *r = c->first; r; r = r->next)
+      r->resent = true;
     conn_fail(c, "stopped");
   }
   while (p->origins) {
@@ -648,5 +771,6 @@ void http_pool_destroy(struct http_pool *p)
     free(o);
   }
   tls_ctx_unref(p->cfg.tls);
-  free(p);
+  if (!p->pass_scheduled)
+    free(p);   /* else the pass the loop still holds frees it */
 }

@@ -9,10 +9,13 @@
  * it. https:// runs on lib/tls (OpenSSL), which verifies the server's chain
  * and name as the context says.
  *
- * A request is not pipelined behind another on one connection. One sent on
- * a kept-alive connection that the server had closed meanwhile (nothing of
- * an answer came) is sent once more on a new connection, as browsers and
- * libcurl do. A host name is resolved on the loop's thread (getaddrinfo)
+ * A request waits for a connection of its own unless `pipeline` allows
+ * more than one in flight on each (for servers known to take pipelined
+ * requests, as emgd does). Requests given to a connection in one loop
+ * iteration go out in one write. One sent on a kept-alive connection that
+ * the server had closed meanwhile (nothing of an answer came), and those
+ * pipelined behind an answer that closed the connection, are sent once
+ * more on a new connection, as browsers and libcurl do. A host name is resolved on the loop's thread (getaddrinfo)
  * when its origin is first used, and again at most once a minute while it
  * has no connection open; an address in the URL costs nothing.
  *
@@ -30,6 +33,8 @@
 /* Zero means the default. */
 struct http_pool_config {
   unsigned connections;            /* per origin at most; default 10 */
+  unsigned pipeline;               /* requests in flight on one connection (HTTP/1.1 pipelining, answers
+                                      in order) once every connection has one; default 1: none */
   unsigned timeout_ms;             /* a request, from when it is sent (or queued) to its answer; default 30000 */
   unsigned connect_timeout_ms;     /* default 5000 */
   unsigned idle_ms;                /* a kept-alive connection unused this long is closed; default 30000 */

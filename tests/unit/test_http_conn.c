@@ -320,6 +320,30 @@ static void test_pool_against_listen(void)
   rq.url = "not a url";
   CU_ASSERT_EQUAL(http_pool_send(p, &rq, NULL), HTTP_POOL_E_URL);
   http_pool_destroy(p);
+
+  /* pipelined: 2 connections, 8 in flight on each; each answer to its own
+   * request, though the server closes a connection every 7th answer */
+  struct http_pool_config piped = { .connections = 2, .pipeline = 8 };
+  p = http_pool_create(run.loop, &piped, pool_done, &run);
+  run.done = 0;
+  for (int i = 0; i < 60; i++) {
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/p?n=%d", http_listen_port(s->l), i);
+    pool_get(p, url, i);
+  }
+  pool_wait(&run, 60, 5000);
+  CU_ASSERT_EQUAL(run.done, 60);
+  ok = 0;
+  for (int i = 0; i < 60; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "GET /p?n=%d 0", i);
+    ok += run.status[i] == 200 && strcmp(run.body[i], want) == 0;
+  }
+  CU_ASSERT_EQUAL(ok, 60);
+  http_pool_stats(p, &st);
+  CU_ASSERT_EQUAL(st.failures, 0);
+  CU_ASSERT_TRUE(st.connects <= 2 + 60 / 7 + 1);
+  CU_ASSERT_TRUE(st.resends > 0);   /* those pipelined behind a closing answer went again */
+  http_pool_destroy(p);
   evloop_destroy(run.loop);
   srv_stop(s);
 }
