@@ -199,7 +199,8 @@ $database
 $accounts
 connectors = (
   { name = "http-in"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$http_port"; instances = 2;
-    connections_per_ip = 4096; max_connections = 8192; $users $tls_in },
+    connections_per_ip = 4096; max_connections = 8192; callback_pipeline = ${CALLBACK_PIPELINE:-1};
+    $users $tls_in },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
     window = $ucp_window; $users $tls_in },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";

@@ -113,6 +113,8 @@ static const struct key connector_keys[] = {
   /* Live: config_tls_needs_restart says what a reload cannot put in place. */
   { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
   { FILE_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
+  { UINT_KEY("callback_connections", callback_connections, 1, 10000, 16), .only = MODE_SERVER },
+  { UINT_KEY("callback_pipeline", callback_pipeline, 1, 64, 1), .only = MODE_SERVER },
 };
 #undef TARGET
 /* What a client connector needs depends on its protocol: an SMSC's address
@@ -140,7 +142,8 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
       report(ld, s, p, "applies only when protocol = %s", c->http ? "\"smpp\" or \"ucp\"" : "\"http\"");
   }
   static const char *const http_server_only[] = { "connections_per_ip", "max_connections", "request_timeout",
-                                                  "callback_ca", NULL };
+                                                  "callback_ca", "callback_connections", "callback_pipeline",
+                                                  NULL };
   static const char *const session_server_only[] = { "bind_timeout", "unbound_per_ip", "unbound_max", NULL };
   const char *const *server_wrong = c->http ? session_server_only : http_server_only;
   for (unsigned i = 0; server_wrong[i]; i++) {

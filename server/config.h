@@ -150,6 +150,9 @@ struct config_connector {
   struct config_tls tls;              /* TLS on every connection; tls.enabled false = plain TCP */
   char callback_ca[CONFIG_PATH_LEN];  /* HTTP server: CAs of the receipt callbacks' HTTPS servers;
                                          "" = the system's */
+  unsigned callback_connections;      /* HTTP server: callbacks at once per instance (and connections
+                                         to one host); default 16 */
+  unsigned callback_pipeline;         /* ... pipelined on each connection; default 1 (none) */
   int line;                           /* where it was defined, for later messages */
 };
 

@@ -220,6 +220,7 @@ int connector_http_start(struct connector *c, char *err)
                                       .connections_per_ip = c->cfg->connections_per_ip,
                                       .connection_limit = fd_budget_http_limit(c->core->cfg, c->index),
                                       .request_timeout_s = c->cfg->request_timeout_s,
+                                      .idle_timeout_s = c->cfg->request_timeout_s,
                                       .tls = c->tls };
   struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit };
   if (!(c->http_server = http_server_start(&scfg, &h, err)))
@@ -253,7 +254,10 @@ void connector_http_run(struct instance *in)
     queue_add_waiter(&c->out, in->loop, &in->ready);
   } else {
     char why[TLS_ERR_LEN];
-    struct http_callback_limits limits = { .tls = { .ca = c->cfg->callback_ca } };
+    struct http_callback_limits limits = { .concurrency = c->cfg->callback_connections * c->cfg->callback_pipeline,
+                                           .connections = c->cfg->callback_connections,
+                                           .pipeline = c->cfg->callback_pipeline,
+                                           .tls = { .ca = c->cfg->callback_ca } };
     if (!(in->http_loop = http_server_attach(c->http_server, in->loop, in)))
       LOGE(in->log, "instance %u: cannot serve HTTP (out of memory)", in->index);
     if (!(in->callbacks = http_callback_create(in->loop, &limits, http_callback_done, in, why)))

@@ -32,7 +32,7 @@ static unsigned own_descriptors(const struct config *cfg)
     const struct config_connector *c = &cfg->connectors[i];
     n += 4 + 3 * c->instances;
     if (c->http)
-      n += c->mode == CONFIG_CONN_CLIENT ? c->connections * c->instances : 16 * c->instances;   /* callbacks */
+      n += (c->mode == CONFIG_CONN_CLIENT ? c->connections : c->callback_connections) * c->instances;   /* callbacks */
   }
   return n;
 }

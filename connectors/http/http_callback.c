@@ -186,7 +186,10 @@ struct http_callback *http_callback_create(struct evloop *loop, const struct htt
   cb->rng = (uint64_t)clock_now_ns() | 1;
   atomic_flag_clear(&cb->error_lock);
   timerheap_init(&cb->queue, 0);
-  struct http_pool_config pc = { .connections = cb->lim.concurrency, .timeout_ms = cb->lim.timeout_ms,
+  lim_default(&cb->lim.connections, cb->lim.concurrency);
+  lim_default(&cb->lim.pipeline, 1);
+  struct http_pool_config pc = { .connections = cb->lim.connections, .pipeline = cb->lim.pipeline,
+                                 .timeout_ms = cb->lim.timeout_ms,
                                  .connect_timeout_ms = cb->lim.connect_timeout_ms, .max_answer = 1024 };
   /* https:// callbacks verify the client's server: the system's CAs, or the
    * connector's callback_ca. */

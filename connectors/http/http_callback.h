@@ -19,7 +19,9 @@
 /* Zero means the default. */
 struct http_callback_limits {
   unsigned queue_max;           /* callbacks held at once, waiting or in flight; default 10000 */
-  unsigned concurrency;         /* requests at once (and kept-alive connections); default 16 */
+  unsigned concurrency;         /* requests at once; default 16 */
+  unsigned connections;         /* kept-alive connections to one host at most; default concurrency */
+  unsigned pipeline;            /* requests in flight on one connection (HTTP/1.1 pipelining); default 1 */
   unsigned attempts_max;        /* tries per callback; default 6 */
   unsigned backoff_min_ms;      /* wait before the first retry, doubling after each; default 1000 */
   unsigned backoff_max_ms;      /* longest wait between tries; default 60000 */
