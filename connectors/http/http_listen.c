@@ -758,16 +758,16 @@ static void on_listen_io(struct evloop *loop, int fd, unsigned events, void *arg
   struct http_listen_loop *ll = arg;
   struct http_listen *l = ll->l;
   char peer[64];
-  /* Every attached loop is woken by a new connection: one with more than
-   * its share leaves it to the others, a few times in a row at most (in
-   * case they are busy), so that the loops serve about as many each. */
-  unsigned loops = atomic_load(&l->loops);
-  if (loops > 1 && ll->n_conns > atomic_load(&l->open) / loops + 1 && ll->skipped < 4) {
-    ll->skipped++;
-    return;
-  }
-  ll->skipped = 0;
   for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+    /* Every attached loop is woken by a new connection: one with more than
+     * its share leaves it to the others, a few times in a row at most (in
+     * case they are busy), so that the loops serve about as many each. */
+    unsigned loops = atomic_load(&l->loops);
+    if (loops > 1 && ll->n_conns > atomic_load(&l->open) / loops && ll->skipped < 4) {
+      ll->skipped++;
+      return;
+    }
+    ll->skipped = 0;
     int cfd = net_accept(fd, peer, sizeof peer);
     if (cfd < 0)
       return;
