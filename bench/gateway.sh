@@ -7,7 +7,8 @@
 # peak RSS. All three processes share this machine's cores.
 #   IN=http     submits over HTTP (JSON, keep-alive) to an HTTP connector instead of UCP;
 #               HTTP_API=kannel: Kannel's GET /cgi-bin/sendsms instead of the JSON API;
-#               CALLBACK_PIPELINE=N: receipt callbacks pipelined N deep (emgload's listener takes it)
+#               CALLBACK_PIPELINE=N: receipt callbacks pipelined N deep (emgload's listener takes it);
+#               BATCH=N: JSON submits of N messages a request
 #   TLS=1       TLS on both sides: emgload to emgd, emgd to emgsink (certificates made for the run)
 #   DB=1        with the message log in PostgreSQL (a throw-away cluster on this machine)
 #   RECEIPTS=0  no receipts asked for

@@ -233,6 +233,7 @@ bench_load() {
   [ -n "$rate" ] && size+=(--rate "$rate")
   [ -n "$latency_log" ] && size+=(--latency-log "$latency_log")
   [ "$proto" = http ] && size+=(--http-api "${HTTP_API:-json}")
+  [ -n "${BATCH:-}" ] && size+=(--batch "$BATCH")
   local dlr=(--dlr --wait-dlr "$wait_dlr")
   [ "$receipts" = 1 ] || dlr=()
   bench_tls && size+=(--tls --ca "$bench_pki/ca.pem")

@@ -39,6 +39,7 @@ struct load_options {
   const char *protocol;           /* "smpp", "ucp" or "http" */
   const struct proto_ops *proto;  /* SMPP and UCP; NULL for HTTP */
   bool http_kannel;               /* HTTP: Kannel's sendsms instead of the JSON API */
+  unsigned batch;                 /* HTTP JSON: messages per request (an array); default 1 */
   const char *dlr_listen;         /* HTTP: where the receipt listener binds */
   const char *connect;
   const char *user;
@@ -330,14 +331,33 @@ static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *t
   }
 }
 
+/* The next message to send: a resend first. */
+static uint64_t next_to_send(const struct loader *ld)
+{
+  return ld->resend_len > 0 ? ld->resend[ld->resend_len - 1] : ld->next_seq;
+}
+
+/* seq (as next_to_send gave it) has gone out at now. */
+static void mark_sent(struct loader *ld, uint64_t seq, struct load_msg *lm, uint64_t now)
+{
+  if (ld->resend_len > 0 && ld->resend[ld->resend_len - 1] == seq) {
+    ld->resend_len--;
+    lm->flags &= (uint8_t)~LOAD_PENDING_RESEND;
+    ld->resubmits++;
+  } else {
+    ld->next_seq++;
+  }
+  lm->sent_ns = now;
+  ld->sent++;
+}
+
 /* Sends the next message (a resend first) on c, or over HTTP when c is NULL;
  * its latency counts from now (the fill's start: what it queues is written
  * after the whole fill, so no later than that). */
 static int send_one(struct loader *ld, struct load_conn *c, uint64_t now)
 {
   static uint8_t text[4096];
-  bool resend = ld->resend_len > 0;
-  uint64_t seq = resend ? ld->resend[ld->resend_len - 1] : ld->next_seq;
+  uint64_t seq = next_to_send(ld);
   struct load_msg *lm = msg_slot(ld, seq);
   if (!lm)
     return -1;
@@ -354,16 +374,52 @@ static int send_one(struct loader *ld, struct load_conn *c, uint64_t now)
     if (http_client_submit(ld->http, &m, NULL, (void *)(uintptr_t)seq) != 0)
       return -1;
   }
-  if (resend) {
-    ld->resend_len--;
-    lm->flags &= (uint8_t)~LOAD_PENDING_RESEND;
-    ld->resubmits++;
-  } else {
-    ld->next_seq++;
-  }
-  lm->sent_ns = now;
-  ld->sent++;
+  mark_sent(ld, seq, lm, now);
   return 0;
+}
+
+/* HTTP JSON with --batch: up to `most` messages in one request; its cookie
+ * lists their sequence numbers. Returns how many went, or -1. */
+struct load_batch {
+  size_t n;
+  uint64_t seq[];
+};
+
+static long send_batch(struct loader *ld, uint64_t most, uint64_t now)
+{
+  static struct msg msgs[1000];
+  static const struct msg *ptrs[1000];
+  static uint8_t texts[1000][1024];
+  size_t n = 0;
+  struct load_batch *b = malloc(sizeof *b + most * sizeof b->seq[0]);
+  if (!b)
+    return -1;
+  /* Chosen before any is marked sent: resends from the end of their list
+   * (as mark_sent pops them, in this order), then new ones. */
+  size_t resends = ld->resend_len;
+  uint64_t next = ld->next_seq;
+  while (n < most) {
+    uint64_t seq;
+    if (resends)
+      seq = ld->resend[--resends];
+    else if (ld->sending_done || (ld->opt.count && next >= ld->opt.count))
+      break;
+    else
+      seq = next++;
+    if (!msg_slot(ld, seq))
+      break;
+    build_msg(ld, seq, &msgs[n], texts[n], sizeof texts[n]);
+    ptrs[n] = &msgs[n];
+    b->seq[n++] = seq;
+  }
+  b->n = n;
+  if (!n || http_client_submit_batch(ld->http, ptrs, n, b) != 0) {
+    free(b);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    mark_sent(ld, b->seq[i], msg_slot(ld, b->seq[i]), now);
+  return (long)n;
 }
 
 /* Sends on c, or over HTTP when c is NULL, as far as window and rate allow. */
@@ -375,6 +431,15 @@ static void fill(struct loader *ld, struct load_conn *c)
   /* Asking until the session says no also tells it to call on_ready when
    * room opens again (HTTP: each answer calls fill). */
   unsigned room;
+  if (!c && ld->opt.batch > 1) {
+    /* The rate counts messages: a request takes as many as it carries. */
+    while (http_client_room(ld->http) && more_to_send(ld)) {
+      uint64_t n = ratelimit_take(&ld->rate, now, ld->opt.batch);
+      if (!n || send_batch(ld, n, now) == -1)
+        return;
+    }
+    return;
+  }
   while ((room = c ? session_can_send(c->session) : http_client_room(ld->http)) && more_to_send(ld)) {
     uint64_t n = ratelimit_take(&ld->rate, now, room);
     for (uint64_t i = 0; i < n; i++)
@@ -491,11 +556,43 @@ static void receipt_arrived(struct loader *ld, const char *id, uint8_t state)
 
 /* HTTP: a message's answer. Its id for receipts is its sequence number,
  * which the dlr-url carries back. */
+/* A batch's answer: each message's status in the JSON answer's
+ * "messages" (one per message here, each to one recipient). */
+static void batch_done(struct loader *ld, struct load_batch *b, const struct http_client_result *r)
+{
+  char id[24];
+  json_t *answer = NULL, *list = NULL;
+  if (r->http_status == 207 && (answer = json_loadb(r->answer, r->answer_len, 0, NULL)))
+    list = json_object_get(answer, "messages");
+  for (size_t i = 0; i < b->n; i++) {
+    if (r->http_status == 0) {
+      queue_resend(ld, b->seq[i]);
+      continue;
+    }
+    bool ok = r->status == PROTO_OK;
+    if (list) {
+      const char *status = json_string_value(json_object_get(json_array_get(list, i), "status"));
+      ok = status && (strcmp(status, "accepted") == 0 || strcmp(status, "queued") == 0);
+    }
+    snprintf(id, sizeof id, "%" PRIu64, b->seq[i]);
+    record_answer(ld, b->seq[i], ok, id);
+  }
+  json_decref(answer);
+  if (r->http_status == 0)
+    ld->http_pause_until_ns = clock_now_ns() + 100000000ull;
+  free(b);
+}
+
 static void on_http_done(void *arg, void *cookie, const struct http_client_result *r)
 {
   struct loader *ld = arg;
   uint64_t seq = (uintptr_t)cookie;
   char id[24];
+  if (ld->opt.batch > 1) {
+    batch_done(ld, cookie, r);
+    fill(ld, NULL);
+    return;
+  }
   if (r->http_status == 0) {
     /* No answer (connection refused, reset, time-out): send it again after
      * a pause, as after a lost response on a bind. */
@@ -898,6 +995,7 @@ static void usage(FILE *out)
           "  --window W              outstanding submits per connection (default 10; HTTP: pipelined,\n"
           "                          W requests in flight on each kept-alive connection)\n"
           "  --http-api json|kannel  HTTP: POST /api/v1/messages or GET /cgi-bin/sendsms (default json)\n"
+          "  --batch N               HTTP JSON: N messages a request, as one array (default 1)\n"
           "  --dlr-listen HOST:PORT  HTTP: where receipts are called back (default 127.0.0.1:0)\n"
           "  --count N | --duration S  how many messages, or for how long (default --count 1000)\n"
           "  --rate MPS              global, smooth rate limit (default none)\n"
@@ -941,7 +1039,7 @@ int main(int argc, char **argv)
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
-    { "latency-log", required_argument, 0, 'l' }, TOOL_TLS_LONGOPTS,
+    { "latency-log", required_argument, 0, 'l' }, { "batch", required_argument, 0, 'B' }, TOOL_TLS_LONGOPTS,
     { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 }
   };
   struct load_options *o = &ld.opt;
@@ -975,6 +1073,11 @@ int main(int argc, char **argv)
       o->http_kannel = strcmp(optarg, "kannel") == 0;
       break;
     case 'R': o->dlr_listen = optarg; break;
+    case 'B':
+      if (tool_parse_count(optarg, &v) == -1 || v < 1 || v > 1000)
+        bad = "1..1000 messages a request";
+      o->batch = (unsigned)v;
+      break;
     case 'c': o->connect = optarg; break;
     case 'u': o->user = optarg; break;
     case 'P': o->password = optarg; break;
@@ -1051,6 +1154,10 @@ int main(int argc, char **argv)
   }
   if (o->length > 1000) {
     fprintf(stderr, "emgload: --length: at most 1000 characters\n");
+    return TOOL_EXIT_USAGE;
+  }
+  if (o->batch > 1 && (o->proto || o->http_kannel)) {
+    fprintf(stderr, "emgload: --batch: only with --protocol http and the JSON API\n");
     return TOOL_EXIT_USAGE;
   }
 

@@ -48,6 +48,8 @@ static void on_done(void *arg, void *cookie, const struct http_pool_answer *a)
   else if (res.status != PROTO_OK)
     answer_detail(detail, a->body, a->body_len);
   res.detail = detail;
+  res.answer = a->body;
+  res.answer_len = a->body_len;
   /* The slot is free before the owner hears of it, so that it can submit again. */
   c->outstanding--;
   c->done(c->arg, cookie, &res);
@@ -120,36 +122,61 @@ fail:
   return NULL;
 }
 
-int http_client_submit(struct http_client *c, const struct msg *m, const char *mo_smsc, void *cookie)
+/* The request for msgs (one, or a JSON batch): URL and body expanded, sent. */
+static int submit(struct http_client *c, const struct msg *const *msgs, size_t n, const char *mo_smsc, void *cookie)
 {
-  struct http_codec_out out = { mo_smsc ? mo_smsc : c->smsc, m->origin.user, (int64_t)time(NULL), mo_smsc != NULL };
-  int n;
+  struct http_codec_out out = { mo_smsc ? mo_smsc : c->smsc, msgs[0]->origin.user, (int64_t)time(NULL), mo_smsc != NULL };
+  int len;
   if (c->outstanding >= c->cfg.window)
     return HTTP_CLIENT_E_FULL;
-  n = http_codec_out_expand(c->url_scratch, c->cfg.max_request, c->url, m, &out, HTTP_CODEC_ESC_URL);
-  if (n < 0)
-    return n == HTTP_CODEC_E_SPACE || n == HTTP_CODEC_E_INVALID ? HTTP_CLIENT_E_TEMPLATE : HTTP_CLIENT_E_NOMEM;
+  len = http_codec_out_expand(c->url_scratch, c->cfg.max_request, c->url, msgs[0], &out, HTTP_CODEC_ESC_URL);
+  if (len < 0)
+    return len == HTTP_CODEC_E_SPACE || len == HTTP_CODEC_E_INVALID ? HTTP_CLIENT_E_TEMPLATE : HTTP_CLIENT_E_NOMEM;
   struct http_pool_request rq = { .method = "GET", .url = c->url_scratch, .headers = c->auth };
   if (c->cfg.method != HTTP_CLIENT_GET) {
-    n = c->body ? http_codec_out_expand(c->body_scratch, c->cfg.max_request, c->body, m, &out,
-                                        c->cfg.method == HTTP_CLIENT_POST_JSON ? HTTP_CODEC_ESC_JSON
-                                                                               : HTTP_CODEC_ESC_URL)
-                : 0;
-    if (n < 0)
-      return HTTP_CLIENT_E_TEMPLATE;
+    enum http_codec_escape esc = c->cfg.method == HTTP_CLIENT_POST_JSON ? HTTP_CODEC_ESC_JSON : HTTP_CODEC_ESC_URL;
+    size_t used = 0;
+    bool array = n > 1;
+    if (array)
+      c->body_scratch[used++] = '[';
+    for (size_t i = 0; i < n && c->body; i++) {
+      if (used + 2 >= c->cfg.max_request)
+        return HTTP_CLIENT_E_TEMPLATE;   /* no room for another, nor the closing bracket */
+      if (i)
+        c->body_scratch[used++] = ',';
+      out.user = msgs[i]->origin.user;
+      len = http_codec_out_expand(c->body_scratch + used, c->cfg.max_request - used - 1, c->body, msgs[i], &out, esc);
+      if (len < 0)
+        return HTTP_CLIENT_E_TEMPLATE;
+      used += (size_t)len;
+    }
+    if (array)
+      c->body_scratch[used++] = ']';
     rq.method = "POST";
     rq.content_type = c->cfg.method == HTTP_CLIENT_POST_JSON ? "application/json"
                                                                : "application/x-www-form-urlencoded";
     rq.body = c->body_scratch;
-    rq.body_len = (size_t)n;
+    rq.body_len = used;
   }
-  n = http_pool_send(c->pool, &rq, cookie);
-  if (n == HTTP_POOL_E_URL)
+  len = http_pool_send(c->pool, &rq, cookie);
+  if (len == HTTP_POOL_E_URL)
     return HTTP_CLIENT_E_TEMPLATE;
-  if (n < 0)
+  if (len < 0)
     return HTTP_CLIENT_E_NOMEM;
   c->outstanding++;
   return 0;
+}
+
+int http_client_submit(struct http_client *c, const struct msg *m, const char *mo_smsc, void *cookie)
+{
+  return submit(c, &m, 1, mo_smsc, cookie);
+}
+
+int http_client_submit_batch(struct http_client *c, const struct msg *const *msgs, size_t n, void *cookie)
+{
+  if (!n || (n > 1 && c->cfg.method != HTTP_CLIENT_POST_JSON))
+    return HTTP_CLIENT_E_TEMPLATE;
+  return submit(c, msgs, n, NULL, cookie);
 }
 
 unsigned http_client_room(const struct http_client *c)

@@ -51,6 +51,8 @@ struct http_client_result {
   long http_status;             /* 0 when no answer came */
   char msgid[MSG_ID_LEN];       /* the provider's id on PROTO_OK; may be "" */
   const char *detail;           /* for a log line: why no answer came, or the answer's start; "" on PROTO_OK */
+  const char *answer;           /* the answer's body (at most 64 KiB), NUL-terminated; "" without one */
+  size_t answer_len;
 };
 
 /* One submitted message is done. r is valid during the call; the callback
@@ -77,6 +79,12 @@ struct http_client *http_client_create(struct evloop *loop, const struct http_cl
  * returns. Returns 0 (done follows, exactly once) or an HTTP_CLIENT_E_* code
  * (no done). */
 int http_client_submit(struct http_client *c, const struct msg *m, const char *mo_smsc, void *cookie);
+
+/* A JSON POST client: n messages in one request, the body template
+ * expanded for each and the results joined as a JSON array; the URL is
+ * expanded for the first. Otherwise as http_client_submit (one done for
+ * the request). */
+int http_client_submit_batch(struct http_client *c, const struct msg *const *msgs, size_t n, void *cookie);
 
 /* How many more submits fit in the window now. */
 unsigned http_client_room(const struct http_client *c);
