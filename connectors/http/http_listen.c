@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,14 @@
 #define OUTPUT_PAUSE (256u * 1024u)    /* unsent answers at which a connection is not read */
 #define SCAN_MS 250                    /* how often deadlines are checked */
 #define DRAIN_MS 2000                  /* after our last answer, input read and dropped this long */
+#define HTTP_LISTEN_LOOPS_MAX 64
+
+/* A connection accepted by one loop for another, the one with fewest. */
+struct handed {
+  struct handed *next;
+  int fd;
+  char peer[64];
+};
 
 struct http_pending {
   struct http_listen *l;
@@ -61,7 +70,9 @@ struct http_listen {
   struct tls_ctx *tls;
   struct ip_count *ips;          /* cfg.connection_limit slots, distinct addresses */
   atomic_uint open, busy;
-  atomic_uint loops;             /* attached */
+  pthread_mutex_t loops_lock;    /* guards loops and each loop's handed list */
+  struct http_listen_loop *loops[HTTP_LISTEN_LOOPS_MAX];   /* attached and accepting */
+  unsigned n_loops;
   atomic_bool quiesced;
   atomic_uint_fast64_t connections, refused_connections, requests, refused_requests, timeouts, tls_failures;
 };
@@ -73,8 +84,9 @@ struct http_listen_loop {
   struct evloop *loop;
   void *ctx;
   bool listening;
-  unsigned n_conns;
-  unsigned skipped;              /* accepts left to the other loops in a row */
+  atomic_uint n_conns;
+  int handoff_fd;                /* eventfd: connections handed to this loop by another */
+  struct handed *handed;         /* under l->loops_lock */
   struct hconn *conns;           /* open connections */
   struct hconn *dirty;           /* to flush (or free) at the end of the iteration */
   bool pass_scheduled;
@@ -563,7 +575,7 @@ static void conn_close(struct hconn *c)
   if (c->next)
     c->next->prev = c->prev;
   atomic_fetch_sub(&ll->l->open, 1);
-  ll->n_conns--;
+  atomic_fetch_sub(&ll->n_conns, 1);
   ip_release(ll->l, c->peer);
   mark_dirty(c);   /* freed in the pass */
 }
@@ -727,7 +739,7 @@ static int conn_open(struct http_listen_loop *ll, int fd, const char *peer)
   if (ll->conns)
     ll->conns->prev = c;
   ll->conns = c;
-  ll->n_conns++;
+  atomic_fetch_add(&ll->n_conns, 1);
   atomic_fetch_add(&l->connections, 1);
   return 0;
 }
@@ -753,25 +765,71 @@ static int take_connection(struct http_listen_loop *ll, int fd, const char *peer
   return conn_open(ll, fd, peer);
 }
 
+/* The attached loop serving fewest connections (ll itself on a tie). */
+static struct http_listen_loop *least_loaded(struct http_listen_loop *ll)
+{
+  struct http_listen *l = ll->l;
+  struct http_listen_loop *best = ll;
+  unsigned fewest = atomic_load(&ll->n_conns);
+  for (unsigned i = 0; i < l->n_loops; i++) {
+    unsigned n = atomic_load(&l->loops[i]->n_conns);
+    if (n < fewest) {
+      fewest = n;
+      best = l->loops[i];
+    }
+  }
+  return best;
+}
+
+/* Accepts what is pending; each connection goes to the loop serving
+ * fewest, so that the loops' threads share the work whichever woke first. */
 static void on_listen_io(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct http_listen_loop *ll = arg;
   struct http_listen *l = ll->l;
   char peer[64];
   for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
-    /* Every attached loop is woken by a new connection: one with more than
-     * its share leaves it to the others, a few times in a row at most (in
-     * case they are busy), so that the loops serve about as many each. */
-    unsigned loops = atomic_load(&l->loops);
-    if (loops > 1 && ll->n_conns > atomic_load(&l->open) / loops && ll->skipped < 4) {
-      ll->skipped++;
-      return;
-    }
-    ll->skipped = 0;
     int cfd = net_accept(fd, peer, sizeof peer);
     if (cfd < 0)
       return;
-    take_connection(ll, cfd, peer);
+    pthread_mutex_lock(&l->loops_lock);
+    struct http_listen_loop *to = least_loaded(ll);
+    struct handed *h = to != ll ? malloc(sizeof *h) : NULL;
+    if (h) {
+      h->fd = cfd;
+      snprintf(h->peer, sizeof h->peer, "%s", peer);
+      h->next = to->handed;
+      to->handed = h;
+      atomic_fetch_add(&to->n_conns, 1);   /* counted now, so that the next accept sees it */
+      uint64_t one = 1;
+      if (write(to->handoff_fd, &one, sizeof one) < 0) {
+        /* an eventfd write fails only on overflow: it is readable anyway */
+      }
+    }
+    pthread_mutex_unlock(&l->loops_lock);
+    if (!h)
+      take_connection(ll, cfd, peer);
+  }
+}
+
+/* Connections another loop accepted for this one. */
+static void on_handoff(struct evloop *loop, int fd, unsigned events, void *arg)
+{
+  struct http_listen_loop *ll = arg;
+  uint64_t count;
+  if (read(fd, &count, sizeof count) < 0) {
+    /* nothing to take: another read got it */
+  }
+  pthread_mutex_lock(&ll->l->loops_lock);
+  struct handed *h = ll->handed;
+  ll->handed = NULL;
+  pthread_mutex_unlock(&ll->l->loops_lock);
+  while (h) {
+    struct handed *next = h->next;
+    atomic_fetch_sub(&ll->n_conns, 1);   /* conn_open counts it again */
+    take_connection(ll, h->fd, h->peer);
+    free(h);
+    h = next;
   }
 }
 
@@ -793,7 +851,6 @@ static void on_tick(struct evloop *loop, void *arg)
   if (quiesced && ll->listening) {
     evloop_remove(loop, l->fd);
     ll->listening = false;
-    atomic_fetch_sub(&l->loops, 1);
   }
   uint64_t idle_ms = l->cfg.idle_timeout_s * 1000ull;
   for (struct hconn *c = ll->conns, *next; c; c = next) {
@@ -857,6 +914,7 @@ struct http_listen *http_listen_create(const struct http_listen_config *cfg, con
   l->port = net_local_port(l->fd);
   l->cfg.listen = NULL;
   pthread_mutex_init(&l->lock, NULL);
+  pthread_mutex_init(&l->loops_lock, NULL);
   if ((l->tls = tls))
     tls_ctx_ref(tls);
   return l;
@@ -890,10 +948,20 @@ struct http_listen_loop *http_listen_attach(struct http_listen *l, struct evloop
     free(ll);
     return NULL;
   }
-  if (!atomic_load(&l->quiesced) && evloop_add(loop, l->fd, EVLOOP_READ, on_listen_io, ll) == 0) {
-    ll->listening = true;
-    atomic_fetch_add(&l->loops, 1);
+  ll->handoff_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ll->handoff_fd < 0 || evloop_add(loop, ll->handoff_fd, EVLOOP_READ, on_handoff, ll) == -1) {
+    if (ll->handoff_fd >= 0)
+      close(ll->handoff_fd);
+    evloop_untick(loop, on_tick, ll);
+    free(ll);
+    return NULL;
   }
+  pthread_mutex_lock(&l->loops_lock);
+  if (l->n_loops < HTTP_LISTEN_LOOPS_MAX)
+    l->loops[l->n_loops++] = ll;
+  pthread_mutex_unlock(&l->loops_lock);
+  if (!atomic_load(&l->quiesced) && evloop_add(loop, l->fd, EVLOOP_READ, on_listen_io, ll) == 0)
+    ll->listening = true;
   return ll;
 }
 
@@ -912,10 +980,24 @@ void http_listen_detach(struct http_listen_loop *ll)
   if (!ll)
     return;
   struct http_listen *l = ll->l;
-  if (ll->listening) {
+  if (ll->listening)
     evloop_remove(ll->loop, l->fd);
-    atomic_fetch_sub(&l->loops, 1);
+  /* No more hand-offs to it; those on their way are closed unserved. */
+  pthread_mutex_lock(&l->loops_lock);
+  for (unsigned i = 0; i < l->n_loops; i++)
+    if (l->loops[i] == ll)
+      l->loops[i] = l->loops[--l->n_loops];
+  struct handed *h = ll->handed;
+  ll->handed = NULL;
+  pthread_mutex_unlock(&l->loops_lock);
+  while (h) {
+    struct handed *next = h->next;
+    close(h->fd);
+    free(h);
+    h = next;
   }
+  evloop_remove(ll->loop, ll->handoff_fd);
+  close(ll->handoff_fd);
   evloop_untick(ll->loop, on_tick, ll);
   /* Answers ready go out; the first one the owner still owes is a 503 in
    * its place and ends the connection (the owner's answer later only frees
@@ -951,6 +1033,7 @@ void http_listen_free(struct http_listen *l)
   close(l->fd);
   tls_ctx_unref(l->tls);
   pthread_mutex_destroy(&l->lock);
+  pthread_mutex_destroy(&l->loops_lock);
   free(l->ips);
   free(l);
 }
