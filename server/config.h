@@ -66,8 +66,8 @@ struct config_account {
 struct tls_ctx;
 
 /* Who a tls = { ... } group serves: what its keys mean, which apply and
- * which library takes them (OpenSSL for sessions, libmicrohttpd's GnuTLS
- * for HTTPS served, libcurl for HTTPS asked). */
+ * which library takes them (OpenSSL for sessions and the HTTP connectors,
+ * libmicrohttpd's GnuTLS for the admin API). */
 enum config_tls_role {
   CONFIG_TLS_SESSION_SERVER,
   CONFIG_TLS_SESSION_CLIENT,

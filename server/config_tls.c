@@ -95,9 +95,10 @@ void config_tls_check(struct load *ld, const config_setting_t *parent, struct co
     report(ld, grp, p, "%s", err);
     return;
   }
-  /* Sessions and the HTTP server connector run on OpenSSL; the admin API's
-   * libmicrohttpd and libcurl read the files themselves, the check above is
-   * what they get from here. */
+  /* Sessions and the HTTP server connector take this context; the admin
+   * API's libmicrohttpd reads the files itself, and an HTTP client connector
+   * builds its own when its instances start: the check above is what they
+   * get from here. */
   if (role == CONFIG_TLS_SESSION_SERVER || role == CONFIG_TLS_SESSION_CLIENT ||
       role == CONFIG_TLS_HTTP_CONNECTOR_SERVER)
     t->ctx = ctx;
@@ -112,10 +113,10 @@ void config_tls_free(struct config_tls *t)
 }
 
 /* Sessions and HTTP server connectors take a new context whole. The admin
- * API's HTTPS is set up once, when
- * its server starts: a reload puts in place only its certificate and key
- * (their paths or their content). libcurl reads its files itself as it
- * connects: changing them needs a restart. */
+ * API's HTTPS is set up once, when its server starts: a reload puts in
+ * place only its certificate and key (their paths or their content). An
+ * HTTP client connector builds its context when its instances start:
+ * changing its files needs a restart. */
 bool config_tls_needs_restart(const struct config_tls *running, const struct config_tls *next,
                               enum config_tls_role role)
 {

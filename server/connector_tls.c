@@ -59,7 +59,7 @@ struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONN
 int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len)
 {
   if (c->cfg->http && !is_server(c))
-    return 0;   /* a client's libcurl reads its files as it connects */
+    return 0;   /* a client builds its context when its instances start */
   pthread_mutex_lock(&c->tls_lock);
   struct tls_ctx *old = c->tls;
   if ((c->tls = next->ctx))
