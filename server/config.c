@@ -104,6 +104,7 @@ static const struct key connector_keys[] = {
   { STRING_KEY("body", body, 0), .only = MODE_CLIENT },
   { STRING_KEY("id_field", id_field, 0), .only = MODE_CLIENT },
   { UINT_KEY("connections", connections, 1, 1000, 10), .only = MODE_CLIENT },
+  { BOOL_KEY("reply_sms", reply_sms, false), .only = MODE_CLIENT },
   { UINT_KEY("connections_per_ip", connections_per_ip, 1, 100000, 64), .only = MODE_SERVER },
   { UINT_KEY("max_connections", max_connections, 1, 1000000, 1000), .only = MODE_SERVER },
   { UINT_KEY("request_timeout", request_timeout_s, 1, 3600, 30), .only = MODE_SERVER },
@@ -133,7 +134,7 @@ static void check_connector(struct load *ld, const config_setting_t *grp, void *
   /* system_id and password serve both: an SMSC account, or a provider's HTTP Basic credentials. */
   static const char *const session_only[] = { "connect", "bind_mode", "keepalive",
                                                "msgid_type_submit", "msgid_type_receipt", NULL };
-  static const char *const http_only[] = { "url", "method", "body", "id_field", "connections", NULL };
+  static const char *const http_only[] = { "url", "method", "body", "id_field", "connections", "reply_sms", NULL };
   const char *const *wrong = c->http ? session_only : http_only;
   for (unsigned i = 0; wrong[i]; i++) {
     const config_setting_t *s = config_setting_get_member(grp, wrong[i]);

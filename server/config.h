@@ -139,6 +139,8 @@ struct config_connector {
   char body[2048];                    /* POST body template; "" = none */
   char id_field[128];                 /* where the provider's id is in its JSON answer; "" = whole body */
   unsigned connections;               /* HTTP client: connections kept alive; default 10 */
+  bool reply_sms;                     /* HTTP client: an application's answer to a pushed MO goes
+                                         back to the handset as an SMS (Kannel's get-url reply) */
   /* HTTP server: what one client may hold */
   unsigned connections_per_ip;        /* connections at once from one address; default 64 */
   unsigned max_connections;           /* connections at once in all; default 1000 */

@@ -26,6 +26,8 @@
 #include "fd_budget.h"
 #include "http_callback.h"
 #include "http_client.h"
+#include "charset.h"
+#include "sms_text.h"
 #include "strutil.h"
 
 static int http_check_user(void *ctx, const char *peer, const char *user, const char *password)
@@ -57,7 +59,9 @@ static void http_submit(void *ctx, const struct http_server_message *hm, struct 
                       : hm->dlr_method == HTTP_CODEC_DLR_POST ? MSG_CALLBACK_POST : MSG_CALLBACK_GET;
   if (!m.callback)
     m.dlr_mask = 0;   /* no URL: nowhere to send a receipt */
-  struct reply rp = { .http = true, .completion = done };
+  /* Kannel's smsc: the message leaves on that SMSC connector, routes aside. */
+  struct reply rp = { .http = true, .completion = done,
+                      .route_to = hm->batch && hm->batch->smsc[0] ? hm->batch->smsc : NULL };
   if (atomic_load(&in->phase) != PHASE_RUN)
     connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
   else
@@ -157,11 +161,51 @@ void connector_http_pump_receipts(struct instance *in)
   }
 }
 
+/* An application's answer to an MO pushed to it, as Kannel's get-url
+ * services have it: the body's text goes back to the handset, from the
+ * number the MO was sent to, on the SMSC connector it came in on. An empty
+ * body sends nothing. */
+static void reply_to_mo(struct instance *in, const struct msg *mo, const char *smsc, const char *text, size_t len)
+{
+  static const char blank[] = " \t\r\n";
+  uint8_t data[SMS_TEXT_SEGMENTS_MAX * 160];
+  while (len && strchr(blank, text[0]))
+    text++, len--;
+  while (len && strchr(blank, text[len - 1]))
+    len--;
+  if (!len)
+    return;
+  int coding = sms_text_choose_coding(text, len);
+  int n = coding == SMS_TEXT_GSM7   ? charset_utf8_to_gsm(data, sizeof data, text, len, 1)
+          : coding == SMS_TEXT_UCS2 ? charset_utf8_to_ucs2(data, sizeof data, text, len)
+                                    : -1;
+  if (n < 0) {
+    LOGW(in->log, "reply to the MO from %s not sent: %s", mo->src.addr,
+         coding < 0 ? "the answer is not UTF-8 text" : "the answer is too long for an SMS");
+    return;
+  }
+  struct msg m;
+  memset(&m, 0, sizeof m);
+  m.src = mo->dst;
+  m.dst = mo->src;
+  m.coding = (uint8_t)coding;
+  m.dcs = (uint8_t)coding;
+  m.data = data;
+  m.data_len = (uint32_t)n;
+  struct reply rp = { .none = true, .route_to = smsc };
+  connector_accept_message(in, &m, "", -1, &rp);
+}
+
 /* In the instance's thread: the provider answered (or not). */
 static void http_client_answered(void *arg, void *cookie, const struct http_client_result *r)
 {
   struct instance *in = arg;
   struct qitem *it = cookie;
+  struct connector *c = in->conn;
+  unsigned from = it->msg->origin.connector;
+  struct connector *origin = from < c->core->n_connectors ? core_connector(c->core, from) : NULL;
+  if (c->cfg->reply_sms && r->status == PROTO_OK && origin && !is_server(origin))
+    reply_to_mo(in, it->msg, origin->cfg->name, r->answer, r->answer_len);
   struct proto_pdu resp;
   memset(&resp, 0, sizeof resp);
   resp.op = PROTO_OP_SUBMIT_RESP;

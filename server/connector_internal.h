@@ -38,13 +38,18 @@ enum instance_phase {
 };
 
 /* Where the answer to a request goes: a response on the instance's session,
- * or the completion of a message of an HTTP request. */
+ * the completion of a message of an HTTP request, or nowhere (a message the
+ * gateway makes itself: an application's reply to an MO). route_to, when
+ * set, names the SMSC connector the message must leave on (Kannel's smsc
+ * parameter, a reply on the MO's own connector) instead of the routes'. */
 struct reply {
   uint32_t ref;
   uint32_t raw_status;
   enum proto_op op;
   bool http;
+  bool none;
   struct http_server_completion completion;
+  const char *route_to;
 };
 
 /* An ack held back by the soft limit or until the journal has its records. */

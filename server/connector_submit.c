@@ -90,6 +90,11 @@ static enum http_codec_outcome http_outcome(enum proto_status status)
  * (its id is msgid, the decimal gateway id the origin knows it by). */
 void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_status status, const char *msgid)
 {
+  if (rp->none) {
+    if (status != PROTO_OK)
+      in->counted.refused++;
+    return;
+  }
   if (!rp->http) {
     connector_respond(in, rp->ref, rp->raw_status, rp->op, status, msgid);
     return;
@@ -242,6 +247,17 @@ static struct qlist split_message(struct instance *in, struct msg *m, enum proto
   return parts;
 }
 
+/* The client connector (an SMSC link) called name, or -1. */
+static int smsc_connector(struct core *core, const char *name)
+{
+  for (unsigned i = 0; i < core->n_connectors; i++) {
+    struct connector *c = core_connector(core, i);
+    if (!is_server(c) && strcmp(c->cfg->name, name) == 0)
+      return (int)i;
+  }
+  return -1;
+}
+
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
  * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
@@ -285,6 +301,14 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     LOGI(in->log, "message from %s to %s refused by %s", origin_user, m->dst.addr, reason);
     atomic_fetch_sub(&core->in_flight, 1);
     connector_reply_to(in, rp, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
+    return;
+  }
+  if (target < 0 && rp->route_to && (target = smsc_connector(core, rp->route_to)) < 0) {
+    atomic_fetch_add(&core->stats.refused_route, 1);
+    LOGI(in->log, "message from %s to %s refused: no SMSC connector named '%s'", origin_user, m->dst.addr,
+         rp->route_to);
+    atomic_fetch_sub(&core->in_flight, 1);
+    connector_reply_to(in, rp, PROTO_E_ADDRESS, NULL);
     return;
   }
   if (target < 0)

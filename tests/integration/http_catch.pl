@@ -2,7 +2,8 @@
 # http_catch.pl PORTFILE OUTFILE COUNT [PORT] - a minimal HTTP listener
 # (Perl core only; on PORT, else on a free one) that answers COUNT requests
 # with 200 and appends each one's request line and body to OUTFILE: where a
-# test points a receipt callback.
+# test points a receipt callback. With HTTP_CATCH_REPLY set, each answer
+# carries that text (text/plain), as an application answering an MO.
 # SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
@@ -26,6 +27,8 @@ for (1 .. $count) {
     my $body = '';
     read($c, $body, $len) if $len;
     open(my $o, '>>', $out) or die; print $o $line, $body, "\n"; close $o;
-    print $c "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    my $reply = $ENV{HTTP_CATCH_REPLY} // '';
+    print $c "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: ",
+        length($reply), "\r\nConnection: close\r\n\r\n", $reply;
     close $c;
 }
