@@ -329,6 +329,14 @@ static bool conn_answered(struct pconn *c)
   struct preq *r = c->first;
   bool keep = http_should_keep_alive(&c->parser);
   unsigned status = c->parser.status_code;
+  if (status >= 100 && status < 200) {
+    parser_reset(c);   /* an interim answer (100 Continue): the final one follows */
+    return true;
+  }
+  if (status < 100) {
+    conn_fail(c, "an answer with a malformed status");
+    return false;
+  }
   struct iobuf answer = c->answer;   /* the request's answer, kept past the connection */
   iobuf_init(&c->answer);
   if (!(c->first = r->next))
