@@ -56,10 +56,15 @@ struct http_pending {
   struct iobuf answer;           /* formatted, waiting for the ones before it */
 };
 
+/* Connections open from one address; in a chained hash table, freed when
+ * its last connection closes. */
 struct ip_count {
-  char host[48];
+  struct ip_count *next;
   unsigned count;
+  char host[48];
 };
+
+#define IP_BUCKETS 4096
 
 struct http_listen {
   struct http_listen_config cfg;
@@ -68,7 +73,7 @@ struct http_listen {
   int port;
   pthread_mutex_t lock;          /* guards tls and ips */
   struct tls_ctx *tls;
-  struct ip_count *ips;          /* cfg.connection_limit slots, distinct addresses */
+  struct ip_count **ips;         /* IP_BUCKETS chains */
   atomic_uint open, busy;
   pthread_mutex_t loops_lock;    /* guards loops and each loop's handed list */
   struct http_listen_loop *loops[HTTP_LISTEN_LOOPS_MAX];   /* attached and accepting */
@@ -131,32 +136,47 @@ static void mark_dirty(struct hconn *c);
 
 /* ---- addresses ---- */
 
+/* The chain for a peer's host, and the host's length (at most 47). */
+static struct ip_count **ip_chain(struct http_listen *l, const char *peer, const char **host, size_t *len)
+{
+  *len = net_peer_host(peer, host);
+  if (*len >= sizeof l->ips[0]->host)
+    *len = sizeof l->ips[0]->host - 1;
+  uint32_t h = 2166136261u;   /* FNV-1a */
+  for (size_t i = 0; i < *len; i++)
+    h = (h ^ (uint8_t)(*host)[i]) * 16777619u;
+  return &l->ips[h % IP_BUCKETS];
+}
+
+static struct ip_count **ip_find(struct ip_count **chain, const char *host, size_t len)
+{
+  for (; *chain; chain = &(*chain)->next)
+    if (strncmp((*chain)->host, host, len) == 0 && !(*chain)->host[len])
+      return chain;
+  return NULL;
+}
+
 static bool ip_take(struct http_listen *l, const char *peer)
 {
   const char *host;
-  size_t len = net_peer_host(peer, &host);
-  struct ip_count *free_slot = NULL;
+  size_t len;
   bool ok = false;
-  if (len >= sizeof l->ips[0].host)
-    len = sizeof l->ips[0].host - 1;
+  struct ip_count **chain = ip_chain(l, peer, &host, &len);
   pthread_mutex_lock(&l->lock);
-  for (unsigned i = 0; i < l->cfg.connection_limit; i++) {
-    struct ip_count *e = &l->ips[i];
-    if (!e->count) {
-      if (!free_slot)
-        free_slot = e;
-    } else if (strncmp(e->host, host, len) == 0 && !e->host[len]) {
-      if ((ok = e->count < l->cfg.connections_per_ip))
-        e->count++;
-      goto done;
+  struct ip_count **found = ip_find(chain, host, len);
+  if (found) {
+    if ((ok = (*found)->count < l->cfg.connections_per_ip))
+      (*found)->count++;
+  } else {
+    struct ip_count *e = malloc(sizeof *e);
+    if ((ok = e != NULL)) {
+      memcpy(e->host, host, len);
+      e->host[len] = 0;
+      e->count = 1;
+      e->next = *chain;
+      *chain = e;
     }
   }
-  if ((ok = free_slot != NULL)) {
-    memcpy(free_slot->host, host, len);
-    free_slot->host[len] = 0;
-    free_slot->count = 1;
-  }
-done:
   pthread_mutex_unlock(&l->lock);
   return ok;
 }
@@ -164,16 +184,14 @@ done:
 static void ip_release(struct http_listen *l, const char *peer)
 {
   const char *host;
-  size_t len = net_peer_host(peer, &host);
-  if (len >= sizeof l->ips[0].host)
-    len = sizeof l->ips[0].host - 1;
+  size_t len;
+  struct ip_count **chain = ip_chain(l, peer, &host, &len);
   pthread_mutex_lock(&l->lock);
-  for (unsigned i = 0; i < l->cfg.connection_limit; i++) {
-    struct ip_count *e = &l->ips[i];
-    if (e->count && strncmp(e->host, host, len) == 0 && !e->host[len]) {
-      e->count--;
-      break;
-    }
+  struct ip_count **found = ip_find(chain, host, len);
+  if (found && --(*found)->count == 0) {
+    struct ip_count *e = *found;
+    *found = e->next;
+    free(e);
   }
   pthread_mutex_unlock(&l->lock);
 }
@@ -901,7 +919,7 @@ struct http_listen *http_listen_create(const struct http_listen_config *cfg, con
     l->cfg.max_body = 1024 * 1024;
   if (!l->cfg.pipeline)
     l->cfg.pipeline = 16;
-  if (!(l->ips = calloc(l->cfg.connection_limit, sizeof *l->ips))) {
+  if (!(l->ips = calloc(IP_BUCKETS, sizeof *l->ips))) {
     free(l);
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
     return NULL;
@@ -1034,6 +1052,12 @@ void http_listen_free(struct http_listen *l)
   tls_ctx_unref(l->tls);
   pthread_mutex_destroy(&l->lock);
   pthread_mutex_destroy(&l->loops_lock);
+  for (unsigned i = 0; i < IP_BUCKETS; i++)
+    while (l->ips[i]) {
+      struct ip_count *e = l->ips[i];
+      l->ips[i] = e->next;
+      free(e);
+    }
   free(l->ips);
   free(l);
 }
