@@ -146,14 +146,16 @@ static void start_due(struct http_callback *cb)
     }
     if (!it->attempts++)
       it->first_ms = now;
+    /* Counted before: the pool may end it (on_done) before it returns. */
+    cb->inflight++;
     int rc = http_pool_send(cb->pool, &rq, it);
+    if (rc < 0)
+      cb->inflight--;
     if (rc == HTTP_POOL_E_URL) {
       note_error(cb, "a callback URL that is not http:// or https://");
       finish(cb, it, HTTP_CALLBACK_FAILED);
     } else if (rc < 0) {
       retry_or_fail(cb, it, true);
-    } else {
-      cb->inflight++;
     }
   }
 }

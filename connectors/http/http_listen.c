@@ -118,6 +118,8 @@ struct hconn {
   uint64_t out_moved_ms;
   /* the request being read */
   bool started, complete;
+  bool headers_done;             /* what comes as headers now are a chunked body's trailers */
+  size_t trailer_bytes;
   const char *refuse_reason;     /* set by a parser callback that gave up */
   unsigned refuse_status;
   struct iobuf head;             /* URL, header names and values, each NUL-terminated */
@@ -251,6 +253,8 @@ static void release_answers(struct hconn *c)
     c->first = p->next;
     if (!c->first)
       c->last = NULL;
+    if (!iobuf_len(&c->w.out))
+      c->out_moved_ms = evloop_now_ms(ll->loop);   /* the clock of a client that does not read starts now */
     if (iobuf_len(&p->answer) && iobuf_append(&c->w.out, iobuf_head(&p->answer), iobuf_len(&p->answer)) == -1)
       p->close_after = true;
     if (p->close_after) {
@@ -354,9 +358,24 @@ static int on_url(http_parser *p, const char *at, size_t len)
   return head_put(c, at, len);
 }
 
+/* Trailers after a chunked body are not kept (nothing here reads them),
+ * only counted against the head's bound. */
+static int trailer(struct hconn *c, size_t len)
+{
+  c->trailer_bytes += len;
+  if (c->trailer_bytes > c->ll->l->cfg.max_head) {
+    c->refuse_status = 431;
+    c->refuse_reason = "request header fields too large";
+    return -1;
+  }
+  return 0;
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
   struct hconn *c = p->data;
+  if (c->headers_done)
+    return trailer(c, len);
   if (c->part != HEAD_FIELD) {
     if (head_end_part(c) == -1)
       return -1;
@@ -375,6 +394,8 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 static int on_header_value(http_parser *p, const char *at, size_t len)
 {
   struct hconn *c = p->data;
+  if (c->headers_done)
+    return trailer(c, len);
   if (c->part != HEAD_VALUE) {
     if (head_end_part(c) == -1)
       return -1;
@@ -390,6 +411,7 @@ static int on_headers_complete(http_parser *p)
   struct http_listen *l = c->ll->l;
   if (head_end_part(c) == -1)
     return -1;
+  c->headers_done = true;
   if (c->part == HEAD_URL)
     c->part = HEAD_VALUE;   /* no header at all: the URL is terminated */
   if ((p->flags & F_CONTENTLENGTH) && p->content_length > l->cfg.max_body) {
@@ -443,7 +465,8 @@ static void request_reset(struct hconn *c)
   iobuf_consume(&c->body, iobuf_len(&c->body));
   c->n_hdr = 0;
   c->part = HEAD_NONE;
-  c->started = c->complete = false;
+  c->started = c->complete = c->headers_done = false;
+  c->trailer_bytes = 0;
 }
 
 const char *http_request_header(const struct http_request *r, const char *name)
@@ -675,24 +698,43 @@ static void read_input(struct hconn *c)
     if (c->read_paused && !finished(c))
       break;
     ssize_t n = http_wire_read(&c->w, READ_CHUNK);
-    if (finished(c))
+    /* Once the connection is to end, nothing more is parsed: what comes is
+     * dropped as it comes, not kept. */
+    if (c->want_close)
       iobuf_consume(&c->w.in, iobuf_len(&c->w.in));
     if (n == 0) {
       c->eof = true;
-      /* Nothing left to answer, or a request cut short: done. */
-      if (!c->first || c->started)
-        conn_close(c);
-      else
-        c->want_close = true;
-      return;
+      break;
     }
     if (n < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK)
         conn_close(c);
+      if (c->dead)
+        return;
       break;
     }
   }
   conn_parse(c);
+  if (c->dead || !c->eof)
+    return;
+  /* The client sent all it will: what it sent whole is answered, then the
+   * connection closes; a request it left unfinished never will be. */
+  c->want_close = true;
+  if (!c->first && !iobuf_len(&c->w.out))
+    conn_close(c);
+}
+
+/* An event while reading is paused comes from the socket's error or hang-up
+ * (epoll reports those whatever it watches): seen, the connection closes,
+ * rather than the event coming back at every turn. */
+static bool hung_up(struct hconn *c)
+{
+  int err = 0;
+  socklen_t len = sizeof err;
+  char byte;
+  if (getsockopt(c->w.fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
+    return true;
+  return recv(c->w.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 static void on_conn_io(struct evloop *loop, int fd, unsigned events, void *arg)
@@ -710,6 +752,10 @@ static void on_conn_io(struct evloop *loop, int fd, unsigned events, void *arg)
       return;
     }
     c->handshaking = false;
+  }
+  if ((events & EVLOOP_READ) && c->read_paused && !finished(c) && !c->w.write_wants_read && hung_up(c)) {
+    conn_close(c);
+    return;
   }
   if (events & EVLOOP_READ)
     read_input(c);
@@ -767,8 +813,9 @@ static int conn_open(struct http_listen_loop *ll, int fd, const char *peer)
 static int take_connection(struct http_listen_loop *ll, int fd, const char *peer)
 {
   struct http_listen *l = ll->l;
-  if (atomic_load(&l->quiesced) || atomic_fetch_add(&l->open, 1) >= l->cfg.connection_limit) {
-    if (!atomic_load(&l->quiesced))
+  bool quiesced = atomic_load(&l->quiesced);
+  if (quiesced || atomic_fetch_add(&l->open, 1) >= l->cfg.connection_limit) {
+    if (!quiesced)
       atomic_fetch_sub(&l->open, 1);
     atomic_fetch_add(&l->refused_connections, 1);
     close(fd);
@@ -886,7 +933,7 @@ static void on_tick(struct evloop *loop, void *arg)
         atomic_fetch_add(&l->timeouts, 1);
         conn_close(c);
       }
-    } else if (!c->in_progress && (quiesced || now - c->idle_since_ms >= idle_ms)) {
+    } else if (!c->in_progress && !iobuf_len(&c->w.out) && (quiesced || now - c->idle_since_ms >= idle_ms)) {
       conn_close(c);   /* kept alive with nothing to do */
     }
   }

@@ -28,6 +28,7 @@
 #define READ_CHUNK 16384
 #define SCAN_MS 50
 #define RESOLVE_EVERY_MS 60000
+#define RESOLVE_RETRY_MS 10000         /* after a name failed to resolve */
 #define HOST_MAX 256
 
 struct preq {
@@ -48,7 +49,8 @@ struct origin {
   char host_header[HOST_MAX + 10]; /* the same without a default port */
   struct sockaddr_storage addr;
   socklen_t addr_len;            /* 0 until resolved */
-  uint64_t resolved_ms;
+  uint64_t resolved_ms;          /* when last resolved, or tried */
+  char resolve_error[NETUTIL_ERR_LEN + HOST_MAX + 16];   /* why the last try failed, for those meanwhile */
   unsigned n_conns;
   struct pconn *conns;           /* all of its connections */
   struct pconn *idle;            /* with nothing in flight, most recently used first */
@@ -64,7 +66,7 @@ struct pconn {
   struct pconn *next_in_origin;
   struct pconn *next_idle;
   struct pconn *next_dirty;
-  bool in_idle, dirty, closing;  /* closing: the server said it closes after the answer being read */
+  bool in_idle, dirty;
   struct http_wire w;
   http_parser parser;
   enum pconn_state state;
@@ -191,23 +193,28 @@ static void conn_close(struct pconn *c)
 }
 
 /* The connection failed or ended with requests in flight: each goes back
- * to wait for another connection when it may be sent once more (nothing of
- * its answer came, and it was not sent twice already: the first only when
- * the connection had answered before, as a kept-alive one the server may
- * have closed; those pipelined behind it always), else it ends. */
-static void conn_fail(struct pconn *c, const char *why)
+ * to wait for another connection when it may be sent once more, else it
+ * ends. Once more means nothing of its answer came and it was not sent
+ * twice already; and for the first, that the connection had answered
+ * before (a kept-alive one the server may have closed meanwhile); for those
+ * pipelined behind it, that the server cannot have taken them: it said it
+ * closes (server_closes), or the connection never got as far as sending. A
+ * time-out or a reset mid-stream fails them all: the server may have acted
+ * on them. */
+static void conn_fail_as(struct pconn *c, const char *why, bool server_closes)
 {
   struct http_pool *p = c->pool;
   struct origin *o = c->o;
   struct preq *r = c->first, *resend = NULL, **tail = &resend;
   char error[HTTP_WIRE_ERR_LEN + HOST_MAX + 8];
   bool first_may = c->reused && !c->answer_started;
+  bool followers_may = server_closes || c->state != PCONN_READY;
   snprintf(error, sizeof error, "%s: %s", o->hostport, why);
   c->first = c->last = NULL;
   conn_close(c);
   for (bool is_first = true; r; is_first = false) {
     struct preq *next = r->next;
-    if (!r->resent && (!is_first || first_may)) {
+    if (!r->resent && (is_first ? first_may : followers_may)) {
       r->resent = true;
       p->stats.resends++;
       *tail = r;
@@ -227,6 +234,11 @@ static void conn_fail(struct pconn *c, const char *why)
     o->wait_head = resend;
   }
   dispatch(p, o);
+}
+
+static void conn_fail(struct pconn *c, const char *why)
+{
+  conn_fail_as(c, why, false);
 }
 
 /* Writes what the connection holds; false when it failed (and is gone). */
@@ -349,7 +361,7 @@ static bool conn_answered(struct pconn *c)
   bool gone = false;
   if (!keep) {
     parser_reset(c);   /* nothing of the next answer came */
-    conn_fail(c, "closed by the server");   /* what was pipelined behind goes again */
+    conn_fail_as(c, "closed by the server", true);   /* what was pipelined behind goes again */
     gone = true;
   } else if (!c->n_inflight) {
     if (iobuf_len(&c->w.in)) {
@@ -462,17 +474,25 @@ static void conn_open(struct http_pool *p, struct origin *o, struct preq *r)
 {
   char err[NETUTIL_ERR_LEN + HOST_MAX + 16];
   uint64_t now = evloop_now_ms(p->loop);
+  /* A name that did not resolve is not tried again for a while: each try
+   * may hold the loop for the resolver's time-out. */
+  if (!o->addr_len && o->resolve_error[0] && now < o->resolved_ms + RESOLVE_RETRY_MS) {
+    finish(p, r, 0, NULL, 0, o->resolve_error);
+    return;
+  }
   if (!o->addr_len || (o->resolved_ms + RESOLVE_EVERY_MS <= now && !o->n_conns)) {
     socklen_t len;
+    o->resolved_ms = now;
     if (net_parse_addr(o->hostport, &o->addr, &len, err) == -1) {
       if (!o->addr_len) {
+        snprintf(o->resolve_error, sizeof o->resolve_error, "%s", err);
         finish(p, r, 0, NULL, 0, err);
         return;
       }
     } else {
       o->addr_len = len;
+      o->resolve_error[0] = 0;
     }
-    o->resolved_ms = now;
   }
   struct pconn *c = calloc(1, sizeof *c);
   int fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -518,7 +538,7 @@ static struct pconn *least_busy(const struct http_pool *p, const struct origin *
 {
   struct pconn *best = NULL;
   for (struct pconn *c = o->conns; c; c = c->next_in_origin)
-    if (!c->closing && c->n_inflight < p->cfg.pipeline && (!best || c->n_inflight < best->n_inflight))
+    if (c->n_inflight < p->cfg.pipeline && (!best || c->n_inflight < best->n_inflight))
       best = c;
   return best;
 }

@@ -15,7 +15,9 @@
  * iteration go out in one write. One sent on a kept-alive connection that
  * the server had closed meanwhile (nothing of an answer came), and those
  * pipelined behind an answer that closed the connection, are sent once
- * more on a new connection, as browsers and libcurl do. A host name is resolved on the loop's thread (getaddrinfo)
+ * more on a new connection, as browsers and libcurl do; after a time-out
+ * or a reset, those pipelined behind end in failure (the server may have
+ * acted on them). A host name is resolved on the loop's thread (getaddrinfo)
  * when its origin is first used, and again at most once a minute while it
  * has no connection open; an address in the URL costs nothing.
  *
@@ -72,7 +74,8 @@ enum http_pool_error {
   HTTP_POOL_E_NOMEM = -2
 };
 
-/* Sends a request (everything copied). 0: done follows, exactly once;
+/* Sends a request (everything copied). 0: done follows, exactly once (it
+ * may come before this returns, when no connection can even be started);
  * otherwise an HTTP_POOL_E_* code and no done. */
 int http_pool_send(struct http_pool *p, const struct http_pool_request *rq, void *cookie);
 

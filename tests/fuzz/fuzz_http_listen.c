@@ -32,8 +32,10 @@ static void on_request(void *ctx, const struct http_request *r, struct http_pend
 {
   requests++;
   CHECK(r->method && r->path && r->query && r->body && r->body[r->body_len] == 0);
+  /* Each name and value is read whole: a missing NUL shows as an overrun. */
   for (unsigned i = 0; i < r->n_headers; i++)
-    CHECK(r->headers[i].name && r->headers[i].value);
+    CHECK(r->headers[i].name && r->headers[i].value && strlen(r->headers[i].name) + strlen(r->headers[i].value) < 8192);
+  CHECK(strlen(r->path) + strlen(r->query) < 8192);
   http_answer(p, 200, "text/plain", (const char *)r->body, r->body_len, NULL, false);
 }
 

@@ -165,6 +165,11 @@ static void test_listen_pipelined_in_order(void)
   raw_send(fd, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
   raw_read(fd, buf, sizeof buf, "GET /again", 1, &closed);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Content-Length: 13\r\n"));   /* "GET /again? 0" */
+  /* a chunked body with trailers: answered, the trailers not kept */
+  raw_send(fd, "POST /trail HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "3\r\nabc\r\n0\r\nX-Kannel-From: v\r\nX-Other: w\r\n\r\n");
+  raw_read(fd, buf, sizeof buf, "POST /trail? 3", 1, &closed);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "POST /trail? 3"));
   /* HTTP/1.0 without keep-alive: answered, then closed */
   raw_send(fd, "GET /old HTTP/1.0\r\n\r\n");
   raw_read(fd, buf, sizeof buf, NULL, 0, &closed);
@@ -172,7 +177,15 @@ static void test_listen_pipelined_in_order(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Connection: close\r\n"));
   CU_ASSERT_TRUE(closed);
   close(fd);
-  CU_ASSERT_EQUAL(atomic_load(&s->requests), 5);
+  /* a request and the client's half-close in one go: still answered */
+  fd = raw_connect(http_listen_port(s->l));
+  raw_send(fd, "GET /half HTTP/1.1\r\nHost: x\r\n\r\n");
+  shutdown(fd, SHUT_WR);
+  raw_read(fd, buf, sizeof buf, NULL, 0, &closed);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "GET /half? 0"));
+  CU_ASSERT_TRUE(closed);
+  close(fd);
+  CU_ASSERT_EQUAL(atomic_load(&s->requests), 7);
   srv_stop(s);
 }
 
