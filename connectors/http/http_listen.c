@@ -645,19 +645,20 @@ static void conn_flush(struct hconn *c)
       c->out_moved_ms = evloop_now_ms(ll->loop);
   }
   if (c->want_close && !c->first && !iobuf_len(&c->w.out)) {
-    if (c->eof || c->w.tls) {
-      if (c->w.tls && !c->eof)
-        tls_close(c->w.tls);
+    if (c->eof) {
       conn_close(c);
       return;
     }
-    /* Our last answer is out: say so, and read what the client still
-     * sends for a moment, so that closing does not reset the answer away. */
+    /* Our last answer is out: say so (a FIN, or TLS's close_notify), and
+     * read what the client still sends for a moment, so that closing does
+     * not reset the answer away. */
     if (c->draining) {
-      shutdown(c->w.fd, SHUT_WR);
+      if (c->w.tls)
+        tls_close(c->w.tls);
+      else
+        shutdown(c->w.fd, SHUT_WR);
       c->draining = false;
       c->deadline_ms = evloop_now_ms(ll->loop) + DRAIN_MS;
-      c->eof = false;
     }
   }
   update_interest(c);
