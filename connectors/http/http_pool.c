@@ -47,6 +47,8 @@ struct origin {
   char host[HOST_MAX];           /* for TLS: the name sent and verified */
   char hostport[HOST_MAX + 10];  /* "host:port", "[v6]:port": the address, and for errors */
   char host_header[HOST_MAX + 10]; /* the same without a default port */
+  char prefix[HOST_MAX + 24];    /* "scheme://authority" as a URL to it was written, for the fast path */
+  size_t prefix_len;
   struct sockaddr_storage addr;
   socklen_t addr_len;            /* 0 until resolved */
   uint64_t resolved_ms;          /* when last resolved, or tried */
@@ -86,6 +88,7 @@ struct http_pool {
   http_pool_done_fn done;
   void *arg;
   struct origin *origins;
+  struct origin *last;           /* the origin of the last request (most go to the same) */
   struct pconn *conns;
   unsigned outstanding;
   struct pconn *dirty;           /* output to write at the end of the iteration */
@@ -589,46 +592,110 @@ static struct origin *origin_for(struct http_pool *p, bool tls, const char *host
 }
 
 /* The request as it goes on the wire. */
+static void put(char **dst, const char *s, size_t n)
+{
+  memcpy(*dst, s, n);
+  *dst += n;
+}
+
+static void put_str(char **dst, const char *s)
+{
+  put(dst, s, strlen(s));
+}
+
+/* The request as it goes on the wire (put together without a format
+ * string: this is done for every request). */
 static struct preq *format_request(const struct http_pool_request *rq, const struct origin *o, const char *target,
                                    size_t target_len, const char *userinfo, size_t userinfo_len)
 {
-  char auth[400] = "";
+  char auth[300] = "";
   if (userinfo_len) {
-    char b64[300];
     if (userinfo_len > 200)
       return NULL;
-    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)userinfo, (int)userinfo_len);
-    snprintf(auth, sizeof auth, "Authorization: Basic %s\r\n", b64);
+    EVP_EncodeBlock((unsigned char *)auth, (const unsigned char *)userinfo, (int)userinfo_len);
   }
-  char length[80] = "";
-  if (rq->content_type || rq->body_len)
-    snprintf(length, sizeof length, "Content-Length: %zu\r\n", rq->body_len);
-  else if (strcmp(rq->method, "POST") == 0 || strcmp(rq->method, "PUT") == 0)
-    snprintf(length, sizeof length, "Content-Length: 0\r\n");
+  char length[24] = "";
+  bool with_length = rq->content_type || rq->body_len || strcmp(rq->method, "POST") == 0 ||
+                     strcmp(rq->method, "PUT") == 0;
+  if (with_length)
+    snprintf(length, sizeof length, "%zu", rq->body_len);
   const char *extra = rq->headers ? rq->headers : "";
   size_t cap = strlen(rq->method) + target_len + strlen(o->host_header) + strlen(auth) + strlen(length) +
-               strlen(extra) + (rq->content_type ? strlen(rq->content_type) : 0) + rq->body_len + 96;
+               strlen(extra) + (rq->content_type ? strlen(rq->content_type) : 0) + rq->body_len + 160;
   struct preq *r = malloc(sizeof *r + cap);
   if (!r)
     return NULL;
-  int n = snprintf(r->bytes, cap, "%s %.*s HTTP/1.1\r\nHost: %s\r\nUser-Agent: emg\r\n%s%s%s%s%s%s\r\n", rq->method,
-                   (int)target_len, target, o->host_header, auth,
-                   rq->content_type ? "Content-Type: " : "", rq->content_type ? rq->content_type : "",
-                   rq->content_type ? "\r\n" : "", length, extra);
-  if (n < 0 || (size_t)n + rq->body_len >= cap) {
-    free(r);
-    return NULL;
+  char *d = r->bytes;
+  put_str(&d, rq->method);
+  put(&d, " ", 1);
+  put(&d, target, target_len);
+  put_str(&d, " HTTP/1.1\r\nHost: ");
+  put_str(&d, o->host_header);
+  put_str(&d, "\r\nUser-Agent: emg\r\n");
+  if (auth[0]) {
+    put_str(&d, "Authorization: Basic ");
+    put_str(&d, auth);
+    put(&d, "\r\n", 2);
   }
+  if (rq->content_type) {
+    put_str(&d, "Content-Type: ");
+    put_str(&d, rq->content_type);
+    put(&d, "\r\n", 2);
+  }
+  if (with_length) {
+    put_str(&d, "Content-Length: ");
+    put_str(&d, length);
+    put(&d, "\r\n", 2);
+  }
+  put_str(&d, extra);
+  put(&d, "\r\n", 2);
   if (rq->body_len)
-    memcpy(r->bytes + n, rq->body, rq->body_len);
-  r->len = (size_t)n + rq->body_len;
+    put(&d, rq->body, rq->body_len);
+  r->len = (size_t)(d - r->bytes);
   return r;
+}
+
+/* The fast path: a URL to the origin of the last request, written the same
+ * way up to its path, needs no parse. Its origin, and its target in *t,
+ * *t_len; NULL when it is not such a URL. */
+static struct origin *same_origin(struct http_pool *p, const char *url, size_t url_len, const char **t, size_t *t_len)
+{
+  struct origin *o = p->last;
+  if (!o || !o->prefix_len || url_len < o->prefix_len || memcmp(url, o->prefix, o->prefix_len) != 0)
+    return NULL;
+  const char *rest = url + o->prefix_len;
+  if (*rest != '/' || strchr(rest, '#'))
+    return NULL;   /* a query without a path, or a fragment: the full parse */
+  *t = rest;
+  *t_len = url_len - o->prefix_len;
+  return o;
+}
+
+/* A formatted request (NULL: out of memory) joins its origin's queue. */
+static int enqueue(struct http_pool *p, struct origin *o, struct preq *r, void *cookie)
+{
+  if (!r)
+    return HTTP_POOL_E_NOMEM;
+  r->origin = o;
+  r->cookie = cookie;
+  r->resent = false;
+  r->deadline_ms = evloop_now_ms(p->loop) + p->cfg.timeout_ms;
+  p->outstanding++;
+  p->stats.requests++;
+  wait_push(o, r, false);
+  dispatch(p, o);
+  return 0;
 }
 
 int http_pool_send(struct http_pool *p, const struct http_pool_request *rq, void *cookie)
 {
   struct http_parser_url u;
   size_t url_len = strlen(rq->url);
+  const char *fast_target;
+  size_t fast_len;
+  struct origin *fast = same_origin(p, rq->url, url_len, &fast_target, &fast_len);
+  if (fast)
+    return enqueue(p, fast, format_request(rq, fast, fast_target, fast_len, NULL, 0), cookie);
   http_parser_url_init(&u);
   if (http_parser_parse_url(rq->url, url_len, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)) ||
       !(u.field_set & (1 << UF_HOST)))
@@ -667,17 +734,14 @@ int http_pool_send(struct http_pool *p, const struct http_pool_request *rq, void
   const char *userinfo = (u.field_set & (1 << UF_USERINFO)) ? rq->url + u.field_data[UF_USERINFO].off : NULL;
   struct preq *r = format_request(rq, o, target, target_len, userinfo, userinfo ? u.field_data[UF_USERINFO].len : 0);
   free(with_slash);
-  if (!r)
-    return HTTP_POOL_E_NOMEM;
-  r->origin = o;
-  r->cookie = cookie;
-  r->resent = false;
-  r->deadline_ms = evloop_now_ms(p->loop) + p->cfg.timeout_ms;
-  p->outstanding++;
-  p->stats.requests++;
-  wait_push(o, r, false);
-  dispatch(p, o);
-  return 0;
+  /* The next URLs to this origin, written the same way and without
+   * credentials, take the fast path. */
+  if (!userinfo && (u.field_set & (1 << UF_PATH)) && u.field_data[UF_PATH].off < sizeof o->prefix) {
+    o->prefix_len = u.field_data[UF_PATH].off;
+    memcpy(o->prefix, rq->url, o->prefix_len);
+  }
+  p->last = o;
+  return enqueue(p, o, r, cookie);
 }
 
 /* ---- time ---- */
@@ -715,6 +779,8 @@ static void on_tick(struct evloop *loop, void *arg)
      * any number of hosts). */
     if (!o->n_conns && !o->wait_head && now - o->resolved_ms >= p->cfg.idle_ms) {
       *op = o->next;
+      if (p->last == o)
+        p->last = NULL;
       free(o);
     } else {
       op = &o->next;
