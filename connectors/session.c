@@ -189,23 +189,7 @@ static ssize_t write_out(struct session *s)
       snprintf(s->io_error, sizeof s->io_error, "write: %s", strerror(errno));
     return n;
   }
-  ssize_t total = 0;
-  while (iobuf_len(&s->out)) {
-    ssize_t n = tls_write(s->tls, iobuf_head(&s->out), iobuf_len(&s->out));
-    if (n > 0) {
-      iobuf_consume(&s->out, (size_t)n);
-      total += n;
-    } else if (n == TLS_WANT_WRITE) {
-      break;
-    } else if (n == TLS_WANT_READ) {
-      s->tls_write_wants_read = true;
-      break;
-    } else {
-      snprintf(s->io_error, sizeof s->io_error, "write: TLS: %s", tls_conn_error(s->tls));
-      return -1;
-    }
-  }
-  return total;
+  return tls_write_from(s->tls, &s->out, &s->tls_write_wants_read, s->io_error, sizeof s->io_error);
 }
 
 static void flush(struct session *s)
@@ -672,31 +656,6 @@ static void process_input(struct session *s)
   }
 }
 
-/* One TLS read into the input: as iobuf_read_fd, with io_error set when
- * it fails for another reason than an empty socket. */
-static ssize_t tls_read_in(struct session *s)
-{
-  s->io_error[0] = 0;
-  uint8_t *room = iobuf_reserve(&s->in, READ_CHUNK);
-  if (!room) {
-    snprintf(s->io_error, sizeof s->io_error, "read: out of memory");
-    return -1;
-  }
-  ssize_t n = tls_read(s->tls, room, READ_CHUNK);
-  if (n > 0) {
-    iobuf_commit(&s->in, (size_t)n);
-    return n;
-  }
-  if (n == TLS_WANT_READ || n == TLS_WANT_WRITE) {
-    errno = EAGAIN;   /* a write the read needs goes with the next flush */
-    return -1;
-  }
-  if (n == TLS_CLOSED)
-    return 0;
-  snprintf(s->io_error, sizeof s->io_error, "read: TLS: %s", tls_conn_error(s->tls));
-  return -1;
-}
-
 /* TLS holds decrypted input: handled as if the socket had turned readable. */
 static void read_deferred(struct evloop *loop, void *arg)
 {
@@ -715,13 +674,14 @@ static void read_input(struct session *s)
       update_interest(s);
       return;
     }
-    ssize_t n = s->tls ? tls_read_in(s) : iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
+    ssize_t n = s->tls ? tls_read_into(s->tls, &s->in, READ_CHUNK, s->io_error, sizeof s->io_error)
+                       : iobuf_read_fd(&s->in, s->fd, READ_CHUNK);
     if (n == 0) {
       lost(s, s->closing ? s->close_reason : "connection closed by peer");
       return;
     }
     if (n < 0) {
-      if (s->tls && s->io_error[0]) {   /* tls_read_in's own failure, not an empty socket */
+      if (s->tls && s->io_error[0]) {   /* tls_read_into's own failure, not an empty socket */
         lost(s, s->io_error);
         return;
       }

@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include "iobuf.h"
 #include "tls.h"
 
 struct tls_ctx {
@@ -379,4 +380,50 @@ const char *tls_peer_subject(const struct tls_conn *c)
 void tls_conn_describe(const struct tls_conn *c, char *out, size_t len)
 {
   snprintf(out, len, "%s %s", SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl));
+}
+
+ssize_t tls_read_into(struct tls_conn *c, struct iobuf *in, size_t max, char *err, size_t err_len)
+{
+  err[0] = 0;
+  uint8_t *room = iobuf_reserve(in, max);
+  if (!room) {
+    snprintf(err, err_len, "read: out of memory");
+    errno = ENOMEM;
+    return -1;
+  }
+  ssize_t n = tls_read(c, room, max);
+  if (n > 0) {
+    iobuf_commit(in, (size_t)n);
+    return n;
+  }
+  if (n == TLS_WANT_READ || n == TLS_WANT_WRITE) {
+    errno = EAGAIN;   /* a write the read needs goes with the next flush */
+    return -1;
+  }
+  if (n == TLS_CLOSED)
+    return 0;
+  snprintf(err, err_len, "read: TLS: %s", tls_conn_error(c));
+  errno = EPROTO;
+  return -1;
+}
+
+ssize_t tls_write_from(struct tls_conn *c, struct iobuf *out, bool *wants_read, char *err, size_t err_len)
+{
+  ssize_t total = 0;
+  while (iobuf_len(out)) {
+    ssize_t n = tls_write(c, iobuf_head(out), iobuf_len(out));
+    if (n > 0) {
+      iobuf_consume(out, (size_t)n);
+      total += n;
+    } else if (n == TLS_WANT_WRITE) {
+      break;
+    } else if (n == TLS_WANT_READ) {
+      *wants_read = true;
+      break;
+    } else {
+      snprintf(err, err_len, "write: TLS: %s", tls_conn_error(c));
+      return -1;
+    }
+  }
+  return total;
 }

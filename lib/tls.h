@@ -37,6 +37,7 @@ struct tls_settings {
 
 struct tls_ctx;
 struct tls_conn;
+struct iobuf;
 
 /* A context for the client or the server side. NULL with the file and the
  * reason in err (TLS_ERR_LEN bytes): unreadable, not PEM, expired or not
@@ -76,6 +77,17 @@ ssize_t tls_read(struct tls_conn *c, void *buf, size_t len);
  * socket is full), or a status. A write that wanted the socket must be
  * repeated with the same bytes (they may have moved: allowed). */
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len);
+/* Buffered forms of the two, for every connection that keeps its bytes in
+ * iobufs (sessions, HTTP). tls_read_into: one read of up to max plain bytes
+ * into in: how many (> 0), 0 when the peer closed, -1 with errno EAGAIN when
+ * the socket must become ready first, or -1 with the reason in err (errno
+ * ENOMEM or EPROTO); err is "" unless it says why. tls_write_from: what out
+ * holds, record after record, as far as the socket takes it: the bytes
+ * taken (0 when it is full; *wants_read set when a write waits for input),
+ * or -1 with the reason in err. */
+ssize_t tls_read_into(struct tls_conn *c, struct iobuf *in, size_t max, char *err, size_t err_len);
+ssize_t tls_write_from(struct tls_conn *c, struct iobuf *out, bool *wants_read, char *err, size_t err_len);
+
 /* Plain bytes read from the socket and not yet returned by tls_read. */
 bool tls_pending(const struct tls_conn *c);
 

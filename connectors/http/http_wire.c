@@ -49,37 +49,15 @@ int http_wire_handshake(struct http_wire *w)
 
 ssize_t http_wire_read(struct http_wire *w, size_t max)
 {
-  uint8_t *room = iobuf_reserve(&w->in, max);
-  if (!room) {
-    snprintf(w->error, sizeof w->error, "read: out of memory");
-    errno = ENOMEM;
-    return -1;
-  }
-  if (!w->tls) {
-    ssize_t n;
-    do
-      n = read(w->fd, room, max);
-    while (n < 0 && errno == EINTR);
-    if (n > 0)
-      iobuf_commit(&w->in, (size_t)n);
-    else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-      snprintf(w->error, sizeof w->error, "read: %s", strerror(errno));
-    return n;
-  }
-  ssize_t n = tls_read(w->tls, room, max);
-  if (n > 0) {
-    iobuf_commit(&w->in, (size_t)n);
-    return n;
-  }
-  if (n == TLS_WANT_READ || n == TLS_WANT_WRITE) {
-    errno = EAGAIN;   /* a write the read needs goes with the next flush */
-    return -1;
-  }
-  if (n == TLS_CLOSED)
-    return 0;
-  snprintf(w->error, sizeof w->error, "read: TLS: %s", tls_conn_error(w->tls));
-  errno = EPROTO;
-  return -1;
+  if (w->tls)
+    return tls_read_into(w->tls, &w->in, max, w->error, sizeof w->error);
+  ssize_t n;
+  do
+    n = iobuf_read_fd(&w->in, w->fd, max);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    snprintf(w->error, sizeof w->error, "read: %s", strerror(errno));
+  return n;
 }
 
 bool http_wire_pending(const struct http_wire *w)
@@ -89,30 +67,14 @@ bool http_wire_pending(const struct http_wire *w)
 
 ssize_t http_wire_write(struct http_wire *w)
 {
-  if (!w->tls) {
-    ssize_t n = iobuf_write_fd(&w->out, w->fd);
-    if (n < 0)
-      snprintf(w->error, sizeof w->error, "write: %s", strerror(errno));
-    return n;
+  if (w->tls) {
+    w->write_wants_read = false;
+    return tls_write_from(w->tls, &w->out, &w->write_wants_read, w->error, sizeof w->error);
   }
-  ssize_t total = 0;
-  w->write_wants_read = false;
-  while (iobuf_len(&w->out)) {
-    ssize_t n = tls_write(w->tls, iobuf_head(&w->out), iobuf_len(&w->out));
-    if (n > 0) {
-      iobuf_consume(&w->out, (size_t)n);
-      total += n;
-    } else if (n == TLS_WANT_WRITE) {
-      break;
-    } else if (n == TLS_WANT_READ) {
-      w->write_wants_read = true;
-      break;
-    } else {
-      snprintf(w->error, sizeof w->error, "write: TLS: %s", tls_conn_error(w->tls));
-      return -1;
-    }
-  }
-  return total;
+  ssize_t n = iobuf_write_fd(&w->out, w->fd);
+  if (n < 0)
+    snprintf(w->error, sizeof w->error, "write: %s", strerror(errno));
+  return n;
 }
 
 unsigned http_wire_events(const struct http_wire *w, bool read_paused, bool handshaking)
