@@ -485,10 +485,13 @@ static void handle_request(struct hconn *c)
   struct http_header headers[HTTP_LISTEN_HEADERS_MAX];
   char *head = (char *)iobuf_head(&c->head);
   char *url = head;
-  /* An absolute form ("http://host/path") is served as its path. */
-  char *scheme = strstr(url, "://");
-  if (scheme && scheme < strchr(url, '/'))
-    url = strchr(scheme + 3, '/') ? strchr(scheme + 3, '/') : (char *)"/";
+  /* An absolute form ("http://host/path") is served as its path; the
+   * usual form starts with its path, and is not searched. */
+  char *scheme = url[0] != '/' ? strstr(url, "://") : NULL;
+  if (scheme && scheme < strchr(url, '/')) {
+    char *path = strchr(scheme + 3, '/');
+    url = path ? path : (char *)"/";
+  }
   char *query = strchr(url, '?');
   if (query)
     *query++ = 0;

@@ -165,6 +165,10 @@ static void test_listen_pipelined_in_order(void)
   raw_send(fd, "GET /again HTTP/1.1\r\nHost: x\r\n\r\n");
   raw_read(fd, buf, sizeof buf, "GET /again", 1, &closed);
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Content-Length: 13\r\n"));   /* "GET /again? 0" */
+  /* the absolute form is served as its path */
+  raw_send(fd, "GET http://x:80/abs?q=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  raw_read(fd, buf, sizeof buf, "GET /abs?q=1 0", 1, &closed);
+  CU_ASSERT_PTR_NOT_NULL(strstr(buf, "GET /abs?q=1 0"));
   /* a chunked body with trailers: answered, the trailers not kept */
   raw_send(fd, "POST /trail HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                "3\r\nabc\r\n0\r\nX-Kannel-From: v\r\nX-Other: w\r\n\r\n");
@@ -185,7 +189,7 @@ static void test_listen_pipelined_in_order(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(buf, "GET /half? 0"));
   CU_ASSERT_TRUE(closed);
   close(fd);
-  CU_ASSERT_EQUAL(atomic_load(&s->requests), 7);
+  CU_ASSERT_EQUAL(atomic_load(&s->requests), 8);
   srv_stop(s);
 }
 
