@@ -196,16 +196,24 @@ static void reply_to_mo(struct instance *in, const struct msg *mo, const char *s
   connector_accept_message(in, &m, "", -1, &rp);
 }
 
+/* The SMSC connector an MO came in on (its handset is its sender, Kannel's
+ * %p), or NULL for a message that came from a client. */
+static struct connector *mo_smsc(struct core *core, const struct msg *m)
+{
+  unsigned from = m->origin.connector;
+  struct connector *origin = from < core->n_connectors ? core_connector(core, from) : NULL;
+  return origin && !is_server(origin) ? origin : NULL;
+}
+
 /* In the instance's thread: the provider answered (or not). */
 static void http_client_answered(void *arg, void *cookie, const struct http_client_result *r)
 {
   struct instance *in = arg;
   struct qitem *it = cookie;
   struct connector *c = in->conn;
-  unsigned from = it->msg->origin.connector;
-  struct connector *origin = from < c->core->n_connectors ? core_connector(c->core, from) : NULL;
-  if (c->cfg->reply_sms && r->status == PROTO_OK && origin && !is_server(origin))
-    reply_to_mo(in, it->msg, origin->cfg->name, r->answer, r->answer_len);
+  struct connector *smsc = mo_smsc(c->core, it->msg);
+  if (c->cfg->reply_sms && r->status == PROTO_OK && smsc)
+    reply_to_mo(in, it->msg, smsc->cfg->name, r->answer, r->answer_len);
   struct proto_pdu resp;
   memset(&resp, 0, sizeof resp);
   resp.op = PROTO_OP_SUBMIT_RESP;
@@ -240,11 +248,8 @@ void connector_http_pump_out(struct instance *in)
       if (!connector_may_send(in, it))
         continue;
       it->sent_ns = clock_now_ns();
-      /* From an SMSC: an MO, whose handset is its sender (Kannel's %p). */
-      unsigned from = it->msg->origin.connector;
-      struct connector *origin = from < c->core->n_connectors ? core_connector(c->core, from) : NULL;
-      int rc = http_client_submit(in->http_client, it->msg, origin && !is_server(origin) ? origin->cfg->name : NULL,
-                                  it);
+      struct connector *smsc = mo_smsc(c->core, it->msg);
+      int rc = http_client_submit(in->http_client, it->msg, smsc ? smsc->cfg->name : NULL, it);
       if (rc == HTTP_CLIENT_E_TEMPLATE) {
         LOGW(in->log, "message %" PRIu64 " does not fit the URL template: failed", it->msg->id);
         connector_give_up_message(in, it, MSG_STATE_REJECTED, 0);
