@@ -9,7 +9,7 @@ packages=(
   # build
   build-essential cmake pkg-config clang libclang-rt-dev
   # libraries (design.md)
-  libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev libhttp-parser-dev
+  libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev libhttp-parser-dev libyajl-dev
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev libssl-dev openssl
   libcrypt-dev libsodium-dev libgnutls28-dev libsystemd-dev
   # packaging: man pages, the .deb, its checks

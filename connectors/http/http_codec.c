@@ -281,17 +281,25 @@ const char *http_codec_payload_check(const struct msg *m, unsigned max_parts, co
 }
 
 /* Adds m (its recipient set) as the next submit; the caller sized items. */
-void http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
+bool http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
                            enum http_codec_dlr_method method, const char *dlr_url)
 {
   struct http_codec_submit *s;
-  if (b->count == b->items_cap)
-    return;
+  if (b->count == b->items_cap) {
+    /* Items point into the arena, never into each other: they may move. */
+    size_t cap = b->items_cap ? 2 * b->items_cap : 16;
+    struct http_codec_submit *items = realloc(b->items, cap * sizeof *items);
+    if (!items)
+      return false;
+    b->items = items;
+    b->items_cap = cap;
+  }
   s = &b->items[b->count++];
   s->msg = *m;
   s->message = message;
   s->dlr_method = method;
   s->dlr_url = dlr_url;
+  return true;
 }
 
 /* ---- outcomes ---- */

@@ -30,7 +30,8 @@ enum coding_choice {
 /* *out: *in (NULL: all zero) with the defaults for its zero fields. */
 void http_codec_limits_resolve(const struct http_codec_limits *in, struct http_codec_limits *out);
 
-/* A batch with room for items_cap submits and arena_cap octets of payload;
+/* A batch with room for items_cap submits (more are added as they come)
+ * and arena_cap octets of payload;
  * NULL when out of memory. */
 struct http_codec_batch *http_codec_batch_create(size_t items_cap, size_t arena_cap);
 
@@ -91,8 +92,9 @@ bool http_codec_udh_valid(const uint8_t *udh, size_t len);
 const char *http_codec_payload_check(const struct msg *m, unsigned max_parts, const char **field,
                                      char *why, size_t why_cap);
 
-/* Adds m as the next submit of b, within the items b was created with. */
-void http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
+/* Adds m as the next submit of b (the items grow past the room b was
+ * created with). False when out of memory. */
+bool http_codec_add_submit(struct http_codec_batch *b, const struct msg *m, unsigned message,
                            enum http_codec_dlr_method method, const char *dlr_url);
 
 /* ---- outcomes ---- */

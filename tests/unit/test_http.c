@@ -205,6 +205,85 @@ static void test_json_errors(void)
   http_codec_batch_free(b);
 }
 
+/* The stream reader's corners: each shape a client may send by mistake
+ * gets a fault naming the message and the field, and nothing is submitted. */
+static void test_json_stream_shapes(void)
+{
+  struct http_codec_limits three = { .max_recipients = 3 };
+  /* escapes are decoded; numbers as recipients are their digits */
+  struct http_codec_batch *b = json_ok("{\"from\":\"Sh\\u006fp\",\"to\":[4917,\"+4918\"],"
+                                       "\"text\":\"a\\\"b\\\\c\\n\\u00e9\",\"priority\":2}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL_FATAL(b->count, 2);
+  CU_ASSERT_STRING_EQUAL(b->items[0].msg.src.addr, "Shop");
+  CU_ASSERT_STRING_EQUAL(b->items[0].msg.dst.addr, "4917");
+  CU_ASSERT_STRING_EQUAL(b->items[1].msg.dst.addr, "4918");
+  CU_ASSERT_EQUAL(b->items[0].msg.priority, 2);
+  /* a"b\c LF é in GSM: é is 0x05, LF 0x0A, backslash an escape pair */
+  static const uint8_t gsm[] = { 'a', '"', 'b', 0x1B, 0x2F, 'c', 0x0A, 0x05 };
+  CU_ASSERT_EQUAL_FATAL(b->items[0].msg.data_len, sizeof gsm);
+  CU_ASSERT_EQUAL(memcmp(b->items[0].msg.data, gsm, sizeof gsm), 0);
+  http_codec_batch_free(b);
+
+  /* the wrapper's messages; a message that is not an object */
+  json_bad("{\"messages\":[1,{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\"}]}", NULL, HTTP_CODEC_E_INVALID, "",
+           "a message is a JSON object");
+  json_bad("[[{\"from\":\"1\"}]]", NULL, HTTP_CODEC_E_INVALID, "", "a message is a JSON object");
+  json_bad("{\"messages\":{\"from\":\"1\"}}", NULL, HTTP_CODEC_E_INVALID, "", "expected a message object");
+  json_bad("{\"messages\":[{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\"}],\"user\":\"x\"}", NULL,
+           HTTP_CODEC_E_INVALID, "user", "unknown field next to messages");
+  json_bad("{\"messages\":[]}", NULL, HTTP_CODEC_E_INVALID, "messages", "no messages");
+  json_bad("{}", NULL, HTTP_CODEC_E_INVALID, "from", "missing");
+  json_bad("42", NULL, HTTP_CODEC_E_INVALID, "", "expected a message object");
+  /* fields given twice, of the wrong kind, or holding containers */
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"to\":\"3\"}", NULL, HTTP_CODEC_E_INVALID, "to",
+           "given twice");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":{\"a\":[1,2,{}]}}", NULL, HTTP_CODEC_E_INVALID, "text",
+           "a string");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\\u0000b\"}", NULL, HTTP_CODEC_E_INVALID, "text",
+           "without \\u0000");
+  json_bad("{\"from\":\"1\",\"to\":[\"2\",{\"n\":\"3\"}],\"text\":\"a\"}", NULL, HTTP_CODEC_E_INVALID, "to",
+           "recipient 1: a string of digits");
+  json_bad("{\"from\":\"1\",\"to\":[-5],\"text\":\"a\"}", NULL, HTTP_CODEC_E_INVALID, "to",
+           "recipient 0: a string of digits");
+  json_bad("{\"from\":\"1\",\"to\":{\"n\":\"3\"},\"text\":\"a\"}", NULL, HTTP_CODEC_E_INVALID, "to",
+           "recipient 0: a string of digits");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"pid\":1.5}", NULL, HTTP_CODEC_E_INVALID, "pid",
+           "an integer from 0 to 255");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"coding\":null}", NULL, HTTP_CODEC_E_INVALID,
+           "coding", "auto, gsm");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"x\":[[[[]]]],\"y\":1}", NULL, HTTP_CODEC_E_INVALID,
+           "x", "unknown field");
+  /* limits count as the body is read */
+  json_bad("[{\"from\":\"1\",\"to\":[\"2\",\"3\"],\"text\":\"a\"},{\"from\":\"1\",\"to\":[\"2\",\"3\"],"
+           "\"text\":\"a\"}]",
+           &three, HTTP_CODEC_E_TOO_LARGE, "messages", "at most");
+  /* not JSON: where, and nothing else said */
+  json_bad("[{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"x\":1},\n {\"from\": }]", NULL,
+           HTTP_CODEC_E_INVALID, "", "(line 2, column");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\xff\"}", NULL, HTTP_CODEC_E_INVALID, "", "not JSON");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\"} {}", NULL, HTTP_CODEC_E_INVALID, "", "not JSON");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"pid\":99999999999999999999}", NULL,
+           HTTP_CODEC_E_INVALID, "", "not JSON");
+  char deep[300];
+  memset(deep, '[', sizeof deep - 1);
+  deep[sizeof deep - 1] = 0;
+  json_bad(deep, NULL, HTTP_CODEC_E_INVALID, "", "nested deeper");
+
+  /* many recipients in one message grow the batch past its first room */
+  char many[8192];
+  size_t n = (size_t)snprintf(many, sizeof many, "{\"from\":\"1\",\"text\":\"a\",\"to\":[");
+  for (int i = 0; i < 500; i++)
+    n += (size_t)snprintf(many + n, sizeof many - n, "%s%d", i ? "," : "", 1000 + i);
+  snprintf(many + n, sizeof many - n, "]}");
+  b = json_ok(many);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL_FATAL(b->count, 500);
+  CU_ASSERT_STRING_EQUAL(b->items[499].msg.dst.addr, "1499");
+  CU_ASSERT_PTR_EQUAL(b->items[0].msg.data, b->items[499].msg.data);
+  http_codec_batch_free(b);
+}
+
 static json_t *answer_of(const struct http_codec_batch *b, const struct http_codec_result *r, unsigned *status)
 {
   char *text = http_codec_json_answer(b, r, status);
@@ -609,6 +688,13 @@ static void test_dlr_json(void)
   CU_ASSERT_PTR_NULL(json_object_get(j, "user"));
   json_decref(j);
   CU_ASSERT_EQUAL(http_codec_dlr_json(out, 20, &d), HTTP_CODEC_E_SPACE);
+  /* an SMSC's id that is not UTF-8 still gives JSON, its odd octets as '?' */
+  d.smsc_msgid = "a\xff\"b";
+  CU_ASSERT_TRUE_FATAL(http_codec_dlr_json(out, sizeof out, &d) > 0);
+  j = json_loads(out, 0, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(j, "smsc_id")), "a?\"b");
+  json_decref(j);
 }
 
 static struct msg text_msg(const char *utf8, enum sms_text_coding coding, uint8_t *buf, size_t cap)
@@ -1599,6 +1685,7 @@ void suite_http(void)
     { "json batch, binary, callbacks", test_json_batch_and_binary },
     { "json faults name the field", test_json_errors },
     { "json answers and statuses", test_json_answer },
+    { "json read as a stream: shapes, kinds, limits, syntax", test_json_stream_shapes },
     { "form decoding", test_form_parse },
     { "kannel parameters", test_kannel_params },
     { "kannel refusals and credentials", test_kannel_errors },
