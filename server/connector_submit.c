@@ -176,12 +176,12 @@ struct queue *connector_target_queue(struct connector *out, const char *user)
   return sole >= 0 ? &out->user_queues[sole] : NULL;
 }
 
-/* For the router's groups: a connector that can take a message now has a
- * bound session and room in its queue. */
+/* For the router's groups: a connector that can take a message now is not
+ * paused by the operator, has a bound session and room in its queue. */
 static bool connector_usable(void *ctx, int index)
 {
   struct connector *c = core_connector(ctx, (unsigned)index);
-  return connector_bound(c) > 0 &&
+  return !connector_paused(c) && connector_bound(c) > 0 &&
          (is_server(c) || !c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
 }
 

@@ -47,8 +47,8 @@ struct router;
 struct router *router_create(const struct config *cfg);
 void router_destroy(struct router *r);
 
-/* Whether a connector can take a message now: for emgd, it has a bound
- * session and its queue is not full. Called from router_route's thread,
+/* Whether a connector can take a message now: for emgd, it is not paused,
+ * has a bound session and its queue is not full. Called from router_route's thread,
  * for members of the winning route's group only, with ctx as given. */
 typedef bool (*router_usable_fn)(void *ctx, int connector);
 

@@ -2,7 +2,8 @@
 # routing.sh BUILD - routes an operator runs a network with: weighted
 # balancing within 5 % of its weights, prefixes to two SMSCs, the earliest of
 # equal routes, recipients written with a '+' routed on their digits over
-# SMPP, UCP and HTTP, failover when one is down; an SMSC down for 10 s under
+# SMPP, UCP and HTTP, groups passing over a paused member, failover when one
+# is down; an SMSC down for 10 s under
 # load (the queue grows, then drains, nothing lost); throttling answered by
 # retries that keep the order; max_rate shared by a connector's instances.
 # SPDX-License-Identifier: Apache-2.0
@@ -14,8 +15,10 @@ start_sink b smpp --user emg --password secret --dlr-delay 0-200
 in=$(free_port)
 ucp_in=$(free_port)
 http_in=$(free_port)
+admin_port=$(free_port)
 cat > "$TMP/r.conf" <<CONF
 general: { node_id = 2; persist = false; };
+admin: { listen = "127.0.0.1:$admin_port"; token = "routing-test-token-1"; };
 connectors = (
   { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 4;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -109,17 +112,37 @@ check "'+4916...' over SMPP, UCP and HTTP: all 600 at a (the 4916 route), none a
   [ "$(count_to a 4916)/$(count_to b 4916)" = "600/0" ]
 check "the SMSC got the digits without the '+'" [ "$(grep -c '	+' "$TMP/a.record" || true)" = 0 ]
 
-# 5. Failover: with a down, the 4912 group sends to b.
+# 5. Paused by the operator: the 4912 failover group and the 4913 weighted
+#    one send to b only; a route to a alone (4910) waits in a's queue, and
+#    goes out on resume.
+ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$admin_port" --token routing-test-token-1 "$@"; }
+check "emgctl pause a" [ "$(ctl pause a)" = "a paused" ]
+load pf 4912:13 300
+load pw 4913:13 300
+load pa 4910:13 100
+settle 4912 $((300 + 0))
+settle 4913 $((10000 + 300))
+check "paused a: all 300 of the failover group went to b" \
+  [ "$(count_to a 4912)/$(count_to b 4912)" = "0/300" ]
+check "paused a: all 300 of the weighted group went to b (a kept its 3/4 of the first 10,000 only)" \
+  [ "$(count_to a 4913)/$(( $(count_to b 4913) - b ))" = "$a/300" ]
+check "paused a: the 100 for a alone wait in its queue" \
+  [ "$(count_to a 4910)/$(curl -s -H 'Authorization: Bearer routing-test-token-1' "http://127.0.0.1:$admin_port/api/queues" | jq -r '.queues[] | select(.connector == "a") | .queued')" = "500/100" ]
+check "emgctl resume a" [ "$(ctl resume a)" = "a resumed" ]
+settle 4910 600
+check "resumed a: the 100 went out" [ "$(count_to a 4910)" = 600 ]
+
+# 6. Failover: with a down, the 4912 group sends to b.
 kill -KILL "$SINK_PID_a"; wait "$SINK_PID_a" 2>/dev/null || true
 sleep 0.5
 load f 4912:13 500
 settle 4912 500
 check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
-check "failover: all 500 went to b" [ "$(count_to b 4912)" = 500 ]
+check "failover: all 500 went to b" [ "$(count_to b 4912)" = 800 ]
 stop_emgd r 20
 stop_sink b
 
-# 6. An SMSC down (stopped) for 10 s under load, then back: the queue grows and
+# 7. An SMSC down (stopped) for 10 s under load, then back: the queue grows and
 #    drains; every message reaches it once and every receipt comes back.
 start_sink d smpp --user emg --password secret --dlr-delay 0-100
 cat > "$TMP/d.conf" <<CONF
@@ -171,7 +194,7 @@ run_variant() {
   stop_sink "$name"
 }
 
-# 7. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
+# 8. Throttling (ESME_RTHROTTLED for 10 %): every message delivered, in order,
 #    through one bind with window 1 (the order a window of one can keep).
 run_variant t 300 1 1 --fail-rate 0.1 -- -e "s/instances = 2;\$/instances = 1;/" -e "s/window = 50;/window = 1;/"
 check "throttled: the SMSC throttled some ($(jget "$TMP/t.summary.json" .refused))" [ "$(jget "$TMP/t.summary.json" .refused)" -gt 0 ]
@@ -179,7 +202,7 @@ check "throttled: all 300 delivered once" record_has_each_seq_once "$TMP/t.recor
 check "throttled: in the order they were submitted" \
   bash -c "grep -o 'emgload #[0-9]*' '$TMP/t.record' | sort -c"
 
-# 8. max_rate is the whole connector's, shared by its instances: 2,000
+# 9. max_rate is the whole connector's, shared by its instances: 2,000
 #    messages through four instances at max_rate 400 take about 5 s at the
 #    SMSC (each instance alone at 400 would take 1.25 s).
 run_variant m 2000 4 50 -- -e "/name = \"out\"/ s/instances = 2;\$/instances = 4; max_rate = 400;/"
