@@ -235,6 +235,8 @@ static const struct total {
         "Messages whose validity passed before they could be sent."),
   TOTAL("retried", "emg_messages_retried_total", NULL, retried,
         "Sends repeated after a temporary error or a lost connection."),
+  TOTAL("rerouted", "emg_messages_rerouted_total", NULL, rerouted,
+        "Messages moved from one connector's queue to another's (drain, reroute)."),
   TOTAL("refused_queue_full", "emg_messages_refused_total", "reason=\"queue_full\"", refused_full,
         "Submits refused, by reason."),
   TOTAL("refused_connector_queue_full", "emg_messages_refused_total", "reason=\"connector_queue_full\"",
@@ -692,6 +694,10 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       v->state = "queued";
       snprintf(v->summary, sizeof v->summary, "queued on %s%s%s", where, e[i].detail[0] ? " for " : "",
                e[i].detail);
+      break;
+    case HISTORY_REROUTED:
+      v->state = "queued";
+      snprintf(v->summary, sizeof v->summary, "queued on %s, drained from %s", where, e[i].detail);
       break;
     case HISTORY_RETRY:
       v->state = "queued";
@@ -1197,6 +1203,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (get && starts_with(url, queues_prefix)) {
     target = url_connector(c, url, queues_prefix, "/messages");
     return target ? queue_listing_reply(conn, c, target) : reply_error(conn, MHD_HTTP_NOT_FOUND, "no such queue");
+  }
+  if (post && (target = url_connector(c, url, connectors_prefix, "/drain"))) {
+    size_t moved, stayed;
+    if (connector_drain(target, &moved, &stayed) == -1)
+      return reply_error(conn, MHD_HTTP_CONFLICT,
+                         "a server connector's queues belong to its accounts: only a client connector drains");
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:I, s:I}", "connector", connector_config(target)->name,
+                                                   "moved", (json_int_t)moved, "stayed", (json_int_t)stayed));
   }
   if (post && starts_with(url, connectors_prefix)) {
     bool pause = (target = url_connector(c, url, connectors_prefix, "/pause")) != NULL;

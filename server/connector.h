@@ -66,6 +66,15 @@ int connector_tls_reload(struct connector *c, const struct config_tls *next, cha
 void connector_pause(struct connector *c, bool paused);
 bool connector_paused(const struct connector *c);
 
+/* Moves what waits in client connector c's queue to the other connectors of
+ * each message's route (failover and weighted groups) that can take it now;
+ * a message whose route has no other such member stays, in order. Each move
+ * is journaled, is in the message's history and counted as rerouted.
+ * Returns 0 with the counts, -1 for a server connector. Callable from any
+ * thread; meant for a paused connector (one that sends takes its share of
+ * the queue meanwhile). */
+int connector_drain(struct connector *c, size_t *moved, size_t *stayed);
+
 /* The connector's queues: its out queue, then one per account (server). */
 unsigned connector_queue_count(const struct connector *c);
 struct queue *connector_queue(struct connector *c, unsigned i);

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -419,4 +420,80 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     connector_reply_to(in, rp, PROTO_OK, m->origin.ref);
     connector_latency_record(&in->counted.ack, (clock_now_ns() - received_ns) / 1000);
   }
+}
+
+/* ---- drain: a connector's queue moved to its groups' others ---- */
+
+struct drain {
+  struct core *core;
+  int from;
+};
+
+static bool usable_elsewhere(void *ctx, int index)
+{
+  const struct drain *d = ctx;
+  return index != d->from && connector_usable(d->core, index);
+}
+
+/* Routes a message of the drained connector again without it; the
+ * connector it moves to and that connector's queue for it, or -1. */
+static int drain_target(const struct drain *d, const struct qitem *it, struct queue **q)
+{
+  const char *user = "";
+  struct drain *ctx = (struct drain *)d;
+  if (it->kind != QITEM_MSG)
+    return -1;
+  int t = router_route_user(atomic_load_explicit(&d->core->router, memory_order_acquire),
+                            it->msg->origin.connector, it->msg, usable_elsewhere, ctx, &user);
+  /* Alone on its route, or no other member can take it now: it stays. */
+  if (t < 0 || !usable_elsewhere(ctx, t))
+    return -1;
+  *q = connector_target_queue(core_connector(d->core, (unsigned)t), user);
+  return *q ? t : -1;
+}
+
+int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
+{
+  struct core *core = c->core;
+  struct drain d = { core, (int)c->index };
+  struct qlist all = { 0 }, l, keep = { 0 };
+  *moved = *stayed = 0;
+  if (is_server(c))
+    return -1;
+  while (memset(&l, 0, sizeof l), queue_take(&c->out, PUMP_BATCH, &l))
+    for (struct qitem *it = l.head, *next; it; it = next) {
+      next = it->next;
+      qlist_append(&all, it);
+    }
+  for (struct qitem *it = all.head, *next; it; it = next) {
+    struct queue *q = NULL;
+    next = it->next;
+    int t = drain_target(&d, it, &q);
+    if (t < 0) {
+      qlist_append(&keep, it);
+      continue;
+    }
+    /* The journal learns the new connector first: after a crash the
+     * message waits there, not here. */
+    struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id, .target = (uint16_t)t,
+                                .msg = it->msg, .moved = true };
+    if (core->spool && !connector_journal(core, &rec)) {
+      qlist_append(&keep, it);
+      continue;
+    }
+    history_add(core->history, it->msg->id, HISTORY_REROUTED, (uint16_t)t, 0, 0, c->cfg->name);
+    atomic_fetch_add(&core->stats.rerouted, 1);
+    LOGD(c->log, "message %" PRIu64 " to %s moved to %s", it->msg->id, it->msg->dst.addr,
+         core_connector(core, (unsigned)t)->cfg->name);
+    struct qlist one = { 0 };
+    qlist_append(&one, it);
+    queue_push(q, &one, 0);
+    (*moved)++;
+  }
+  *stayed = keep.count;
+  if (keep.head)
+    connector_requeue_rest(&c->out, keep.head, keep.tail);
+  LOGI(c->log, "drained: %zu messages moved to other connectors of their routes, %zu stay", *moved,
+       *stayed);
+  return 0;
 }

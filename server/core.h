@@ -61,6 +61,7 @@ struct core_stats {
   _Atomic uint64_t sent;              /* accepted by an SMSC */
   _Atomic uint64_t failed;            /* refused for good by an SMSC */
   _Atomic uint64_t retried;           /* sent again after a temporary failure or a lost connection */
+  _Atomic uint64_t rerouted;          /* moved from one connector's queue to another's */
   _Atomic uint64_t receipts_in;       /* receipts from SMSCs */
   _Atomic uint64_t delivered;         /* of those, matched to a message and saying DELIVERED */
   _Atomic uint64_t receipts_unmatched;

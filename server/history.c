@@ -146,6 +146,7 @@ uint64_t history_recorded(const struct history *h)
 const char *history_event_name(uint8_t event)
 {
   static const char *const names[] = { "?", "received", "queued", "sent", "retry", "failed",
-                                       "receipt", "receipt_queued", "receipt_delivered", "receipt_given_up" };
+                                       "receipt", "receipt_queued", "receipt_delivered", "receipt_given_up",
+                                       "rerouted" };
   return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }

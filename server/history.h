@@ -23,7 +23,9 @@ enum history_event {
   HISTORY_RECEIPT,            /* receipt from the SMSC (state, code) */
   HISTORY_RECEIPT_QUEUED,     /* receipt for the origin queued (state) */
   HISTORY_RECEIPT_DELIVERED,  /* receipt delivered to the origin (state) */
-  HISTORY_RECEIPT_GIVEN_UP    /* its DLR entry dropped: no receipt awaited any more (detail: why) */
+  HISTORY_RECEIPT_GIVEN_UP,   /* its DLR entry dropped: no receipt awaited any more (detail: why) */
+  HISTORY_REROUTED            /* drained from a connector's queue to another (connector: the new
+                                 one; detail: the one it left) */
 };
 
 #define HISTORY_DETAIL_LEN 40

@@ -360,7 +360,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
     it->target = rec->target;
     struct qitem **slot = replay_slot(r, rec->id);
     if (*slot)
-      qitem_free(*slot);   /* a compacted copy: the later one stands */
+      qitem_free(*slot);   /* a compacted or drained copy: the later one stands */
     else
       r->used++;
     *slot = it;

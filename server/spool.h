@@ -61,6 +61,9 @@ struct spool_record {
   uint16_t target;          /* MSG: the connector it is queued for; SENT: the connector that sent it;
                                RECEIPT: the origin connector; UNRESOLVED: the connector it came on */
   const struct msg *msg;    /* MSG */
+  bool moved;               /* MSG: the same message again, now queued for `target` (drained or
+                               rerouted); written as a copy, so that replay takes the later
+                               record and counts its credit once */
   const char *smsc_id;      /* SENT, UNRESOLVED: normalised, as the DLR table keys it;
                                RECEIPT: the SMSC's id as it sent it (HTTP origins); NULL = none */
   const struct msg_receipt *receipt; /* RECEIPT, UNRESOLVED */

@@ -9,7 +9,8 @@
  * IDS record holding the id high-water mark, so the newest segment always
  * has it.
  *
- * Flags: COPY_FLAG on any record compaction re-appended; VIA_FLAG on a
+ * Flags: COPY_FLAG on any record compaction re-appended, and on a MSG
+ * written again for another connector (a drain, a reroute); VIA_FLAG on a
  * RECEIPT carrying `via`, SMSC_ID_FLAG on one carrying the SMSC's id (a
  * string after `via`); CREDIT_FLAG on a MSG carrying its credit epoch
  * (u32, after the payload bytes and before the callback). A record without
@@ -38,7 +39,7 @@
 #define SPOOL_MAGIC 0x4c505345u          /* "ESPL" */
 #define HDR_LEN 16
 #define RECORD_MAX (1u << 20)            /* largest payload accepted on replay */
-#define COPY_FLAG 0x01                   /* re-appended by compaction */
+#define COPY_FLAG 0x01                   /* re-appended (compaction; MSG: moved) */
 #define VIA_FLAG 0x02                    /* RECEIPT: carries `via` (written before it did not) */
 #define CREDIT_FLAG 0x04                 /* MSG: carries msg.credit_epoch (only when non-zero) */
 #define SMSC_ID_FLAG 0x08                /* RECEIPT: carries the SMSC's id (written before it did not) */
@@ -173,6 +174,8 @@ static inline size_t record_encode(uint8_t *out, const struct spool_record *rec)
   switch (rec->type) {
   case SPOOL_REC_MSG: {
     const struct msg *m = rec->msg;
+    if (rec->moved)
+      flags |= COPY_FLAG;
     p = put_u16(p, rec->target);
     p = put_u64(p, m->id);
     p = put_addr(p, &m->src);

@@ -368,7 +368,9 @@ static void replay_call(void *arg, const uint8_t *rec)
   struct idmap_entry *e;
   switch (rec[12]) {
   case SPOOL_REC_MSG: {
-    bool live = (e = idmap_find(&r->s->msgs, id)) && e->a == seq;
+    /* A message moved to another connector (a drain) has a later copy in
+     * the same segment: each is replayed, and the later one stands. */
+    bool live = (e = idmap_find(&r->s->msgs, id)) && (e->a & ~SEG_FLAG) == seq;
     bool tagged = (rec[13] & CREDIT_FLAG) && !(rec[13] & COPY_FLAG);
     if (live || tagged)
       replay_msg(r, rec, tagged, live);

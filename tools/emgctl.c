@@ -2,7 +2,7 @@
  *
  * usage: emgctl [--url URL] [--token T] [--json] COMMAND
  *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg ID |
- *   pause NAME | resume NAME | reload | watch [--count N] [--interval S] |
+ *   pause NAME | resume NAME | drain NAME | reload | watch [--count N] [--interval S] |
  *   accounts | account add|set|enable|disable|delete|credit|show NAME [options]
  * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
  * for people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised,
@@ -555,6 +555,8 @@ static void print_action(json_t *j)
 {
   if (json_object_get(j, "error"))
     printf("refused: %s\n", json_string_value(json_object_get(j, "error")));
+  else if (json_object_get(j, "moved"))
+    printf("%s drained: %lld moved, %lld stay\n", text(j, "connector"), num(j, "moved"), num(j, "stayed"));
   else if (json_object_get(j, "paused"))
     printf("%s %s\n", text(j, "connector"), json_is_true(json_object_get(j, "paused")) ? "paused" : "resumed");
   else
@@ -580,6 +582,8 @@ static void usage(FILE *out)
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
           "  msg ID                        one message's history (ID decimal or 0x hex)\n"
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
+          "  drain NAME                    move what waits for NAME to the other connectors of\n"
+          "                                each message's route that can take it\n"
           "  reload                        re-read the configuration\n"
           "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
           "  --version, -h/--help          the version, this text\n"
@@ -784,7 +788,8 @@ int main(int argc, char **argv)
     }
     snprintf(path, sizeof path, "/api/messages/%s", name);
     print = print_message;
-  } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0) && extra == 1) {
+  } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0 ||
+              strcmp(command, "drain") == 0) && extra == 1) {
     snprintf(path, sizeof path, "/api/connectors/%s/%s", name, command);
     method = "POST";
     print = print_action;

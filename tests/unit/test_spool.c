@@ -538,6 +538,67 @@ static void test_segments_deleted(void)
   dir_remove();
 }
 
+/* The target the last replayed MSG record of id gives, or -1. */
+static int last_target(const struct collector *c, uint64_t id)
+{
+  int t = -1;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->recs[i].type == SPOOL_REC_MSG && c->recs[i].id == id)
+      t = c->recs[i].target;
+  return t;
+}
+
+/* A message moved to another connector (a drain) is written again as a
+ * copy: replay ends with the later target, in the same segment or a later
+ * one, a SENT after the move still follows, and its credit counts once. */
+static void test_moved_messages(void)
+{
+  struct collector c = { 0 };
+  struct spool *s = spool_fresh(&c, 0, true);
+  struct msg m;
+  for (uint64_t id = 1; id <= 3; id++)
+    append_msg(s, id);
+  msg_make(&m, 4);
+  m.credit_epoch = 9;
+  spool_append(s, &(struct spool_record){ .type = SPOOL_REC_MSG, .id = 4, .target = 2, .msg = &m });
+  msg_make(&m, 1);
+  spool_append(s, &(struct spool_record){ .type = SPOOL_REC_MSG, .id = 1, .target = 5, .msg = &m, .moved = true });
+  append_id(s, SPOOL_REC_FINISHED, 2);
+  msg_make(&m, 4);
+  m.credit_epoch = 9;
+  spool_append(s, &(struct spool_record){ .type = SPOOL_REC_MSG, .id = 4, .target = 7, .msg = &m, .moved = true });
+  uint64_t t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_SENT, .id = 4, .target = 7,
+                                                         .smsc_id = "abc" });
+  CU_ASSERT(wait_durable(s, t));
+  for (int round = 0; round < 2; round++) {
+    s = spool_restart(s, &c, 0, true);
+    CU_ASSERT_EQUAL(last_target(&c, 1), 5);
+    CU_ASSERT_EQUAL(last_target(&c, 2), -1);
+    CU_ASSERT_EQUAL(last_target(&c, 3), round == 0 ? 2 : 6);
+    CU_ASSERT_EQUAL(last_target(&c, 4), 7);
+    CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_SENT), 1);
+    CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_CREDIT_PART), 1);
+    /* the SENT comes after the MSG it belongs to */
+    size_t sent = 0, moved = 0;
+    for (size_t i = 0; i < c.n; i++) {
+      if (c.recs[i].type == SPOOL_REC_SENT)
+        sent = i;
+      if (c.recs[i].type == SPOOL_REC_MSG && c.recs[i].id == 4 && c.recs[i].target == 7)
+        moved = i;
+    }
+    CU_ASSERT(moved < sent);
+    /* a move in a later segment than its original, after the restart */
+    if (round == 0) {
+      msg_make(&m, 3);
+      t = spool_append(s, &(struct spool_record){ .type = SPOOL_REC_MSG, .id = 3, .target = 6, .msg = &m,
+                                                   .moved = true });
+      CU_ASSERT(wait_durable(s, t));
+    }
+  }
+  spool_close(s);
+  collector_reset(&c);
+}
+
 static void test_compaction(void)
 {
   struct collector c = { 0 };
@@ -1451,6 +1512,7 @@ void suite_spool(void)
     { "zeros written ahead, cut quietly after a crash", test_zeros_ahead },
     { "the SCTS ceiling noted for the next process", test_ceiling_noted },
     { "the core notes the SCTS ceiling ahead of its stamps", test_core_notes_ceiling },
+    { "a moved message replays at its new connector", test_moved_messages },
     { "compaction keeps disk use bounded", test_compaction },
     { "compaction reads big segments in parts", test_compaction_in_parts },
     { "compaction passes over damage bigger than its buffer", test_compaction_over_damage },
