@@ -697,7 +697,7 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       break;
     case HISTORY_REROUTED:
       v->state = "queued";
-      snprintf(v->summary, sizeof v->summary, "queued on %s, drained from %s", where, e[i].detail);
+      snprintf(v->summary, sizeof v->summary, "queued on %s, moved from %s", where, e[i].detail);
       break;
     case HISTORY_RETRY:
       v->state = "queued";

@@ -113,6 +113,7 @@ static const struct key connector_keys[] = {
   { UINT_KEY("unbound_max", unbound_max, 1, 100000, 128), .only = MODE_SERVER },
   /* Live: config_tls_needs_restart says what a reload cannot put in place. */
   { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
+  { STRUCT_KEY("retry", retry, struct config_retry, retry_section), .only = MODE_CLIENT },
   { FILE_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
   { UINT_KEY("callback_connections", callback_connections, 1, 10000, 16), .only = MODE_SERVER },
   { UINT_KEY("callback_pipeline", callback_pipeline, 1, 64, 1), .only = MODE_SERVER },

@@ -111,6 +111,34 @@ enum config_http_method {
   CONFIG_HTTP_POST_JSON
 };
 
+/* What a client connector does with a submit its peer refused. */
+enum config_retry_action {
+  CONFIG_RETRY_RETRY,      /* send it again here, after the back-off */
+  CONFIG_RETRY_REROUTE,    /* move it to another member of its route's group that can take it
+                              (none: as the error's class does, retry or fail) */
+  CONFIG_RETRY_FAIL        /* give up: a failure receipt to its origin */
+};
+
+#define CONFIG_RETRY_ERRORS_MAX 32
+
+/* One of the peer's own codes (SMPP command_status, UCP error code, HTTP
+ * status) and what to do when a submit gets it. */
+struct config_retry_error {
+  unsigned code;
+  enum config_retry_action action;
+};
+
+struct config_retry {
+  unsigned attempts;                  /* sends of a message at most; then it fails. 0 = no limit */
+  unsigned backoff_first_ms;          /* the wait after a first refusal; default 100 */
+  double backoff_factor;              /* each further one waits this much longer; default 2 */
+  unsigned backoff_max_ms;            /* at most; default 10000 */
+  enum config_retry_action temporary; /* throttled, queue full, other temporary errors; default retry */
+  enum config_retry_action permanent; /* every other refusal; default fail */
+  struct config_retry_error *errors;  /* by code, before the classes */
+  unsigned n_errors;
+};
+
 struct config_connector {
   char name[CONFIG_NAME_LEN];
   const struct proto_ops *proto;      /* NULL for HTTP */
@@ -150,6 +178,7 @@ struct config_connector {
   unsigned unbound_per_ip;            /* at once from one address; default 16 */
   unsigned unbound_max;               /* at once in all; default 128 */
   struct config_tls tls;              /* TLS on every connection; tls.enabled false = plain TCP */
+  struct config_retry retry;          /* client: refused submits */
   char callback_ca[CONFIG_PATH_LEN];  /* HTTP server: CAs of the receipt callbacks' HTTPS servers;
                                          "" = the system's */
   unsigned callback_connections;      /* HTTP server: callbacks at once per instance (and connections

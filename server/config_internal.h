@@ -153,6 +153,11 @@ void config_accounts_file(struct load *ld, config_t *lc, struct config *c);
 
 extern const struct section tls_section;
 
+/* ---- config_retry.c ---- */
+
+/* A client connector's retry group. */
+extern const struct section retry_section;
+
 /* Completes the tls group of parent (read into t by tls_section) for its
  * role: the defaults that depend on it, the keys that do not apply, the
  * paths made absolute and the files checked (for sessions, t->ctx built). */

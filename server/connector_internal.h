@@ -218,6 +218,12 @@ void connector_requeue_rest(struct queue *q, struct qitem *it, struct qitem *tai
 /* Puts it back at the front of q. */
 void connector_requeue_front(struct queue *q, struct qitem *it);
 
+/* Moves message it, refused by client connector c (why: the refusal), to
+ * another member of its route's group that can take it now and has not
+ * refused it; journaled, in its history, counted as rerouted. False when
+ * there is none (it stays the caller's). */
+bool connector_reroute(struct connector *c, struct qitem *it, const char *why);
+
 /* Journals rec: in an instance's thread into its batch, elsewhere at once.
  * The ticket to wait for (1 with persist off), or 0 when the journal
  * refuses. */

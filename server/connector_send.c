@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "clock.h"
@@ -196,6 +197,59 @@ void connector_pump(struct instance *in)
 
 /* ---- answers to what was sent ---- */
 
+/* What the connector's retry policy says for a refusal: by its code first,
+ * then by its class. */
+static enum config_retry_action retry_action(const struct config_retry *rp, const struct proto_pdu *resp)
+{
+  for (unsigned i = 0; i < rp->n_errors; i++)
+    if (rp->errors[i].code == resp->raw_status)
+      return rp->errors[i].action;
+  return proto_status_temporary(resp->status) ? rp->temporary : rp->permanent;
+}
+
+/* A submit the peer refused: sent again here after the back-off (the
+ * queue's order kept, this instance waiting), moved to another member of
+ * its route's group, or failed with a receipt to its origin, as the
+ * connector's retry policy says. A message that used up its attempts fails;
+ * one that cannot be rerouted does what its error's class does without a
+ * policy (temporary: retry, else fail). */
+static void submit_refused(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+{
+  struct connector *c = in->conn;
+  struct core *core = c->core;
+  const struct config_retry *rp = &c->cfg->retry;
+  enum config_retry_action action = retry_action(rp, resp);
+  char why[64];
+  snprintf(why, sizeof why, "%s (%u)", proto_status_name(resp->status), resp->raw_status);
+  it->attempts++;
+  if (action != CONFIG_RETRY_FAIL && rp->attempts && it->attempts >= rp->attempts) {
+    LOGI(in->log, "message %" PRIu64 " to %s failed: refused %u times, the last %s", it->msg->id,
+         it->msg->dst.addr, (unsigned)it->attempts, why);
+    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
+    return;
+  }
+  if (action == CONFIG_RETRY_REROUTE) {
+    if (connector_reroute(c, it, why))
+      return;
+    action = proto_status_temporary(resp->status) ? CONFIG_RETRY_RETRY : CONFIG_RETRY_FAIL;
+  }
+  if (action == CONFIG_RETRY_FAIL) {
+    LOGI(in->log, "message %" PRIu64 " to %s refused by the SMSC: %s", it->msg->id, it->msg->dst.addr, why);
+    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
+    return;
+  }
+  atomic_fetch_add(&core->stats.retried, 1);
+  history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status,
+              proto_status_name(resp->status));
+  double next = in->backoff_ms ? (double)in->backoff_ms * rp->backoff_factor : (double)rp->backoff_first_ms;
+  in->backoff_ms = next < (double)rp->backoff_max_ms ? (uint64_t)next : rp->backoff_max_ms;
+  in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
+  atomic_store(&in->ready, false);   /* the requeue below wakes another instance */
+  it->next_attempt_ms = (int64_t)time(NULL) * 1000 + (int64_t)in->backoff_ms;
+  LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id, why, in->backoff_ms);
+  connector_requeue_front(&c->out, it);
+}
+
 static void submit_answered(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
 {
   struct connector *c = in->conn;
@@ -238,25 +292,8 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     core_log_event(core, DB_LOG_SENT, it->msg, (int)c->index, awaits_receipt ? key : NULL, 0, 0);
     LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
     qitem_free(it);
-  } else if (proto_status_temporary(resp->status)) {
-    /* Throttled or full: keep the queue's order and back off this instance. */
-    atomic_fetch_add(&core->stats.retried, 1);
-    it->attempts++;
-    history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status,
-                proto_status_name(resp->status));
-    in->backoff_ms = in->backoff_ms ? in->backoff_ms * 2 : 100;
-    if (in->backoff_ms > 10000)
-      in->backoff_ms = 10000;
-    in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
-    atomic_store(&in->ready, false);   /* the requeue below wakes another instance */
-    it->next_attempt_ms = (int64_t)time(NULL) * 1000 + (int64_t)in->backoff_ms;
-    LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id,
-         proto_status_name(resp->status), in->backoff_ms);
-    connector_requeue_front(&c->out, it);
   } else {
-    LOGI(in->log, "message %" PRIu64 " to %s refused by the SMSC: %s (%u)", it->msg->id,
-         it->msg->dst.addr, proto_status_name(resp->status), resp->raw_status);
-    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
+    submit_refused(in, it, resp);
   }
 }
 

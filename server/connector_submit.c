@@ -422,40 +422,84 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   }
 }
 
-/* ---- drain: a connector's queue moved to its groups' others ---- */
+/* ---- moving messages between connectors: drain and reroute ---- */
 
-struct drain {
+/* Connectors a message may move to: usable, neither the one it leaves nor
+ * one that refused it. */
+struct move {
   struct core *core;
   int from;
+  uint64_t refused_by;
 };
+
+static uint64_t connector_bit(unsigned index)
+{
+  return 1ull << (index % 64);
+}
 
 static bool usable_elsewhere(void *ctx, int index)
 {
-  const struct drain *d = ctx;
-  return index != d->from && connector_usable(d->core, index);
+  const struct move *d = ctx;
+  return index != d->from && !(d->refused_by & connector_bit((unsigned)index)) &&
+         connector_usable(d->core, index);
 }
 
-/* Routes a message of the drained connector again without it; the
- * connector it moves to and that connector's queue for it, or -1. */
-static int drain_target(const struct drain *d, const struct qitem *it, struct queue **q)
+/* Routes message it again, as usable_elsewhere allows; the connector it
+ * moves to and that connector's queue for it, or -1 when it has nowhere
+ * else to go (alone on its route, or no other member can take it now). */
+static int move_target(struct move *d, const struct qitem *it, struct queue **q)
 {
   const char *user = "";
-  struct drain *ctx = (struct drain *)d;
   if (it->kind != QITEM_MSG)
     return -1;
+  d->refused_by = it->refused_by;
   int t = router_route_user(atomic_load_explicit(&d->core->router, memory_order_acquire),
-                            it->msg->origin.connector, it->msg, usable_elsewhere, ctx, &user);
-  /* Alone on its route, or no other member can take it now: it stays. */
-  if (t < 0 || !usable_elsewhere(ctx, t))
+                            it->msg->origin.connector, it->msg, usable_elsewhere, d, &user);
+  if (t < 0 || !usable_elsewhere(d, t))
     return -1;
   *q = connector_target_queue(core_connector(d->core, (unsigned)t), user);
   return *q ? t : -1;
 }
 
+/* Moves it, which connector from let go of, to connector t's queue q: the
+ * journal learns the new connector first (after a crash the message waits
+ * there), then its history (detail: where from and why) and the count.
+ * False when the journal refuses: the caller keeps it. */
+static bool move_message(struct core *core, struct qitem *it, const struct connector *from, int t,
+                         struct queue *q, const char *why)
+{
+  struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id, .target = (uint16_t)t,
+                              .msg = it->msg, .moved = true };
+  char detail[HISTORY_DETAIL_LEN];
+  if (core->spool && !connector_journal(core, &rec))
+    return false;
+  snprintf(detail, sizeof detail, "%.20s: %s", from->cfg->name, why);
+  history_add(core->history, it->msg->id, HISTORY_REROUTED, (uint16_t)t, 0, 0, detail);
+  atomic_fetch_add(&core->stats.rerouted, 1);
+  LOGD(from->log, "message %" PRIu64 " to %s moved to %s: %s", it->msg->id, it->msg->dst.addr,
+       core_connector(core, (unsigned)t)->cfg->name, why);
+  struct qlist one = { 0 };
+  qlist_append(&one, it);
+  queue_push(q, &one, 0);
+  return true;
+}
+
+bool connector_reroute(struct connector *c, struct qitem *it, const char *why)
+{
+  struct move d = { c->core, (int)c->index, 0 };
+  struct queue *q = NULL;
+  it->refused_by |= connector_bit(c->index);
+  int t = move_target(&d, it, &q);
+  if (t < 0 || !move_message(c->core, it, c, t, q, why))
+    return false;
+  LOGI(c->log, "message %" PRIu64 " to %s rerouted to %s: %s", it->msg->id, it->msg->dst.addr,
+       core_connector(c->core, (unsigned)t)->cfg->name, why);
+  return true;
+}
+
 int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
 {
-  struct core *core = c->core;
-  struct drain d = { core, (int)c->index };
+  struct move d = { c->core, (int)c->index, 0 };
   struct qlist all = { 0 }, l, keep = { 0 };
   *moved = *stayed = 0;
   if (is_server(c))
@@ -468,27 +512,11 @@ int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
   for (struct qitem *it = all.head, *next; it; it = next) {
     struct queue *q = NULL;
     next = it->next;
-    int t = drain_target(&d, it, &q);
-    if (t < 0) {
+    int t = move_target(&d, it, &q);
+    if (t >= 0 && move_message(c->core, it, c, t, q, "drained"))
+      (*moved)++;
+    else
       qlist_append(&keep, it);
-      continue;
-    }
-    /* The journal learns the new connector first: after a crash the
-     * message waits there, not here. */
-    struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id, .target = (uint16_t)t,
-                                .msg = it->msg, .moved = true };
-    if (core->spool && !connector_journal(core, &rec)) {
-      qlist_append(&keep, it);
-      continue;
-    }
-    history_add(core->history, it->msg->id, HISTORY_REROUTED, (uint16_t)t, 0, 0, c->cfg->name);
-    atomic_fetch_add(&core->stats.rerouted, 1);
-    LOGD(c->log, "message %" PRIu64 " to %s moved to %s", it->msg->id, it->msg->dst.addr,
-         core_connector(core, (unsigned)t)->cfg->name);
-    struct qlist one = { 0 };
-    qlist_append(&one, it);
-    queue_push(q, &one, 0);
-    (*moved)++;
   }
   *stayed = keep.count;
   if (keep.head)

@@ -24,8 +24,8 @@ enum history_event {
   HISTORY_RECEIPT_QUEUED,     /* receipt for the origin queued (state) */
   HISTORY_RECEIPT_DELIVERED,  /* receipt delivered to the origin (state) */
   HISTORY_RECEIPT_GIVEN_UP,   /* its DLR entry dropped: no receipt awaited any more (detail: why) */
-  HISTORY_REROUTED            /* drained from a connector's queue to another (connector: the new
-                                 one; detail: the one it left) */
+  HISTORY_REROUTED            /* moved to another connector, drained or rerouted (connector: the
+                                 new one; detail: "the one it left: why") */
 };
 
 #define HISTORY_DETAIL_LEN 40

@@ -42,6 +42,8 @@ struct qitem {
   uint16_t via;                   /* QITEM_RECEIPT: 1 + the connector the message went out on; 0 = unknown */
   uint64_t sent_ns;               /* monotonic: when its request went out */
   uint16_t target;                /* restart: the connector it waited for */
+  uint64_t refused_by;            /* the connectors that refused it and rerouted it, a bit each
+                                     (index % 64): a reroute passes over them */
 };
 
 /* A list being built before one push. */

@@ -448,6 +448,54 @@ static void test_http_connectors(void)
   config_errors_free(&e);
 }
 
+/* Whether r has want's numbers and actions, and as many errors. */
+static bool retry_is(const struct config_retry *r, struct config_retry want)
+{
+  return r->attempts == want.attempts && r->backoff_first_ms == want.backoff_first_ms &&
+         r->backoff_factor == want.backoff_factor && r->backoff_max_ms == want.backoff_max_ms &&
+         r->temporary == want.temporary && r->permanent == want.permanent && r->n_errors == want.n_errors;
+}
+
+/* A client connector's retry group: defaults when absent, every key read,
+ * and each mistake named by file, line and key. */
+static void test_retry_policy(void)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(
+    "connectors = (\n"
+    "  { name = \"a\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:1\"; system_id = \"x\"; },\n"
+    "  { name = \"b\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:2\"; system_id = \"x\";\n"
+    "    retry = { attempts = 5; backoff_first = 50; backoff_factor = 1.5; backoff_max = 2000;\n"
+    "              temporary = \"reroute\"; permanent = \"reroute\";\n"
+    "              errors = ( { code = 0x58; action = \"fail\"; }, { code = 11; action = \"retry\"; } ); }; }\n"
+    ");\n", NAME, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  const struct config_retry *r = &c->connectors[1].retry;
+  CU_ASSERT(retry_is(&c->connectors[0].retry,
+                     (struct config_retry){ 0, 100, 2.0, 10000, CONFIG_RETRY_RETRY, CONFIG_RETRY_FAIL, NULL, 0 }));
+  CU_ASSERT(retry_is(r, (struct config_retry){ 5, 50, 1.5, 2000, CONFIG_RETRY_REROUTE, CONFIG_RETRY_REROUTE,
+                                               NULL, 2 }));
+  CU_ASSERT_EQUAL_FATAL(r->n_errors, 2);
+  CU_ASSERT_EQUAL(r->errors[0].code, 0x58);
+  CU_ASSERT_EQUAL(r->errors[0].action, CONFIG_RETRY_FAIL);
+  CU_ASSERT_EQUAL(r->errors[1].action, CONFIG_RETRY_RETRY);
+  config_free(c);
+
+  load_bad("connectors = (\n"
+           "  { name = \"a\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:1\"; system_id = \"x\";\n"
+           "    retry = { backoff_first = 5000; backoff_max = 1000; permanent = \"shrug\";\n"
+           "              errors = ( { code = 8; action = \"fail\"; },\n"
+           "                         { code = 8; action = \"retry\"; } ); }; },\n"
+           "  { name = \"s\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:3\";\n"
+           "    users = ( { name = \"u\"; password = \"p\"; } ); retry = { attempts = 2; }; }\n"
+           ");\n", &e);
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].retry.backoff_first", "not above backoff_max"));
+  CU_ASSERT(has_error(&e, 3, "connectors.[0].retry.permanent", "retry"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[0].retry.errors.[1]", "code 8 (0x8) is given twice"));
+  CU_ASSERT(has_error(&e, 7, "connectors.[1].retry", "mode = \"client\""));
+  config_errors_free(&e);
+}
+
 static void test_duplicates(void)
 {
   struct config_errors e;
@@ -921,6 +969,7 @@ void suite_config(void)
     { "strings, enums, addresses", test_strings },
     { "keys per mode", test_modes },
     { "HTTP connectors", test_http_connectors },
+    { "a client connector's retry policy", test_retry_policy },
     { "duplicate names", test_duplicates },
     { "routes", test_routes },
     { "admin, database, plugins", test_admin_database_plugins },
