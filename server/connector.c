@@ -203,7 +203,7 @@ void connector_stage(struct instance *in, struct queue *q, struct qitem *it)
  * what a batch taken from q could not send now. */
 void connector_requeue_rest(struct queue *q, struct qitem *it, struct qitem *tail)
 {
-  struct qlist rest = { it, tail, 0 };
+  struct qlist rest = { .head = it, .tail = tail };
   for (struct qitem *x = it; x; x = x->next)
     rest.count++;
   queue_push(q, &rest, 1);

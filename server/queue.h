@@ -1,6 +1,12 @@
 /* queue.h - the queues between threads: messages waiting for an out
  * connector, receipts (and later MO) waiting for a client's session.
  *
+ * A queue serves messages by priority (msg.priority 0-3, 3 first): one lane
+ * per level, each in order. A lower lane that has waited QUEUE_STARVE_MS
+ * since it was last served while higher ones kept the consumers busy is
+ * served next, so that no level starves. With every message at level 0
+ * (priorities unused) a queue is one lane and reads no clock.
+ *
  * Items move in batches: a producer links what it gathered in one loop
  * iteration and pushes the list under one lock; a consumer takes up to what
  * its window can send. Pushing wakes as many consumers' event loops as the
@@ -46,14 +52,27 @@ struct qitem {
                                      (index % 64): a reroute passes over them */
 };
 
+#define QUEUE_LEVELS 4
+#define QUEUE_STARVE_MS 1000
+
+/* The lane an item waits in: a message's priority (at most the highest
+ * level); receipts at level 0. */
+static inline unsigned qitem_level(const struct qitem *it)
+{
+  unsigned p = it->kind == QITEM_MSG && it->msg ? it->msg->priority : 0;
+  return p < QUEUE_LEVELS ? p : QUEUE_LEVELS - 1;
+}
+
 /* A list being built before one push. */
 struct qlist {
   struct qitem *head, *tail;
   size_t count;
+  unsigned levels;                /* bit L: it holds items of level L (0: not known, counted at push) */
 };
 
 static inline void qlist_append(struct qlist *l, struct qitem *it)
 {
+  l->levels |= 1u << qitem_level(it);
   it->next = NULL;
   if (l->tail)
     l->tail->next = it;
@@ -75,9 +94,15 @@ struct queue_waiter {
   const _Atomic bool *ready;
 };
 
+struct queue_lane {
+  struct qitem *head, *tail;
+  uint64_t served_ms;             /* monotonic: last served, or since it waits beside another lane */
+};
+
 struct queue {
   pthread_mutex_t lock;
-  struct qitem *head, *tail;
+  struct queue_lane lanes[QUEUE_LEVELS];
+  unsigned busy;                  /* bit L: lane L holds items */
   _Atomic size_t count;           /* written under lock; read without it */
   struct queue_waiter waiters[QUEUE_MAX_WAITERS];
   unsigned n_waiters;
@@ -100,13 +125,13 @@ void queue_destroy(struct queue *q);
 void queue_add_waiter(struct queue *q, struct evloop *loop, const _Atomic bool *ready);
 void queue_remove_waiter(struct queue *q, struct evloop *loop);
 
-/* Moves the whole list into the queue (at the back, or at the front for
- * items that must keep their place, e.g. after a lost connection), leaving
- * l empty, and wakes the waiters. */
+/* Moves the whole list into the queue (each item at the back of its lane,
+ * or at the front for items that must keep their place, e.g. after a lost
+ * connection), leaving l empty, and wakes the waiters. */
 void queue_push(struct queue *q, struct qlist *l, int front);
 
-/* Takes up to max items from the front into l (which must be empty).
- * Returns how many. */
+/* Takes up to max items from the front of the lane served next into l
+ * (which must be empty). Returns how many. */
 size_t queue_take(struct queue *q, size_t max, struct qlist *l);
 
 /* Items queued now (a snapshot: no lock taken). */
@@ -115,7 +140,8 @@ static inline size_t queue_count(struct queue *q)
   return atomic_load_explicit(&q->count, memory_order_relaxed);
 }
 
-/* Calls fn for up to limit items from position offset, in queue order,
+/* Calls fn for up to limit items from position offset, in the order they
+ * would be served if nothing starved (lane by lane, the highest first),
  * under the queue's lock (fn must be quick and must not touch the queue).
  * The lock is held for at most QUEUE_WALK_CHUNK items at a time, however
  * far offset is, so that a listing never holds up the threads pushing and

@@ -186,9 +186,10 @@ stop_sink u
 mv "$TMP/u.log" "$TMP/u1.log"
 start_emgd u "$TMP/u.conf"
 wait_port "$ucp"
-check "kept receipts: the next start tries the 200 again" \
-  bash -c "grep -q '200 matching no message yet' '$TMP/u.log' &&
-    grep -q '200 receipts that matched no message yet are tried again' '$TMP/u.log'"
+tried_again() {
+  logged "$TMP/u.log" '200 matching no message yet' && logged "$TMP/u.log" '200 receipts that matched no message yet are tried again'
+}
+check "kept receipts: the next start tries the 200 again" tried_again
 unmatched=$(wait_admin .totals.receipts_unmatched 200)
 check "kept receipts: given up after their retries: $unmatched" [ "$unmatched" = 200 ]
 live=$(wait_admin .spool.live_receipts 0)

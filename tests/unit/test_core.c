@@ -3,8 +3,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core.h"
 #include "ids.h"
 #include "queue.h"
@@ -69,6 +71,84 @@ static void queue_fill(struct queue *q, uint64_t n)
   for (uint64_t id = 1; id <= n; id++)
     qlist_append(&l, message_item(id));
   queue_push(q, &l, 0);
+}
+
+/* A message of a priority level, its id telling which. */
+static struct qitem *urgent_item(uint64_t id, uint8_t priority)
+{
+  struct qitem *it = message_item(id);
+  it->msg->priority = priority;
+  return it;
+}
+
+static void ids_of(const struct qitem *it, void *ctx)
+{
+  char *out = ctx;
+  size_t n = strlen(out);
+  snprintf(out + n, 256 - n, "%s%llu", n ? " " : "", (unsigned long long)it->msg->id);
+}
+
+/* Takes up to max and writes the ids taken into out (then frees them). */
+static size_t queue_take_ids(struct queue *q, size_t max, char *out)
+{
+  struct qlist l = { 0 };
+  size_t n = queue_take(q, max, &l);
+  out[0] = 0;
+  for (struct qitem *it = l.head, *next; it; it = next) {
+    next = it->next;
+    ids_of(it, out);
+    qitem_free(it);
+  }
+  return n;
+}
+
+/* Priorities: higher levels first, each in order; a front push keeps its
+ * place in its own level; walks and removals see every level; a lower
+ * level that waited a second beside a busy higher one is served. */
+static void test_queue_priorities(void)
+{
+  struct queue q;
+  char ids[256];
+  queue_init(&q);
+  struct qlist l = { 0 };
+  static const uint8_t level[] = { 0, 3, 1, 3, 0, 2, 9 };   /* 9: above the top, taken as 3 */
+  for (uint64_t i = 0; i < sizeof level; i++)
+    qlist_append(&l, urgent_item(i + 1, level[i]));
+  queue_push(&q, &l, 0);
+  struct qlist front = { 0 };
+  qlist_append(&front, urgent_item(8, 1));
+  queue_push(&q, &front, 1);
+  CU_ASSERT_EQUAL(queue_count(&q), 8);
+  ids[0] = 0;
+  CU_ASSERT_EQUAL(queue_walk(&q, 0, 100, ids_of, ids), 8);
+  CU_ASSERT_STRING_EQUAL(ids, "2 4 7 6 8 3 1 5");
+  struct qitem *gone = queue_remove_msg(&q, 6);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(gone);
+  qitem_free(gone);
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 2, ids), 2);
+  CU_ASSERT_STRING_EQUAL(ids, "2 4");
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 100, ids), 1);   /* one level a take */
+  CU_ASSERT_STRING_EQUAL(ids, "7");
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 100, ids), 2);
+  CU_ASSERT_STRING_EQUAL(ids, "8 3");
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 100, ids), 2);
+  CU_ASSERT_STRING_EQUAL(ids, "1 5");
+  CU_ASSERT_EQUAL(queue_count(&q), 0);
+
+  /* Starving: level 0 beside a level 3 that never runs dry. */
+  qlist_append(&l, urgent_item(100, 0));
+  queue_push(&q, &l, 0);
+  for (uint64_t i = 0; i < 3; i++)
+    qlist_append(&l, urgent_item(200 + i, 3));
+  queue_push(&q, &l, 0);
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 1, ids), 1);
+  CU_ASSERT_STRING_EQUAL(ids, "200");
+  nanosleep(&(struct timespec){ .tv_sec = (QUEUE_STARVE_MS + 50) / 1000, .tv_nsec = (QUEUE_STARVE_MS + 50) % 1000 * 1000000L }, NULL);
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 1, ids), 1);
+  CU_ASSERT_STRING_EQUAL(ids, "100");
+  CU_ASSERT_EQUAL(queue_take_ids(&q, 5, ids), 2);
+  CU_ASSERT_STRING_EQUAL(ids, "201 202");
+  queue_destroy(&q);
 }
 
 /* Removing one message by id walks the queue in chunks: found past the
@@ -350,6 +430,7 @@ void suite_core(void)
   static const struct test_case cases[] = {
     { "queue order and front pushes", test_queue_order },
     { "a message removed from a long queue", test_queue_remove },
+    { "priorities: levels, front pushes, walks, no starving", test_queue_priorities },
     { "removals while a consumer takes", test_queue_remove_concurrent },
     { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },
