@@ -520,6 +520,7 @@ struct listed {
   int64_t received_ms;         /* messages */
   uint16_t attempts;
   uint8_t last_status;
+  uint8_t level;               /* the priority lane it waits in */
   uint8_t state;               /* receipts */
   int64_t next_attempt_ms;
   uint16_t origin_connector;   /* messages */
@@ -539,6 +540,7 @@ static void list_item(const struct qitem *it, void *arg)
     return;
   struct listed *d = &l->items[l->count++];
   d->kind = it->kind;
+  d->level = (uint8_t)qitem_level(it);
   d->attempts = it->attempts;
   d->last_status = it->last_status;
   d->next_attempt_ms = it->next_attempt_ms;
@@ -568,9 +570,10 @@ static json_t *listed_json(const struct core *c, const struct listed *d, int64_t
   char error[32] = "";
   if (d->last_status)
     status_text(d->last_status, error, sizeof error);
-  json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:i, s:o, s:o, s:o}", "kind",
+  json_t *j = json_pack("{s:s, s:o, s:o, s:o, s:i, s:i, s:o, s:o, s:o}", "kind",
                         d->kind == QITEM_MSG ? "message" : "receipt", "id", json_id(d->id), "from",
-                        json_text(d->from), "to", json_text(d->to), "attempts", (int)d->attempts,
+                        json_text(d->from), "to", json_text(d->to), "priority", (int)d->level,
+                        "attempts", (int)d->attempts,
                         "next_attempt", json_time_ms(d->next_attempt_ms), "last_error",
                         json_text_or_null(error), "origin_ref", json_text(d->origin_ref));
   if (!j)

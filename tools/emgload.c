@@ -62,6 +62,7 @@ struct load_options {
   const char *missing_path;       /* where to list messages acked but without their receipt */
   const char *latency_path;       /* where to write each second's ack latency */
   unsigned validity_s;            /* validity period asked for; 0 = none */
+  unsigned priority;              /* priority level asked for (0-3; SMPP priority_flag, UCP PR, HTTP) */
   struct tool_tls tls;
 };
 
@@ -321,6 +322,7 @@ static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *t
   m->dcs = (uint8_t)ld->opt.coding;
   m->dlr_mask = ld->opt.dlr ? ld->opt.dlr_mask : 0;
   m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
+  m->priority = (uint8_t)ld->opt.priority;
   m->data_len = (uint32_t)build_text(ld, seq, text, cap);
   m->data = text;
   if (ld->opt.coding == SMS_TEXT_8BIT) {
@@ -775,6 +777,10 @@ static int http_setup(struct loader *ld)
       snprintf(num, sizeof num, ",\"validity\":%u", o->validity_s);
       tmpl_append(body, sizeof body, num);
     }
+    if (o->priority) {
+      snprintf(num, sizeof num, ",\"priority\":%u", o->priority);
+      tmpl_append(body, sizeof body, num);
+    }
     tmpl_append(body, sizeof body, "}");
   } else {
     snprintf(url, sizeof url, "%s://%s/cgi-bin/sendsms?username=", scheme, o->connect);
@@ -795,6 +801,10 @@ static int http_setup(struct loader *ld)
     }
     if (o->validity_s) {
       snprintf(num, sizeof num, "&validity=%u", (o->validity_s + 59) / 60);
+      tmpl_append(url, sizeof url, num);
+    }
+    if (o->priority) {
+      snprintf(num, sizeof num, "&priority=%u", o->priority);
       tmpl_append(url, sizeof url, num);
     }
   }
@@ -1011,6 +1021,7 @@ static void usage(FILE *out)
           "  --timeout MS            response time-out before a resubmit (default 30000)\n"
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
           "  --validity S            ask for the message to expire S seconds after submission\n"
+          "  --priority N            ask for priority level N (0-3; UCP: any above 0 is priority)\n"
           "  --missing FILE          list the sequence numbers acked but left without a receipt\n"
           "  --latency-log FILE      each second, a line: seconds since the start, acks, and their\n"
           "                          latency p50, p99 and max in ms (tab-separated)\n"
@@ -1037,6 +1048,7 @@ int main(int argc, char **argv)
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
+    { "priority", required_argument, 0, 'Y' },
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
     { "latency-log", required_argument, 0, 'l' }, { "batch", required_argument, 0, 'B' }, TOOL_TLS_LONGOPTS,
@@ -1077,6 +1089,11 @@ int main(int argc, char **argv)
       if (tool_parse_count(optarg, &v) == -1 || v < 1 || v > 1000)
         bad = "1..1000 messages a request";
       o->batch = (unsigned)v;
+      break;
+    case 'Y':
+      if (tool_parse_count(optarg, &v) == -1 || v > 3)
+        bad = "--priority (0-3)";
+      o->priority = (unsigned)v;
       break;
     case 'c': o->connect = optarg; break;
     case 'u': o->user = optarg; break;

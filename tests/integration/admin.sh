@@ -264,8 +264,8 @@ check "the same message by its hex id ($hex)" \
 ctl queue smpp-out 0 3 > "$TMP/ctl-queue.txt"
 check "emgctl queue smpp-out 0 3: header, three rows with id, addresses and origin" bash -c "
   grep -q '^smpp-out: 50 waiting (paused); from 0, 3 shown\$' '$TMP/ctl-queue.txt' &&
-  grep -Eq '^ID +KIND +FROM +TO +ORIGIN +AGE \(s\) +ATTEMPTS +NEXT ATTEMPT \(UTC\) +LAST ERROR\$' '$TMP/ctl-queue.txt' &&
-  grep -Eq '^$id +message +4917000[0-9]+ +$to +ucp-in/load +[0-9.]+ +0 +- +-\$' '$TMP/ctl-queue.txt' &&
+  grep -Eq '^ID +KIND +FROM +TO +ORIGIN +PRIO +AGE \(s\) +ATTEMPTS +NEXT ATTEMPT \(UTC\) +LAST ERROR\$' '$TMP/ctl-queue.txt' &&
+  grep -Eq '^$id +message +4917000[0-9]+ +$to +ucp-in/load +0 +[0-9.]+ +0 +- +-\$' '$TMP/ctl-queue.txt' &&
   [ \$(grep -c ' message ' '$TMP/ctl-queue.txt') = 3 ]"
 ctl queues > "$TMP/ctl-queues.txt"
 check "emgctl queues: smpp-out holds 50, paused; the total row" bash -c "
