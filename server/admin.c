@@ -521,6 +521,8 @@ struct listed {
   uint16_t attempts;
   uint8_t last_status;
   uint8_t level;               /* the priority lane it waits in */
+  bool scheduled;              /* held by the gateway until send_at */
+  int64_t send_at;             /* its deferred time (Unix s); 0 = none */
   uint8_t state;               /* receipts */
   int64_t next_attempt_ms;
   uint16_t origin_connector;   /* messages */
@@ -541,6 +543,8 @@ static void list_item(const struct qitem *it, void *arg)
   struct listed *d = &l->items[l->count++];
   d->kind = it->kind;
   d->level = (uint8_t)qitem_level(it);
+  d->scheduled = false;
+  d->send_at = it->kind == QITEM_MSG ? it->msg->deferred : 0;
   d->attempts = it->attempts;
   d->last_status = it->last_status;
   d->next_attempt_ms = it->next_attempt_ms;
@@ -565,6 +569,16 @@ static void list_item(const struct qitem *it, void *arg)
   }
 }
 
+/* A held message: listed as any, and marked. */
+static void list_scheduled(const struct qitem *it, void *arg)
+{
+  struct listing *l = arg;
+  size_t before = l->count;
+  list_item(it, arg);
+  if (l->count > before)
+    l->items[before].scheduled = true;
+}
+
 static json_t *listed_json(const struct core *c, const struct listed *d, int64_t now)
 {
   char error[32] = "";
@@ -578,6 +592,8 @@ static json_t *listed_json(const struct core *c, const struct listed *d, int64_t
                         json_text_or_null(error), "origin_ref", json_text(d->origin_ref));
   if (!j)
     return NULL;
+  json_object_set_new(j, "scheduled", json_boolean(d->scheduled));
+  json_object_set_new(j, "send_at", d->send_at > 0 ? json_time_ms(d->send_at * 1000) : json_null());
   if (d->kind == QITEM_MSG) {
     json_object_set_new(j, "age_s", json_real((double)(now - d->received_ms) / 1000.0));
     json_object_set_new(j, "origin", json_pack("{s:s, s:o}", "connector",
@@ -629,20 +645,24 @@ static json_t *queues_json(struct admin *a)
                                                 "queued", (json_int_t)queue_count(aq),
                                                 "oldest_age_s", oldest_age(aq, now)));
     }
-    json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:b, s:o, s:o}", "connector", cfg->name,
-                                          "queued", (json_int_t)n, "max_queue", (json_int_t)cfg->max_queue,
+    json_array_append_new(list, json_pack("{s:s, s:I, s:I, s:I, s:b, s:o, s:o}", "connector", cfg->name,
+                                          "queued", (json_int_t)n, "scheduled",
+                                          (json_int_t)schedule_count(c->schedule, (int)i),
+                                          "max_queue", (json_int_t)cfg->max_queue,
                                           "paused", connector_paused(conn), "oldest_age_s",
                                           oldest_age(connector_queue(conn, 0), now), "accounts",
                                           accounts));
   }
-  return json_pack("{s:o, s:I, s:I, s:I, s:I}", "queues", list, "total", total, "in_flight",
+  return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "queues", list, "total", total, "scheduled",
+                   (json_int_t)schedule_count(c->schedule, -1), "in_flight",
                    (json_int_t)atomic_load(&c->in_flight), "soft_limit",
                    (json_int_t)c->cfg->max_total_queue_soft, "hard_limit",
                    (json_int_t)c->cfg->max_total_queue);
 }
 
-/* What waits in a connector's queues, offset and limit over all of them
- * in order. NULL when out of memory. */
+/* What waits in a connector's queues, then what the gateway holds for it
+ * until its time: offset and limit over all of them in order. NULL when
+ * out of memory. */
 static json_t *queue_messages_json(struct core *core, struct connector *conn, size_t offset, size_t limit)
 {
   struct listing l = { calloc(limit ? limit : 1, sizeof *l.items), 0, limit };
@@ -658,13 +678,14 @@ static json_t *queue_messages_json(struct core *core, struct connector *conn, si
     skip = skip > n ? skip - n : 0;
     total += n;
   }
+  size_t scheduled = schedule_walk(core->schedule, connector_index(conn), skip, l.cap - l.count, list_scheduled, &l);
   int64_t now = now_ms();
   json_t *list = json_array();
   for (size_t i = 0; i < l.count; i++)
     json_array_append_new(list, listed_json(core, &l.items[i], now));
   free(l.items);
-  return json_pack("{s:s, s:I, s:I, s:I, s:b, s:o}", "connector", connector_config(conn)->name,
-                   "queued", (json_int_t)total, "offset", (json_int_t)offset, "limit",
+  return json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:o}", "connector", connector_config(conn)->name,
+                   "queued", (json_int_t)total, "scheduled", (json_int_t)scheduled, "offset", (json_int_t)offset, "limit",
                    (json_int_t)limit, "paused", connector_paused(conn), "messages", list);
 }
 
@@ -697,6 +718,10 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       v->state = "queued";
       snprintf(v->summary, sizeof v->summary, "queued on %s%s%s", where, e[i].detail[0] ? " for " : "",
                e[i].detail);
+      break;
+    case HISTORY_SCHEDULED:
+      v->state = "scheduled";
+      snprintf(v->summary, sizeof v->summary, "held for %s until %s UTC", where, e[i].detail);
       break;
     case HISTORY_REROUTED:
       v->state = "queued";
@@ -1119,6 +1144,9 @@ static enum MHD_Result drop_reply(struct MHD_Connection *conn, struct core *c, u
   for (unsigned i = 0; i < c->n_connectors; i++)
     if (connector_drop_message(core_connector(c, i), id))
       return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b}", "id", json_id(id), "dropped", 1));
+  if (connector_cancel_scheduled(c, id))
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b, s:b}", "id", json_id(id), "dropped", 1,
+                                                   "scheduled", 1));
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");
 }
 

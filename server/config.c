@@ -39,6 +39,11 @@ static const struct name_value msgid_types[] = {
   { "hex", CONFIG_MSGID_HEX }, { NULL, 0 },
 };
 
+static const struct name_value deferred_holders[] = {
+  { "hold", CONFIG_DEFERRED_HOLD }, { "pass", CONFIG_DEFERRED_PASS }, { NULL, 0 },
+};
+_Static_assert(sizeof(enum config_deferred) == sizeof(int), "enum stored as int");
+
 static const struct name_value route_modes[] = {
   { "failover", CONFIG_ROUTE_FAILOVER }, { "weighted", CONFIG_ROUTE_WEIGHTED }, { NULL, 0 },
 };
@@ -114,6 +119,7 @@ static const struct key connector_keys[] = {
   /* Live: config_tls_needs_restart says what a reload cannot put in place. */
   { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
   { STRUCT_KEY("retry", retry, struct config_retry, retry_section), .only = MODE_CLIENT },
+  { ENUM_KEY("deferred_delivery", deferred, deferred_holders, CONFIG_DEFERRED_HOLD), .only = MODE_CLIENT },
   { FILE_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
   { UINT_KEY("callback_connections", callback_connections, 1, 10000, 16), .only = MODE_SERVER },
   { UINT_KEY("callback_pipeline", callback_pipeline, 1, 64, 1), .only = MODE_SERVER },

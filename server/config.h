@@ -111,6 +111,12 @@ enum config_http_method {
   CONFIG_HTTP_POST_JSON
 };
 
+/* Who holds a message with a deferred delivery time until it is due. */
+enum config_deferred {
+  CONFIG_DEFERRED_HOLD,    /* emgd: it waits in the gateway, then goes out without the time */
+  CONFIG_DEFERRED_PASS     /* the SMSC: it goes out at once, the time passed on (SMSCs that schedule) */
+};
+
 /* What a client connector does with a submit its peer refused. */
 enum config_retry_action {
   CONFIG_RETRY_RETRY,      /* send it again here, after the back-off */
@@ -179,6 +185,7 @@ struct config_connector {
   unsigned unbound_max;               /* at once in all; default 128 */
   struct config_tls tls;              /* TLS on every connection; tls.enabled false = plain TCP */
   struct config_retry retry;          /* client: refused submits */
+  enum config_deferred deferred;      /* client: who holds a message until its deferred time */
   char callback_ca[CONFIG_PATH_LEN];  /* HTTP server: CAs of the receipt callbacks' HTTPS servers;
                                          "" = the system's */
   unsigned callback_connections;      /* HTTP server: callbacks at once per instance (and connections

@@ -806,6 +806,21 @@ int connector_drop_message(struct connector *c, uint64_t id)
   return 0;
 }
 
+int connector_cancel_scheduled(struct core *core, uint64_t id)
+{
+  unsigned target;
+  struct qitem *it = schedule_remove(core->schedule, id, &target);
+  if (!it)
+    return 0;
+  drop_queued_message(core_connector(core, target), it, "cancelled by the operator before its time");
+  return 1;
+}
+
+unsigned connector_index(const struct connector *c)
+{
+  return c->index;
+}
+
 void connector_drop_account_queue(struct connector *c, int slot, const char *why)
 {
   if (!c->user_queues || slot < 0 || (unsigned)slot >= c->n_user_queues)

@@ -75,6 +75,19 @@ bool connector_paused(const struct connector *c);
  * the queue meanwhile). */
 int connector_drain(struct connector *c, size_t *moved, size_t *stayed);
 
+/* Whether a message routed to connector target waits in the gateway until
+ * its deferred time (ahead of now, Unix s): always for a server connector,
+ * for a client one unless its deferred_delivery is "pass". */
+bool connector_holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now);
+
+/* Holds queue item it for connector target until its deferred time (in its
+ * history). False when out of memory: it stays the caller's. */
+bool connector_schedule(struct core *core, unsigned target, struct qitem *it);
+
+/* For schedule_release: a held message whose time came, to its connector's
+ * queue (ctx: the core). */
+void connector_release_due(void *ctx, unsigned target, struct qitem *it);
+
 /* The connector's queues: its out queue, then one per account (server). */
 unsigned connector_queue_count(const struct connector *c);
 struct queue *connector_queue(struct connector *c, unsigned i);
@@ -83,6 +96,14 @@ struct queue *connector_queue(struct connector *c, unsigned i);
  * stuck message): its origin gets a failed receipt. Returns 1 when it was
  * found, else 0. Callable from any thread. */
 int connector_drop_message(struct connector *c, uint64_t id);
+
+/* Takes message id out of what the gateway holds until its time (an
+ * operator cancelling it): its origin gets a DELETED receipt. Returns 1 when
+ * it was held, else 0. Callable from any thread. */
+int connector_cancel_scheduled(struct core *core, uint64_t id);
+
+/* The connector's position in the configuration (and the core's array). */
+unsigned connector_index(const struct connector *c);
 
 /* A receipt from the SMSC behind client connector c that the journal kept
  * unmatched (UNRESOLVED journal_id): the connector tries to match it again

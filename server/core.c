@@ -39,12 +39,14 @@ int core_init(struct core *c, const struct config *cfg)
   atomic_init(&c->router, router_create(cfg));
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
   c->history = history_create(cfg->history_size);
+  c->schedule = schedule_create();
   c->auth_guard = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
                                     log_category("emg.auth"));
   char err[256];
   c->accounts = accounts_create(cfg, err, sizeof err);
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
-  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->auth_guard || !c->accounts || !c->connectors) {
+  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->schedule || !c->auth_guard || !c->accounts ||
+      !c->connectors) {
     core_destroy(c);
     return -1;
   }
@@ -72,6 +74,8 @@ void core_destroy(struct core *c)
   c->dlr = NULL;
   history_destroy(c->history);
   c->history = NULL;
+  schedule_destroy(c->schedule);
+  c->schedule = NULL;
   auth_guard_destroy(c->auth_guard);
   c->auth_guard = NULL;
   accounts_destroy(c->accounts);

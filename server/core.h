@@ -23,6 +23,7 @@
 #include "log.h"
 #include "plugin_host.h"
 #include "router.h"
+#include "schedule.h"
 #include "spool.h"
 
 struct connector;
@@ -87,6 +88,7 @@ struct core {
   unsigned n_retired_plugins;
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
+  struct schedule *schedule;          /* messages held until their deferred time */
   struct auth_guard *auth_guard;      /* failed logins per source address */
   struct accounts *accounts;          /* who may log in where (account.h) */
   struct ids ids;

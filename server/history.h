@@ -24,8 +24,9 @@ enum history_event {
   HISTORY_RECEIPT_QUEUED,     /* receipt for the origin queued (state) */
   HISTORY_RECEIPT_DELIVERED,  /* receipt delivered to the origin (state) */
   HISTORY_RECEIPT_GIVEN_UP,   /* its DLR entry dropped: no receipt awaited any more (detail: why) */
-  HISTORY_REROUTED            /* moved to another connector, drained or rerouted (connector: the
+  HISTORY_REROUTED,           /* moved to another connector, drained or rerouted (connector: the
                                  new one; detail: "the one it left: why") */
+  HISTORY_SCHEDULED           /* held by the gateway until its deferred time (detail: the time, UTC) */
 };
 
 #define HISTORY_DETAIL_LEN 40

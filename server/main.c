@@ -108,15 +108,16 @@ static void watch_journal(struct daemon *d)
     LOGI(d->log, "journal in %s writes again: submits accepted", d->cfg->spool_dir);
 }
 
-/* Housekeeping: DLR entries past their TTL (each second: a look at each
- * shard's oldest entry while none is due), the journal's state, a status
- * line every 10 s. */
+/* Housekeeping: held messages whose time came (each tick, 100 ms), DLR
+ * entries past their TTL (each second: a look at each shard's oldest entry
+ * while none is due), the journal's state, a status line every 10 s. */
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct daemon *d = arg;
   uint64_t now = evloop_now_ms(loop);
   watch_journal(d);
   core_scts_note_ahead(&d->core);
+  schedule_release(d->core.schedule, time(NULL), connector_release_due, &d->core);
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
@@ -283,7 +284,7 @@ struct replay {
   struct qitem **slots;           /* open addressing on the id */
   size_t mask, used;
   uint64_t max_id;
-  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped;
+  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped, scheduled;
   struct dlr_dropped *evicted;    /* messages whose replayed DLR entries the table dropped */
   size_t n_evicted, evicted_cap;
 };
@@ -501,6 +502,12 @@ static int open_journal(struct daemon *d)
       qitem_free(it);
       continue;
     }
+    if (connector_holds_until_due(&d->core, it->target, it->msg, time(NULL)) &&
+        connector_schedule(&d->core, it->target, it)) {
+      atomic_fetch_add(&d->core.in_flight, 1);
+      r.scheduled++;
+      continue;
+    }
     if (connector_restore(&d->core, it->target, it, "") == -1) {
       LOGW(d->log, "journal: message %" PRIu64 " has no connector to go to any more; dropped",
            it->msg->id);
@@ -516,8 +523,8 @@ static int open_journal(struct daemon *d)
   ids_init(&d->core.ids, d->cfg->node_id, d->cfg->id_window,
            (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
   LOGI(d->log, "journal: %" PRIu64 " messages queued again, %" PRIu64 " awaiting receipts, %" PRIu64
-       " receipts to deliver, %" PRIu64 " matching no message yet, %" PRIu64 " dropped",
-       r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped);
+       " receipts to deliver, %" PRIu64 " matching no message yet, %" PRIu64 " dropped, %" PRIu64
+       " held until their time", r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped, r.scheduled);
   return 0;
 }
 

@@ -510,22 +510,26 @@ static void print_queue(json_t *j)
 {
   json_t *list = at(j, "messages"), *m;
   size_t i;
-  printf("%s: %lld waiting%s; from %lld, %zu shown\n", text(j, "connector"), num(j, "queued"),
-         json_is_true(at(j, "paused")) ? " (paused)" : "", num(j, "offset"), json_array_size(list));
+  printf("%s: %lld waiting%s", text(j, "connector"), num(j, "queued"),
+         json_is_true(at(j, "paused")) ? " (paused)" : "");
+  if (num(j, "scheduled"))
+    printf(", %lld held until their time", num(j, "scheduled"));
+  printf("; from %lld, %zu shown\n", num(j, "offset"), json_array_size(list));
   struct table t;
   table_init(&t, "lllllrrrll");
   table_row(&t, "ID" SEP "KIND" SEP "FROM" SEP "TO" SEP "ORIGIN" SEP "PRIO" SEP "AGE (s)" SEP "ATTEMPTS" SEP
                 "NEXT ATTEMPT (UTC)" SEP "LAST ERROR");
   json_array_foreach(list, i, m) {
     char age[32], next[32], origin[96];
+    bool scheduled = json_is_true(at(m, "scheduled"));
     if (json_is_object(at(m, "origin")))
       snprintf(origin, sizeof origin, "%s/%s", text(m, "origin.connector"), text(m, "origin.user"));
     else
       snprintf(origin, sizeof origin, "%s", text(m, "state"));
     table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%s" SEP "%lld" SEP "%s" SEP "%s",
-              text(m, "id"), text(m, "kind"), text(m, "from"), text(m, "to"), origin, num(m, "priority"),
-              decimal(m, "age_s", age, sizeof age),
-              num(m, "attempts"), when(m, "next_attempt", next, sizeof next), text(m, "last_error"));
+              text(m, "id"), scheduled ? "scheduled" : text(m, "kind"), text(m, "from"), text(m, "to"), origin,
+              num(m, "priority"), decimal(m, "age_s", age, sizeof age), num(m, "attempts"),
+              when(m, scheduled ? "send_at" : "next_attempt", next, sizeof next), text(m, "last_error"));
   }
   table_print(&t);
 }

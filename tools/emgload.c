@@ -63,6 +63,7 @@ struct load_options {
   const char *latency_path;       /* where to write each second's ack latency */
   unsigned validity_s;            /* validity period asked for; 0 = none */
   unsigned priority;              /* priority level asked for (0-3; SMPP priority_flag, UCP PR, HTTP) */
+  unsigned deferred_s;            /* delivery deferred by this many seconds; 0 = at once */
   struct tool_tls tls;
 };
 
@@ -323,6 +324,7 @@ static void build_msg(struct loader *ld, uint64_t seq, struct msg *m, uint8_t *t
   m->dlr_mask = ld->opt.dlr ? ld->opt.dlr_mask : 0;
   m->validity = ld->opt.validity_s ? time(NULL) + ld->opt.validity_s : 0;
   m->priority = (uint8_t)ld->opt.priority;
+  m->deferred = ld->opt.deferred_s ? time(NULL) + ld->opt.deferred_s : 0;
   m->data_len = (uint32_t)build_text(ld, seq, text, cap);
   m->data = text;
   if (ld->opt.coding == SMS_TEXT_8BIT) {
@@ -781,6 +783,10 @@ static int http_setup(struct loader *ld)
       snprintf(num, sizeof num, ",\"priority\":%u", o->priority);
       tmpl_append(body, sizeof body, num);
     }
+    if (o->deferred_s) {
+      snprintf(num, sizeof num, ",\"deferred\":%u", o->deferred_s);
+      tmpl_append(body, sizeof body, num);
+    }
     tmpl_append(body, sizeof body, "}");
   } else {
     snprintf(url, sizeof url, "%s://%s/cgi-bin/sendsms?username=", scheme, o->connect);
@@ -805,6 +811,10 @@ static int http_setup(struct loader *ld)
     }
     if (o->priority) {
       snprintf(num, sizeof num, "&priority=%u", o->priority);
+      tmpl_append(url, sizeof url, num);
+    }
+    if (o->deferred_s) {   /* Kannel's deferred is in minutes */
+      snprintf(num, sizeof num, "&deferred=%u", (o->deferred_s + 59) / 60);
       tmpl_append(url, sizeof url, num);
     }
   }
@@ -1022,6 +1032,7 @@ static void usage(FILE *out)
           "  --give-up S             end the run after S seconds without progress (default 60)\n"
           "  --validity S            ask for the message to expire S seconds after submission\n"
           "  --priority N            ask for priority level N (0-3; UCP: any above 0 is priority)\n"
+          "  --deferred S            ask for delivery S seconds after submission (Kannel's API: minutes)\n"
           "  --missing FILE          list the sequence numbers acked but left without a receipt\n"
           "  --latency-log FILE      each second, a line: seconds since the start, acks, and their\n"
           "                          latency p50, p99 and max in ms (tab-separated)\n"
@@ -1048,7 +1059,7 @@ int main(int argc, char **argv)
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
     { "give-up", required_argument, 0, 'G' },   { "validity", required_argument, 0, 'V' },
-    { "priority", required_argument, 0, 'Y' },
+    { "priority", required_argument, 0, 'Y' }, { "deferred", required_argument, 0, 'Z' },
     { "missing", required_argument, 0, 'M' },  { "dlr-mask", required_argument, 0, 'K' },
     { "http-api", required_argument, 0, 'A' }, { "dlr-listen", required_argument, 0, 'R' },
     { "latency-log", required_argument, 0, 'l' }, { "batch", required_argument, 0, 'B' }, TOOL_TLS_LONGOPTS,
@@ -1103,6 +1114,7 @@ int main(int argc, char **argv)
     case 'N':
     case 'L':
     case 'V':
+    case 'Z':
     case 'T':
       if (tool_parse_count(optarg, &v) == -1 || v > 100000000ull) {
         bad = "number";
@@ -1113,6 +1125,7 @@ int main(int argc, char **argv)
       else if (ch == 'N') { o->count = v; o->duration_s = 0; }
       else if (ch == 'L') o->length = (unsigned)v;
       else if (ch == 'V') o->validity_s = (unsigned)v;
+      else if (ch == 'Z') o->deferred_s = (unsigned)v;
       else o->timeout_ms = (unsigned)v;
       break;
     case 'D':

@@ -32,7 +32,7 @@ load() {  # load NAME TO COUNT [options]
     --connections 2 --window 100 --count "$count" --to "$to" --json --quiet --give-up 60 "$@" \
     > "$TMP/$name.json" || true
 }
-records() { grep -c . "$TMP/s.record" 2>/dev/null || echo 0; }
+records() { cat "$TMP/s.record" 2>/dev/null | awk 'END { print NR }'; }
 start_emgd p "$TMP/p.conf"
 wait_port "$in"
 wait_port "$admin_port"

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "ids.h"
 #include "queue.h"
+#include "schedule.h"
 #include "testutil.h"
 
 static struct qitem *numbered(uint16_t n)
@@ -149,6 +150,51 @@ static void test_queue_priorities(void)
   CU_ASSERT_EQUAL(queue_take_ids(&q, 5, ids), 2);
   CU_ASSERT_STRING_EQUAL(ids, "201 202");
   queue_destroy(&q);
+}
+
+struct released {
+  char ids[256];
+  unsigned targets;
+};
+
+static void note_release(void *ctx, unsigned target, struct qitem *it)
+{
+  struct released *r = ctx;
+  ids_of(it, r->ids);
+  r->targets += target;
+  qitem_free(it);
+}
+
+/* The schedule: held until due, the earliest first (ids in order on a
+ * tie), counted per connector, listed by due time, one taken out. */
+static void test_schedule(void)
+{
+  struct schedule *s = schedule_create();
+  static const int64_t due[] = { 500, 100, 300, 100, 200 };
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  for (uint64_t i = 0; i < 5; i++) {
+    struct qitem *it = message_item(i + 1);
+    it->msg->deferred = due[i];
+    CU_ASSERT_EQUAL(schedule_add(s, it, i % 2 ? 7 : 3), 0);
+  }
+  CU_ASSERT_EQUAL(schedule_count(s, -1), 5);
+  CU_ASSERT_EQUAL(schedule_count(s, 3), 3);
+  char ids[256] = "";
+  CU_ASSERT_EQUAL(schedule_walk(s, 3, 0, 10, ids_of, ids), 3);
+  CU_ASSERT_STRING_EQUAL(ids, "5 3 1");
+  unsigned target = 0;
+  struct qitem *it = schedule_remove(s, 3, &target);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(it);
+  CU_ASSERT_EQUAL(target, 3);
+  qitem_free(it);
+  CU_ASSERT_PTR_NULL(schedule_remove(s, 3, &target));
+  struct released r = { "", 0 };
+  CU_ASSERT_EQUAL(schedule_release(s, 99, note_release, &r), 0);
+  CU_ASSERT_EQUAL(schedule_release(s, 200, note_release, &r), 3);
+  CU_ASSERT_STRING_EQUAL(r.ids, "2 4 5");
+  CU_ASSERT_EQUAL(r.targets, 7 + 7 + 3);
+  CU_ASSERT_EQUAL(schedule_count(s, -1), 1);
+  schedule_destroy(s);   /* frees message 1, still held */
 }
 
 /* Removing one message by id walks the queue in chunks: found past the
@@ -431,6 +477,7 @@ void suite_core(void)
     { "queue order and front pushes", test_queue_order },
     { "a message removed from a long queue", test_queue_remove },
     { "priorities: levels, front pushes, walks, no starving", test_queue_priorities },
+    { "the schedule: held until due, in order, listed, cancelled", test_schedule },
     { "removals while a consumer takes", test_queue_remove_concurrent },
     { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },
