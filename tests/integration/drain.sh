@@ -10,13 +10,14 @@ source "$(dirname "$0")/lib.sh"
 
 start_sink a smpp --user emg --password secret
 start_sink b smpp --user emg --password secret
-in=$(free_port)
-admin_port=$(free_port)
+SMPP_IN=$(free_port)
+ADMIN_PORT=$(free_port)
+ADMIN_TOKEN=drain-test-token-123
 cat > "$TMP/d.conf" <<CONF
 general: { node_id = 3; persist = true; spool_dir = "$TMP/spool"; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "drain-test-token-123"; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 1;
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_a"; instances = 1;
     system_id = "emg"; password = "secret"; window = 10; reconnect_min = 100; reconnect_max = 300; },
@@ -28,67 +29,52 @@ routes = (
   { dst_prefix = "4910"; to = "a"; }
 );
 CONF
-ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$admin_port" --token drain-test-token-123 "$@"; }
 queued() {  # queued NAME: messages waiting in connector NAME's queue
-  curl -s -H 'Authorization: Bearer drain-test-token-123' "http://127.0.0.1:$admin_port/api/queues" |
-    jq -r --arg n "$1" '.queues[] | select(.connector == $n) | .queued'
-}
-load() {  # load NAME TO COUNT
-  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-    --connections 1 --window 20 --count "$3" --to "$2" --json --quiet --give-up 30 > "$TMP/$1.json" || true
+  admin_call /api/queues | jq -r --arg n "$1" '.queues[] | select(.connector == $n) | .queued'
 }
 # distinct SINK PREFIX: the distinct messages to PREFIX the sink recorded.
 distinct() { grep -P "\t$2" "$TMP/$1.record" | grep -o 'emgload #[0-9]*' | sort -u | wc -l; }
-# wait_for TRIES CMD...: polls CMD every 0.1 s until it succeeds (bounded).
-wait_for() {
-  local tries=$1
-  shift
-  until "$@"; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
 queued_is() { [ "$(queued "$1")" = "$2" ]; }
+queues_are() { [ "$(queued a)/$(queued b)" = "$1" ]; }
 at_least() { [ "$(distinct "$1" "$2")" -ge "$3" ]; }
 
 start_emgd d "$TMP/d.conf"
-wait_port "$in"
-wait_port "$admin_port"
+wait_port "$SMPP_IN"
+wait_port "$ADMIN_PORT"
 sleep 0.5
 
 # The SMSC behind a stops answering: the group's messages queue on a (it
 # is still bound), behind the 10 in its window.
 kill -STOP "$SINK_PID_a"
-load group 4912:13 300
-load alone 4910:13 50
+smpp_load group 4912:13 300
+smpp_load alone 4910:13 50
 check "300 for the group and 50 for a alone, all acked" \
   [ "$(jget "$TMP/group.json" .acked)/$(jget "$TMP/alone.json" .acked)" = "300/50" ]
-check "a's queue holds 340 (10 more in its window)" wait_for 50 queued_is a 340
-check "emgctl pause a" [ "$(ctl pause a)" = "a paused" ]
+check "a's queue holds 340 (10 more in its window)" wait_until 50 queued_is a 340
+check "emgctl pause a" [ "$(admin_ctl pause a)" = "a paused" ]
 # b takes the moved messages but does not answer yet: they wait in its
 # window and queue when emgd is killed.
 kill -STOP "$SINK_PID_b"
 check "emgctl drain a: the group's 290 move to b, a's own 50 stay" \
-  [ "$(ctl drain a)" = "a drained: 290 moved, 50 stay" ]
+  [ "$(admin_ctl drain a)" = "a drained: 290 moved, 50 stay" ]
 check "a's queue holds its 50, b's the moved ones beyond its window (280)" \
-  wait_for 50 bash -c "$(declare -f queued); admin_port=$admin_port; [ \"\$(queued a)/\$(queued b)\" = 50/280 ]"
+  wait_until 50 queues_are 50/280
 check "the move is counted as rerouted" \
-  [ "$(curl -s -H 'Authorization: Bearer drain-test-token-123' "http://127.0.0.1:$admin_port/api/status" | jq .totals.rerouted)" = 290 ]
-drain_refused() { ! ctl drain in >/dev/null 2>&1; }
+  [ "$(admin_call /api/status | jq .totals.rerouted)" = 290 ]
+drain_refused() { ! admin_ctl drain in >/dev/null 2>&1; }
 check "emgctl drain of a server connector: refused" drain_refused
 
 # A crash now: the journal has the moved messages on b.
 kill_emgd d
 kill -CONT "$SINK_PID_a" "$SINK_PID_b"
 start_emgd d2 "$TMP/d.conf"
-wait_port "$in"
+wait_port "$SMPP_IN"
 check "after the crash every one of the 300 reached a sink" \
-  wait_for 200 bash -c "[ \$(cat '$TMP/a.record' '$TMP/b.record' | grep -P '\t4912' | grep -o 'emgload #[0-9]*' | sort -u | wc -l) = 300 ]"
+  wait_until 200 bash -c "[ \$(cat '$TMP/a.record' '$TMP/b.record' | grep -P '\t4912' | grep -o 'emgload #[0-9]*' | sort -u | wc -l) = 300 ]"
 check "the 290 moved went to b (b has $(distinct b 4912) distinct)" at_least b 4912 290
 check "a got only the 10 it had in its window before the pause ($(distinct a 4912))" \
   [ "$(distinct a 4912)" -le 10 ]
-check "a's own 50 reached a" wait_for 100 at_least a 4910 50
+check "a's own 50 reached a" wait_until 100 at_least a 4910 50
 check "none of a's own went to b" [ "$(distinct b 4910)" = 0 ]
 stop_emgd d2
 stop_sink a

@@ -253,3 +253,44 @@ record_seen_all() {
   seen=$(grep -o 'emgload #[0-9]*' "$record" | sort -u | wc -l)
   [ "$seen" = "$n" ] || { echo "record $record: $seen distinct of $n" >&2; return 1; }
 }
+
+# The admin API of the emgd under test, once ADMIN_PORT and ADMIN_TOKEN are
+# set: admin_ctl ARGS runs emgctl against it, admin_call PATH [curl options]
+# prints its answer.
+admin_ctl() {
+  "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token "$ADMIN_TOKEN" "$@"
+}
+admin_call() {
+  local path=$1
+  shift
+  curl -s -H "Authorization: Bearer $ADMIN_TOKEN" "$@" "http://127.0.0.1:$ADMIN_PORT$path"
+}
+
+# smpp_load NAME TO COUNT [emgload options]: COUNT SMPP submits to the
+# addresses TO (PREFIX:LEN) into port SMPP_IN as load/secret, one
+# connection, window 20 (options given override); the summary in
+# $TMP/NAME.json.
+smpp_load() {
+  local name=$1 to=$2 count=$3
+  shift 3
+  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$SMPP_IN" --user load --password secret \
+    --connections 1 --window 20 --count "$count" --to "$to" --json --quiet --give-up 30 "$@" \
+    > "$TMP/$name.json" || true
+}
+
+# record_count NAME: the messages sink NAME recorded (0 before its first).
+record_count() {
+  cat "$TMP/$1.record" 2>/dev/null | awk 'END { print NR }'
+}
+
+# wait_until TRIES CMD...: runs CMD every 0.1 s until it succeeds, at most
+# TRIES times; fails when it never did.
+wait_until() {
+  local tries=$1
+  shift
+  until "$@"; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || return 1
+    sleep 0.1
+  done
+}

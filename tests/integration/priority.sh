@@ -10,51 +10,44 @@ source "$(dirname "$0")/lib.sh"
 LOW=100000
 HIGH=100
 start_sink s smpp --user emg --password secret
-in=$(free_port)
-admin_port=$(free_port)
+SMPP_IN=$(free_port)
+ADMIN_PORT=$(free_port)
+ADMIN_TOKEN=priority-test-token-1
 cat > "$TMP/p.conf" <<CONF
 general: { node_id = 5; persist = false; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "priority-test-token-1"; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 2;
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 1;
     window = 10; system_id = "emg"; password = "secret"; }
 );
 routes = ( { to = "out"; } );
 CONF
-ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$admin_port" --token priority-test-token-1 "$@"; }
-api() { curl -s -H 'Authorization: Bearer priority-test-token-1' "http://127.0.0.1:$admin_port$1"; }
-load() {  # load NAME TO COUNT [options]
-  local name=$1 to=$2 count=$3
-  shift 3
-  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-    --connections 2 --window 100 --count "$count" --to "$to" --json --quiet --give-up 60 "$@" \
-    > "$TMP/$name.json" || true
-}
-records() { cat "$TMP/s.record" 2>/dev/null | awk 'END { print NR }'; }
+load() { smpp_load "$@" --connections 2 --window 100; }
+level_shown() { admin_ctl queue out 0 1 | grep -Eq '^[0-9]+ +message +[0-9]+ +4920[0-9]+ +in/load +3 '; }
 start_emgd p "$TMP/p.conf"
-wait_port "$in"
-wait_port "$admin_port"
+wait_port "$SMPP_IN"
+wait_port "$ADMIN_PORT"
 sleep 0.5
 
-check "emgctl pause out" [ "$(ctl pause out)" = "out paused" ]
+check "emgctl pause out" [ "$(admin_ctl pause out)" = "out paused" ]
 load low 4910:13 "$LOW" --length 20
 load high 4920:13 "$HIGH" --length 20 --priority 3
 check "all $LOW low and $HIGH high acked" \
   [ "$(jget "$TMP/low.json" .acked)/$(jget "$TMP/high.json" .acked)" = "$LOW/$HIGH" ]
 check "out's queue holds all $((LOW + HIGH))" \
-  [ "$(api /api/queues | jq -r '.queues[] | select(.connector == "out") | .queued')" = $((LOW + HIGH)) ]
+  [ "$(admin_call /api/queues | jq -r '.queues[] | select(.connector == "out") | .queued')" = $((LOW + HIGH)) ]
 check "the listing shows the priority-3 messages first" \
-  [ "$(api "/api/queues/out/messages?limit=$((HIGH + 1))" | jq -r '[.messages[].priority] | (.[0:'$HIGH'] | unique | map(tostring) | join(",")) + "/" + (.['$HIGH'] | tostring)')" = "3/0" ]
-check "emgctl queue shows the level" bash -c "$(declare -f ctl); BIN='$BIN' admin_port=$admin_port; ctl queue out 0 1 | grep -Eq '^[0-9]+ +message +[0-9]+ +4920[0-9]+ +in/load +3 '"
-check "emgctl resume out" [ "$(ctl resume out)" = "out resumed" ]
+  [ "$(admin_call "/api/queues/out/messages?limit=$((HIGH + 1))" | jq -r '[.messages[].priority] | (.[0:'$HIGH'] | unique | map(tostring) | join(",")) + "/" + (.['$HIGH'] | tostring)')" = "3/0" ]
+check "emgctl queue shows the level" level_shown
+check "emgctl resume out" [ "$(admin_ctl resume out)" = "out resumed" ]
 tries=600
-while [ "$(records)" -lt $((LOW + HIGH)) ] && [ $tries -gt 0 ]; do
+while [ "$(record_count s)" -lt $((LOW + HIGH)) ] && [ $tries -gt 0 ]; do
   sleep 0.1
   tries=$((tries - 1))
 done
-check "the SMSC got all $((LOW + HIGH))" [ "$(records)" = $((LOW + HIGH)) ]
+check "the SMSC got all $((LOW + HIGH))" [ "$(record_count s)" = $((LOW + HIGH)) ]
 last_high=$(grep -n -P '\t4920' "$TMP/s.record" | tail -1 | cut -d: -f1)
 check "the $HIGH priority-3 messages were the first the SMSC got (the last of them at line $last_high)" \
   [ "$last_high" -le "$HIGH" ]

@@ -11,21 +11,22 @@ source "$(dirname "$0")/lib.sh"
 start_sink a smpp --user emg --password secret --reject-rate 1
 start_sink b smpp --user emg --password secret --dlr-delay 0-100
 start_sink t smpp --user emg --password secret --fail-rate 1
-in=$(free_port)
-admin_port=$(free_port)
+SMPP_IN=$(free_port)
+ADMIN_PORT=$(free_port)
+ADMIN_TOKEN=retry-test-token-1234
 client() {  # client NAME SINK [more keys]: an SMPP client connector to a sink
   echo "{ name = \"$1\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:$2\"; window = 10;"
   echo "  system_id = \"emg\"; password = \"secret\"; reconnect_min = 100; ${3:-} },"
 }
 cat > "$TMP/r.conf" <<CONF
 general: { node_id = 4; persist = false; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "retry-test-token-1234"; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
   $(client a "$SINK_PORT_a" 'retry = { permanent = "reroute"; };')
   $(client b "$SINK_PORT_b")
   $(client t "$SINK_PORT_t" 'retry = { attempts = 3; backoff_first = 20; backoff_max = 100; };')
   $(client u "$SINK_PORT_t" 'retry = { errors = ( { code = 0x58; action = "fail"; } ); };')
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 1;
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
     users = ( { name = "load"; password = "secret"; } ); }
 );
 routes = (
@@ -34,18 +35,11 @@ routes = (
   { dst_prefix = "4930"; to = "u"; }
 );
 CONF
-load() {  # load NAME TO COUNT: with receipts, waiting for them
-  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-    --connections 1 --window 20 --count "$3" --to "$2" --dlr --wait-dlr 20 --json --quiet --give-up 30 \
-    > "$TMP/$1.json" || true
-}
-total() {  # total KEY: a count of /api/status
-  curl -s -H 'Authorization: Bearer retry-test-token-1234' "http://127.0.0.1:$admin_port/api/status" |
-    jq -r ".totals.$1"
-}
+load() { smpp_load "$@" --dlr --wait-dlr 20; }   # with receipts, waiting for them
+total() { admin_call /api/status | jq -r ".totals.$1"; }   # total KEY: a count of /api/status
 start_emgd r "$TMP/r.conf"
-wait_port "$in"
-wait_port "$admin_port"
+wait_port "$SMPP_IN"
+wait_port "$ADMIN_PORT"
 sleep 0.5
 
 # 1. a refuses every submit for good; its policy reroutes to b.

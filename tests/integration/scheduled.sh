@@ -12,13 +12,14 @@ AHEAD=30
 N=20
 start_sink s smpp --user emg --password secret
 start_sink p smpp --user emg --password secret
-in=$(free_port)
-admin_port=$(free_port)
+SMPP_IN=$(free_port)
+ADMIN_PORT=$(free_port)
+ADMIN_TOKEN=scheduled-test-token-1
 cat > "$TMP/d.conf" <<CONF
 general: { node_id = 6; persist = true; spool_dir = "$TMP/spool"; };
-admin: { listen = "127.0.0.1:$admin_port"; token = "scheduled-test-token-1"; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$in"; instances = 1;
+  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s";
     system_id = "emg"; password = "secret"; reconnect_min = 100; },
@@ -27,55 +28,46 @@ connectors = (
 );
 routes = ( { dst_prefix = "4930"; to = "smsc-holds"; }, { to = "out"; } );
 CONF
-ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$admin_port" --token scheduled-test-token-1 "$@"; }
-api() { curl -s -H 'Authorization: Bearer scheduled-test-token-1' "$@" "http://127.0.0.1:$admin_port$API_PATH"; }
-get() { API_PATH=$1 api; }
-load() {  # load NAME TO COUNT [options]
-  local name=$1 to=$2 count=$3
-  shift 3
-  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
-    --connections 1 --window 10 --count "$count" --to "$to" --json --quiet --give-up 30 "$@" \
-    > "$TMP/$name.json" || true
-}
-records() { cat "$TMP/$1.record" 2>/dev/null | awk 'END { print NR }'; }
+sink_has() { [ "$(record_count "$1")" = "$2" ]; }
+scheduled_rows() { admin_ctl queue out | grep -c ' scheduled ' | grep -qx "$1"; }
 start_emgd d "$TMP/d.conf"
-wait_port "$in"
-wait_port "$admin_port"
+wait_port "$SMPP_IN"
+wait_port "$ADMIN_PORT"
 sleep 0.5
 
-load held 4910:13 "$N" --deferred "$AHEAD"
+smpp_load held 4910:13 "$N" --deferred "$AHEAD"
 check "$N deferred messages acked" [ "$(jget "$TMP/held.json" .acked)" = "$N" ]
-load passed 4930:13 5 --deferred "$AHEAD"
+smpp_load passed 4930:13 5 --deferred "$AHEAD"
 check "deferred_delivery = pass: the SMSC got all 5 at once" \
-  bash -c "for i in \$(seq 50); do [ \$(cat '$TMP/p.record' 2>/dev/null | awk 'END { print NR }') = 5 ] && exit 0; sleep 0.1; done; exit 1"
-get /api/queues > "$TMP/queues.json"
+  wait_until 50 sink_has p 5
+admin_call /api/queues > "$TMP/queues.json"
 check "out holds $N until their time, none in its queue" \
   [ "$(jq -r '.queues[] | select(.connector == "out") | "\(.queued) \(.scheduled)"' "$TMP/queues.json")" = "0 $N" ]
-get "/api/queues/out/messages?limit=100" > "$TMP/held-list.json"
+admin_call "/api/queues/out/messages?limit=100" > "$TMP/held-list.json"
 check "the listing shows them held, with their time" \
   [ "$(jq -r '[.messages[] | select(.scheduled and .send_at != null)] | length' "$TMP/held-list.json")" = "$N" ]
 due=$(date -d "$(jq -r '[.messages[].send_at] | min' "$TMP/held-list.json")" +%s)
 due_last=$(date -d "$(jq -r '[.messages[].send_at] | max' "$TMP/held-list.json")" +%s)
 id=$(jq -r '.messages[0].id' "$TMP/held-list.json")
-check "emgctl queue out: scheduled rows" bash -c "$(declare -f ctl); BIN='$BIN' admin_port=$admin_port; ctl queue out | grep -c ' scheduled ' | grep -qx $N"
-check "the message's history says it is held" [ "$(get "/api/messages/$id" | jq -r .state)" = scheduled ]
+check "emgctl queue out: scheduled rows" scheduled_rows "$N"
+check "the message's history says it is held" [ "$(admin_call "/api/messages/$id" | jq -r .state)" = scheduled ]
 cancelled=$(jq -r '.messages[1].id' "$TMP/held-list.json")
 check "one cancelled through the admin API" \
-  [ "$(API_PATH="/api/messages/$cancelled" api -X DELETE | jq -r '.dropped and .scheduled')" = true ]
+  [ "$(admin_call "/api/messages/$cancelled" -X DELETE | jq -r '.dropped and .scheduled')" = true ]
 sleep 1   # the cancel's journal record is durable within milliseconds
 
 # A crash while they wait.
 kill_emgd d
 start_emgd d2 "$TMP/d.conf"
-wait_port "$in"
+wait_port "$SMPP_IN"
 check "the restart holds the $((N - 1)) again" logged "$TMP/d2.log" "dropped, $((N - 1)) held until their time"
-check "nothing went out before its time" [ "$(records s)" = 0 ]
+check "nothing went out before its time" sink_has s 0
 tries=$(( (AHEAD + 15) * 10 ))
-while [ "$(records s)" -lt $((N - 1)) ] && [ $tries -gt 0 ]; do
+while [ "$(record_count s)" -lt $((N - 1)) ] && [ $tries -gt 0 ]; do
   sleep 0.1
   tries=$((tries - 1))
 done
-check "all $((N - 1)) reached the SMSC, the cancelled one did not" [ "$(records s)" = $((N - 1)) ]
+check "all $((N - 1)) reached the SMSC, the cancelled one did not" [ "$(record_count s)" = $((N - 1)) ]
 first=$(cut -f4 "$TMP/s.record" | sort -n | head -1)
 last=$(cut -f4 "$TMP/s.record" | sort -n | tail -1)
 check "none before its time ($due..$due_last), all within a second of it ($first .. $last)" \
