@@ -719,6 +719,12 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       snprintf(v->summary, sizeof v->summary, "queued on %s%s%s", where, e[i].detail[0] ? " for " : "",
                e[i].detail);
       break;
+    case HISTORY_JOINED:
+      /* The whole ("N parts") is queued; a part ("into ID") is done. */
+      if (strncmp(e[i].detail, "into ", 5) == 0 || strcmp(e[i].detail, "a part had already") == 0)
+        v->state = "joined";
+      snprintf(v->summary, sizeof v->summary, "long MO joined for %s: %s", where, e[i].detail);
+      break;
     case HISTORY_SCHEDULED:
       v->state = "scheduled";
       snprintf(v->summary, sizeof v->summary, "held for %s until %s UTC", where, e[i].detail);

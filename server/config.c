@@ -377,6 +377,8 @@ static const struct key general_keys[] = {
   { FILE_KEY("log_file", log_file, 0), .not_file = LOG_JOURNAL },
   { SIZE_KEY("dlr_table_size", dlr_table_size, 1, 100000000, 1000000) },
   { UINT_KEY("dlr_ttl", dlr_ttl_s, 1, 31536000, 172800) },
+  { UINT_KEY("mo_join_timeout", mo_join_timeout_s, 0, 86400, 60) },
+  { SIZE_KEY("mo_join_max", mo_join_max, 1, 1000000, 10000) },
   { UINT_KEY("auth_max_failures", auth_max_failures, 0, 1000000, 10) },
   { UINT_KEY("auth_failure_window", auth_failure_window_s, 1, 86400, 60) },
   { UINT_KEY("auth_block_time", auth_block_s, 1, 86400, 60) },

@@ -258,6 +258,9 @@ struct config {
   char log_file[CONFIG_PATH_LEN];     /* "" = stderr, "journal" = the systemd journal, else a file */
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
+  unsigned mo_join_timeout_s;         /* how long the parts of a long MO wait for each other; 0 = not
+                                         joined; default 60 */
+  size_t mo_join_max;                 /* long MOs being joined at once; default 10000 */
   unsigned auth_max_failures;         /* failed logins from one address that block it; 0 = never */
   unsigned auth_failure_window_s;     /* ... within this long */
   unsigned auth_block_s;              /* the first block's length, doubled when it comes again */

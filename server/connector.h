@@ -88,6 +88,17 @@ bool connector_schedule(struct core *core, unsigned target, struct qitem *it);
  * queue (ctx: the core). */
 void connector_release_due(void *ctx, unsigned target, struct qitem *it);
 
+/* Offers message item it, routed to connector target, for joining when it
+ * is a part of a long MO from an SMSC for an application: returns it when
+ * it goes on as it is, NULL when it is held for its siblings (or went on
+ * with them, or was a part its message had already), or the joined message
+ * when it was the last part (its siblings finished in the journal). */
+struct qitem *connector_join_part(struct core *core, struct qitem *it, unsigned target);
+
+/* For the holders' expiry (mo_join_expire) and the schedule: a held
+ * message to its connector's queue, as it is (ctx: the core). */
+void connector_release_part(void *ctx, unsigned target, struct qitem *it);
+
 /* The connector's queues: its out queue, then one per account (server). */
 unsigned connector_queue_count(const struct connector *c);
 struct queue *connector_queue(struct connector *c, unsigned i);

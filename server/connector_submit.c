@@ -407,8 +407,10 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
         m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
         parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
-  for (struct qitem *it = parts.head, *next; it; it = next) {
-    next = it->next;
+  for (struct qitem *part = parts.head, *next, *it; part; part = next) {
+    next = part->next;
+    if (!(it = connector_join_part(core, part, (unsigned)target)))
+      continue;
     if (connector_holds_until_due(core, (unsigned)target, it->msg, now.tv_sec) &&
         connector_schedule(core, (unsigned)target, it))
       continue;
@@ -527,41 +529,4 @@ int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
   LOGI(c->log, "drained: %zu messages moved to other connectors of their routes, %zu stay", *moved,
        *stayed);
   return 0;
-}
-
-/* ---- deferred delivery held by the gateway ---- */
-
-bool connector_holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now)
-{
-  if (m->deferred <= now || target >= core->n_connectors)
-    return false;
-  const struct connector *c = core_connector(core, target);
-  /* A client of ours has no way to be told a time: its deliveries wait here. */
-  return is_server(c) || c->cfg->deferred == CONFIG_DEFERRED_HOLD;
-}
-
-bool connector_schedule(struct core *core, unsigned target, struct qitem *it)
-{
-  char when[32];
-  struct tm tm;
-  time_t t = (time_t)it->msg->deferred;
-  if (schedule_add(core->schedule, it, target) == -1)
-    return false;
-  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
-  history_add(core->history, it->msg->id, HISTORY_SCHEDULED, (uint16_t)target, 0, 0, when);
-  return true;
-}
-
-void connector_release_due(void *ctx, unsigned target, struct qitem *it)
-{
-  struct core *core = ctx;
-  /* Due: it goes out now, without a time for the SMSC to hold it to. */
-  it->msg->deferred = 0;
-  history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, "its time came");
-  if (connector_restore(core, target, it, "") == 0)
-    return;
-  LOGW(core->log, "message %" PRIu64 " is due but connector %u takes it no more: dropped", it->msg->id, target);
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
-  atomic_fetch_sub(&core->in_flight, 1);
-  qitem_free(it);
 }

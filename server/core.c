@@ -40,6 +40,10 @@ int core_init(struct core *c, const struct config *cfg)
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
   c->history = history_create(cfg->history_size);
   c->schedule = schedule_create();
+  if (cfg->mo_join_timeout_s && !(c->mo_join = mo_join_create(cfg->mo_join_max, cfg->mo_join_timeout_s))) {
+    core_destroy(c);
+    return -1;
+  }
   c->auth_guard = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
                                     log_category("emg.auth"));
   char err[256];
@@ -76,6 +80,8 @@ void core_destroy(struct core *c)
   c->history = NULL;
   schedule_destroy(c->schedule);
   c->schedule = NULL;
+  mo_join_destroy(c->mo_join);
+  c->mo_join = NULL;
   auth_guard_destroy(c->auth_guard);
   c->auth_guard = NULL;
   accounts_destroy(c->accounts);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "plugin_host.h"
 #include "router.h"
+#include "mo_join.h"
 #include "schedule.h"
 #include "spool.h"
 
@@ -89,6 +90,7 @@ struct core {
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
   struct schedule *schedule;          /* messages held until their deferred time */
+  struct mo_join *mo_join;            /* parts of long MOs waiting for each other; NULL = not joined */
   struct auth_guard *auth_guard;      /* failed logins per source address */
   struct accounts *accounts;          /* who may log in where (account.h) */
   struct ids ids;

@@ -26,7 +26,8 @@ enum history_event {
   HISTORY_RECEIPT_GIVEN_UP,   /* its DLR entry dropped: no receipt awaited any more (detail: why) */
   HISTORY_REROUTED,           /* moved to another connector, drained or rerouted (connector: the
                                  new one; detail: "the one it left: why") */
-  HISTORY_SCHEDULED           /* held by the gateway until its deferred time (detail: the time, UTC) */
+  HISTORY_SCHEDULED,          /* held by the gateway until its deferred time (detail: the time, UTC) */
+  HISTORY_JOINED              /* a long MO's parts joined (the whole: "N parts"; a part: "into ID") */
 };
 
 #define HISTORY_DETAIL_LEN 40

@@ -118,6 +118,8 @@ static void on_tick(struct evloop *loop, void *arg)
   watch_journal(d);
   core_scts_note_ahead(&d->core);
   schedule_release(d->core.schedule, time(NULL), connector_release_due, &d->core);
+  if (d->core.mo_join)
+    mo_join_expire(d->core.mo_join, time(NULL), connector_release_part, &d->core);
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
@@ -284,7 +286,7 @@ struct replay {
   struct qitem **slots;           /* open addressing on the id */
   size_t mask, used;
   uint64_t max_id;
-  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped, scheduled;
+  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped, scheduled, joining;
   struct dlr_dropped *evicted;    /* messages whose replayed DLR entries the table dropped */
   size_t n_evicted, evicted_cap;
 };
@@ -502,9 +504,15 @@ static int open_journal(struct daemon *d)
       qitem_free(it);
       continue;
     }
+    /* Every message counts in flight until it is sent or fails; the parts
+     * of a long MO joined count once. */
+    atomic_fetch_add(&d->core.in_flight, 1);
+    if (!(it = connector_join_part(&d->core, it, it->target))) {
+      r.joining++;
+      continue;
+    }
     if (connector_holds_until_due(&d->core, it->target, it->msg, time(NULL)) &&
         connector_schedule(&d->core, it->target, it)) {
-      atomic_fetch_add(&d->core.in_flight, 1);
       r.scheduled++;
       continue;
     }
@@ -512,10 +520,10 @@ static int open_journal(struct daemon *d)
       LOGW(d->log, "journal: message %" PRIu64 " has no connector to go to any more; dropped",
            it->msg->id);
       qitem_free(it);
+      atomic_fetch_sub(&d->core.in_flight, 1);
       r.dropped++;
       continue;
     }
-    atomic_fetch_add(&d->core.in_flight, 1);
     r.messages++;
   }
   free(r.slots);
@@ -524,7 +532,8 @@ static int open_journal(struct daemon *d)
            (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
   LOGI(d->log, "journal: %" PRIu64 " messages queued again, %" PRIu64 " awaiting receipts, %" PRIu64
        " receipts to deliver, %" PRIu64 " matching no message yet, %" PRIu64 " dropped, %" PRIu64
-       " held until their time", r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped, r.scheduled);
+       " held until their time, %" PRIu64 " parts of long MOs joined or waiting for the rest",
+       r.messages, r.awaiting_receipt, r.receipts, r.unresolved, r.dropped, r.scheduled, r.joining);
   return 0;
 }
 

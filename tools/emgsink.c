@@ -46,6 +46,7 @@ struct sink_options {
   uint64_t max_pending;           /* receipts held at once */
   unsigned window;                /* receipts outstanding per session */
   uint64_t mo_count;              /* MO messages to send */
+  unsigned mo_parts;              /* each in this many concatenated parts; 1 = whole */
   double mo_rate;                 /* a second */
   const char *mo_from, *mo_to;
   bool quiet;
@@ -75,6 +76,7 @@ struct sink_conn {
 struct pending_receipt {
   struct timerwheel_node due;          /* first: the wheel hands back this */
   uint64_t mo_seq;
+  unsigned mo_part;                    /* of a concatenated MO: its part number, from 1 */
   struct msg_receipt receipt;
   char user[MSG_USER_LEN];
   uint64_t first_due_ms;
@@ -250,14 +252,26 @@ static void on_request(struct session *s, const struct proto_pdu *req)
 }
 
 /* MO number seq: from --mo-from to --mo-to, the text "mo SEQ" (GSM
- * characters as they are in ASCII), in the caller's text. */
-static void mo_fill(struct sink *sk, const struct pending_receipt *p, struct msg *m, char *text, size_t cap)
+ * characters as they are in ASCII), in the caller's text; with --mo-parts,
+ * part i of them with the text "mo SEQ/i " and a concatenation IE (the
+ * 8-bit reference SEQ's low octet) in udh. */
+static void mo_fill(struct sink *sk, const struct pending_receipt *p, struct msg *m, char *text, size_t cap,
+                    uint8_t *udh, size_t udh_cap)
 {
   msg_addr_set(&m->src, sk->opt.mo_from, strlen(sk->opt.mo_from), MSG_TON_INTERNATIONAL, 1);
   msg_addr_set(&m->dst, sk->opt.mo_to, strlen(sk->opt.mo_to), MSG_TON_UNKNOWN, 1);
   m->coding = SMS_TEXT_GSM7;
-  m->data_len = (uint32_t)snprintf(text, cap, "mo %" PRIu64, p->mo_seq);
   m->data = (const uint8_t *)text;
+  if (!p->mo_part) {
+    m->data_len = (uint32_t)snprintf(text, cap, "mo %" PRIu64, p->mo_seq);
+    return;
+  }
+  struct sms_text_concat c = { SMS_TEXT_REF8, (uint16_t)(p->mo_seq & 0xFF), (uint8_t)sk->opt.mo_parts,
+                               (uint8_t)p->mo_part };
+  int n = sms_text_udh_build(udh, udh_cap, &c, NULL, 0);
+  m->udh = udh;
+  m->udh_len = n > 0 ? (uint16_t)n : 0;
+  m->data_len = (uint32_t)snprintf(text, cap, "mo %" PRIu64 "/%u ", p->mo_seq, p->mo_part);
 }
 
 /* Queues the MOs due by now at --mo-rate, counted from the first bind. */
@@ -274,6 +288,18 @@ static void mo_schedule(struct sink *sk, uint64_t now)
     p->mo_seq = ++sk->mo_queued;
     p->first_due_ms = now;
     timerwheel_push(&sk->pending, &p->due, now);
+    /* The further parts of a concatenated MO, 300 ms apart, as a handset's
+     * parts come: a gateway holds some of them at any time. */
+    for (unsigned part = 2; sk->opt.mo_parts > 1 && part <= sk->opt.mo_parts; part++) {
+      struct pending_receipt *q = receipt_take(sk);
+      if (!q)
+        break;
+      *q = *p;
+      q->mo_part = part;
+      timerwheel_push(&sk->pending, &q->due, now + 300 * (part - 1));
+    }
+    if (sk->opt.mo_parts > 1)
+      p->mo_part = 1;
   }
 }
 
@@ -327,8 +353,9 @@ static void dispatch_receipts(struct sink *sk)
     memset(&req, 0, sizeof req);
     req.op = PROTO_OP_DELIVER;
     char text[32];
+    uint8_t udh[16];
     if (p->mo_seq) {
-      mo_fill(sk, p, &req.msg, text, sizeof text);
+      mo_fill(sk, p, &req.msg, text, sizeof text, udh, sizeof udh);
     } else {
       req.is_receipt = true;
       req.receipt = p->receipt;
@@ -557,6 +584,7 @@ static void usage(FILE *out)
           "  --mo N                  send N mobile-originated messages (\"mo 1\", \"mo 2\", ...) to bound\n"
           "                          receiver sessions, from the first bind on; each until it is acked\n"
           "  --mo-rate MPS           MOs a second (default 100)\n"
+          "  --mo-parts K            each MO in K concatenated parts, 300 ms apart (\"mo N/1 \", ...; default 1)\n"
           "  --mo-from ADDR --mo-to ADDR  their sender (default 4915550000) and recipient (default 1234)\n"
           "  --tls --cert FILE [--key FILE]  over TLS, with this certificate\n"
           "  --ca FILE               with --tls: require client certificates from these CAs\n"
@@ -578,6 +606,7 @@ int main(int argc, char **argv)
     { "quiet", no_argument, 0, 'q' },          { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
     { "port-file", required_argument, 0, 'F' }, { "reject-rate", required_argument, 0, 'j' },
     { "mo", required_argument, 0, 'M' },       { "mo-rate", required_argument, 0, 'O' },
+    { "mo-parts", required_argument, 0, 'K' },
     { "mo-from", required_argument, 0, 'A' },  { "mo-to", required_argument, 0, 'B' },
     TOOL_TLS_LONGOPTS, { 0, 0, 0, 0 }
   };
@@ -588,6 +617,7 @@ int main(int argc, char **argv)
   o->max_pending = 5000000;
   o->window = 100;
   o->mo_rate = 100;
+  o->mo_parts = 1;
   o->mo_from = "4915550000";
   o->mo_to = "1234";
   int ch;
@@ -629,6 +659,13 @@ int main(int argc, char **argv)
         return TOOL_EXIT_USAGE;
       }
       o->mo_rate = (double)v;
+      break;
+    case 'K':
+      if (tool_parse_count(optarg, &v) == -1 || v == 0 || v > 255) {
+        fprintf(stderr, "emgsink: --mo-parts: expected 1..255 parts, got '%s'\n", optarg);
+        return TOOL_EXIT_USAGE;
+      }
+      o->mo_parts = (unsigned)v;
       break;
     case 'A': o->mo_from = optarg; break;
     case 'B': o->mo_to = optarg; break;

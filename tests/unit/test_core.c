@@ -10,6 +10,7 @@
 #include "core.h"
 #include "ids.h"
 #include "queue.h"
+#include "mo_join.h"
 #include "schedule.h"
 #include "testutil.h"
 
@@ -195,6 +196,74 @@ static void test_schedule(void)
   CU_ASSERT_EQUAL(r.targets, 7 + 7 + 3);
   CU_ASSERT_EQUAL(schedule_count(s, -1), 1);
   schedule_destroy(s);   /* frees message 1, still held */
+}
+
+/* Part seq of total of an MO from 4917 (8-bit reference ref), text t. */
+static struct qitem *mo_part(uint64_t id, uint8_t ref, uint8_t total, uint8_t seq, const char *t)
+{
+  uint8_t udh[6] = { 5, 0x00, 3, ref, total, seq };
+  struct msg m;
+  memset(&m, 0, sizeof m);
+  m.id = id;
+  snprintf(m.src.addr, sizeof m.src.addr, "4917");
+  snprintf(m.dst.addr, sizeof m.dst.addr, "5555");
+  m.udh = udh;
+  m.udh_len = sizeof udh;
+  m.data = (const uint8_t *)t;
+  m.data_len = (uint32_t)strlen(t);
+  struct qitem *it = qitem_new(QITEM_MSG);
+  it->msg = msg_clone(&m);
+  return it;
+}
+
+static void note_part(void *ctx, unsigned target, struct qitem *it)
+{
+  (void)target;
+  ids_of(it, ctx);
+  qitem_free(it);
+}
+
+/* Long MOs: parts in any order joined into the first part's id, its text
+ * whole and its UDH without the concatenation IE; a part twice is a
+ * duplicate; a message that never completes goes on in parts after the
+ * time-out; beyond the groups allowed, parts pass. */
+static void test_mo_join(void)
+{
+  struct mo_join *j = mo_join_create(2, 0);
+  struct qitem *whole;
+  struct qlist done;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  struct qitem *plain = message_item(9);
+  CU_ASSERT_EQUAL(mo_join_add(j, plain, 1, &whole, &done), MO_JOIN_PASS);   /* no UDH */
+  qitem_free(plain);
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part(12, 7, 3, 3, "c"), 1, &whole, &done), MO_JOIN_HELD);
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part(10, 7, 3, 1, "a"), 1, &whole, &done), MO_JOIN_HELD);
+  struct qitem *again = mo_part(13, 7, 3, 1, "a");
+  CU_ASSERT_EQUAL(mo_join_add(j, again, 1, &whole, &done), MO_JOIN_DUPLICATE);
+  qitem_free(again);
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part(20, 8, 2, 1, "x"), 1, &whole, &done), MO_JOIN_HELD);
+  struct qitem *third = mo_part(30, 9, 2, 1, "y");   /* a third message at once: passes */
+  CU_ASSERT_EQUAL(mo_join_add(j, third, 1, &whole, &done), MO_JOIN_PASS);
+  qitem_free(third);
+  CU_ASSERT_EQUAL(mo_join_held(j), 3);
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part(11, 7, 3, 2, "b"), 4, &whole, &done), MO_JOIN_WHOLE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+  CU_ASSERT_EQUAL(whole->msg->id, 10);
+  CU_ASSERT_EQUAL(whole->target, 1);
+  CU_ASSERT_EQUAL_FATAL(whole->msg->data_len, 3);
+  CU_ASSERT_EQUAL(memcmp(whole->msg->data, "abc", 3), 0);
+  CU_ASSERT_EQUAL(whole->msg->udh_len, 0);
+  CU_ASSERT_EQUAL(done.count, 3);
+  for (struct qitem *p = done.head, *next; p; p = next) {
+    next = p->next;
+    qitem_free(p);
+  }
+  qitem_free(whole);
+  char ids[256] = "";
+  CU_ASSERT_EQUAL(mo_join_expire(j, time(NULL), note_part, ids), 1);   /* time-out 0: due at once */
+  CU_ASSERT_STRING_EQUAL(ids, "20");
+  CU_ASSERT_EQUAL(mo_join_held(j), 0);
+  mo_join_destroy(j);
 }
 
 /* Removing one message by id walks the queue in chunks: found past the
@@ -478,6 +547,7 @@ void suite_core(void)
     { "a message removed from a long queue", test_queue_remove },
     { "priorities: levels, front pushes, walks, no starving", test_queue_priorities },
     { "the schedule: held until due, in order, listed, cancelled", test_schedule },
+    { "long MOs joined, duplicates, time-outs, bounds", test_mo_join },
     { "removals while a consumer takes", test_queue_remove_concurrent },
     { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },

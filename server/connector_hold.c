@@ -1,0 +1,124 @@
+/* connector_hold.c - messages the gateway holds before they are queued:
+ * those with a deferred delivery time ahead (server/schedule.c), and the
+ * parts of long MOs until they are joined (server/mo_join.c); what goes in,
+ * what comes out, and what the journal and the history say of it.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include "connector_internal.h"
+
+/* ---- deferred delivery ---- */
+
+bool connector_holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now)
+{
+  if (m->deferred <= now || target >= core->n_connectors)
+    return false;
+  const struct connector *c = core_connector(core, target);
+  /* A client of ours has no way to be told a time: its deliveries wait here. */
+  return is_server(c) || c->cfg->deferred == CONFIG_DEFERRED_HOLD;
+}
+
+bool connector_schedule(struct core *core, unsigned target, struct qitem *it)
+{
+  char when[32];
+  struct tm tm;
+  time_t t = (time_t)it->msg->deferred;
+  if (schedule_add(core->schedule, it, target) == -1)
+    return false;
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
+  history_add(core->history, it->msg->id, HISTORY_SCHEDULED, (uint16_t)target, 0, 0, when);
+  return true;
+}
+
+void connector_release_due(void *ctx, unsigned target, struct qitem *it)
+{
+  struct core *core = ctx;
+  /* Due: it goes out now, without a time for the SMSC to hold it to. */
+  it->msg->deferred = 0;
+  history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, "its time came");
+  connector_release_part(core, target, it);
+}
+
+/* ---- long MOs joined ---- */
+
+/* Whether message it, routed to connector target, is an MO from an SMSC for
+ * an application (a client of ours, or an HTTP push), whose parts are
+ * joined. */
+static bool joins(struct core *core, const struct qitem *it, unsigned target)
+{
+  if (!core->mo_join || it->kind != QITEM_MSG || target >= core->n_connectors ||
+      it->msg->origin.connector >= core->n_connectors)
+    return false;
+  const struct connector *from = core_connector(core, it->msg->origin.connector);
+  const struct connector *to = core_connector(core, target);
+  return !is_server(from) && !from->cfg->http && (is_server(to) || to->cfg->http);
+}
+
+/* The parts of a joined message are done with: each but the one whose id
+ * the whole took ends in the journal and says where it went; the whole is
+ * journaled as a later copy of that part, for its connector. */
+static void join_finish(struct core *core, struct qitem *whole, struct qlist *done, unsigned target)
+{
+  char detail[HISTORY_DETAIL_LEN];
+  snprintf(detail, sizeof detail, "into %" PRIu64, whole->msg->id);
+  for (struct qitem *p = done->head, *next; p; p = next) {
+    next = p->next;
+    if (p->msg->id != whole->msg->id) {
+      connector_journal_msg_event(core, SPOOL_REC_FINISHED, p->msg->id, 0, NULL);
+      history_add(core->history, p->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, detail);
+    }
+    qitem_free(p);
+  }
+  atomic_fetch_sub(&core->in_flight, done->count - 1);
+  struct spool_record rec = { .type = SPOOL_REC_MSG, .id = whole->msg->id, .target = (uint16_t)target,
+                              .msg = whole->msg, .moved = true };
+  if (core->spool)
+    connector_journal(core, &rec);
+  snprintf(detail, sizeof detail, "%zu parts", done->count);
+  history_add(core->history, whole->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, detail);
+}
+
+struct qitem *connector_join_part(struct core *core, struct qitem *it, unsigned target)
+{
+  struct qitem *whole;
+  struct qlist done;
+  if (!joins(core, it, target))
+    return it;
+  switch (mo_join_add(core->mo_join, it, target, &whole, &done)) {
+  case MO_JOIN_PASS:
+    return it;
+  case MO_JOIN_HELD:
+    return NULL;
+  case MO_JOIN_DUPLICATE:
+    connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+    history_add(core->history, it->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, "a part had already");
+    atomic_fetch_sub(&core->in_flight, 1);
+    qitem_free(it);
+    return NULL;
+  case MO_JOIN_WHOLE:
+    break;
+  }
+  if (whole) {
+    join_finish(core, whole, &done, target);
+    return whole;
+  }
+  /* No memory to join them: they go on as they came. */
+  for (struct qitem *p = done.head, *next; p; p = next) {
+    next = p->next;
+    connector_release_part(core, target, p);
+  }
+  return NULL;
+}
+
+void connector_release_part(void *ctx, unsigned target, struct qitem *it)
+{
+  struct core *core = ctx;
+  if (connector_restore(core, target, it, "") == 0)
+    return;
+  LOGW(core->log, "message %" PRIu64 ": connector %u takes it no more: dropped", it->msg->id, target);
+  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+  atomic_fetch_sub(&core->in_flight, 1);
+  qitem_free(it);
+}
