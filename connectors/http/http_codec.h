@@ -133,7 +133,8 @@ void http_codec_batch_free(struct http_codec_batch *b);
  * when every character is in GSM 03.38, else UCS2, and hex is 8-bit),
  * "dlr_url" (a Kannel-style template, fetched with GET) or "callback" (a URL
  * the receipt is POSTed to as JSON), "dlr_mask" (Kannel's bits; default 3,
- * delivered and failed, when a URL is given), "validity" and "deferred"
+ * delivered and failed, when a URL is given), "send_at" (Unix seconds or
+ * "YYYY-MM-DDTHH:MM:SSZ"; not with "deferred"), "validity" and "deferred"
  * (seconds from acceptance), "mclass" (0-3), "pid" (0-255), "priority" (0-3).
  * Unknown fields are faults, so that typing mistakes do not pass silently.
  *

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <yajl/yajl_parse.h>
 #include "hexutil.h"
 #include "http_codec_internal.h"
@@ -20,7 +21,7 @@
 
 enum field {
   F_FROM, F_TO, F_TEXT, F_HEX, F_UDH, F_CODING, F_DLR_URL, F_CALLBACK,
-  F_DLR_MASK, F_VALIDITY, F_DEFERRED, F_MCLASS, F_PID, F_PRIORITY,
+  F_DLR_MASK, F_VALIDITY, F_DEFERRED, F_SEND_AT, F_MCLASS, F_PID, F_PRIORITY,
   F_COUNT,
   F_UNKNOWN = F_COUNT,
   F_NONE
@@ -28,7 +29,7 @@ enum field {
 
 static const char *const field_names[F_COUNT] = {
   "from", "to", "text", "hex", "udh", "coding", "dlr_url", "callback",
-  "dlr_mask", "validity", "deferred", "mclass", "pid", "priority",
+  "dlr_mask", "validity", "deferred", "send_at", "mclass", "pid", "priority",
 };
 
 /* A value as it was given: its kind and, for strings, where its text is. */
@@ -112,6 +113,38 @@ static void int_field(struct reader *r, enum field f, long long min, long long m
                          max);
   else
     *out = v->i;
+}
+
+/* send_at: Unix seconds, or UTC as "YYYY-MM-DDTHH:MM:SSZ", within a year
+ * from now; a time passed means at once. Sets *out (absolute), or a fault. */
+static void send_at_field(struct reader *r, long long *out)
+{
+  const struct value *v = &r->field[F_SEND_AT];
+  time_t now = time(NULL);
+  long long t = -1;
+  if (v->kind == K_NONE)
+    return;
+  if (v->kind == K_INTEGER) {
+    t = v->i;
+  } else if (v->kind == K_STRING && v->len == 20) {
+    struct tm tm = { 0 };
+    char text[21];
+    memcpy(text, v->s, 20);
+    text[20] = 0;
+    const char *end = strptime(text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (end && !*end)
+      t = (long long)timegm(&tm);
+  }
+  if (t < 0 || t > (long long)now + SECONDS_MAX) {
+    http_codec_fault_add(r->b, message_index(r), "send_at",
+                         "Unix seconds or UTC as YYYY-MM-DDTHH:MM:SSZ, within a year");
+    return;
+  }
+  if (r->field[F_DEFERRED].kind != K_NONE) {
+    http_codec_fault_add(r->b, message_index(r), "send_at", "give deferred or send_at, not both");
+    return;
+  }
+  *out = t > (long long)now ? t : 0;
 }
 
 /* Whether a string field is absent or a string; a fault when it is not. */
@@ -224,7 +257,7 @@ static void message_end(struct reader *r)
   struct msg m;
   size_t faults = b->fault_count;
   int index = message_index(r);
-  long long dlr_mask = -1, validity = 0, deferred = 0, mclass = -1, pid = 0, priority = 0;
+  long long dlr_mask = -1, validity = 0, deferred = 0, send_at = 0, mclass = -1, pid = 0, priority = 0;
   enum coding_choice coding;
   enum http_codec_dlr_method method;
   const char *url, *why, *field;
@@ -245,6 +278,7 @@ static void message_end(struct reader *r)
   int_field(r, F_DLR_MASK, 0, DLR_MASK_MAX, &dlr_mask);
   int_field(r, F_VALIDITY, 1, SECONDS_MAX, &validity);
   int_field(r, F_DEFERRED, 1, SECONDS_MAX, &deferred);
+  send_at_field(r, &send_at);
   int_field(r, F_MCLASS, 0, 3, &mclass);
   int_field(r, F_PID, 0, 255, &pid);
   int_field(r, F_PRIORITY, 0, 3, &priority);
@@ -265,7 +299,7 @@ static void message_end(struct reader *r)
     return;
   }
   m.validity = -validity;
-  m.deferred = -deferred;
+  m.deferred = send_at ? send_at : -deferred;
   m.pid = (uint8_t)pid;
   m.priority = (uint8_t)priority;
   message_recipients(r, &m, method, url);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scheduled.sh BUILD - deferred delivery held by the gateway: messages
-# scheduled 30 s ahead (SMPP schedule_delivery_time) wait in emgd, listed as
-# held, one cancelled through the admin API; emgd is SIGKILLed meanwhile,
-# and after the restart the rest go out within a second of their time. A
-# connector with deferred_delivery = "pass" sends at once, as before.
+# scheduled 30 s ahead (SMPP schedule_delivery_time, and the JSON API's
+# send_at) wait in emgd, listed as held, one cancelled through the admin
+# API; emgd is SIGKILLed meanwhile, and after the restart the rest go out
+# within a second of their time. A connector with deferred_delivery =
+# "pass" sends at once, as before.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -13,6 +14,7 @@ N=20
 start_sink s smpp --user emg --password secret
 start_sink p smpp --user emg --password secret
 SMPP_IN=$(free_port)
+HTTP_IN=$(free_port)
 ADMIN_PORT=$(free_port)
 ADMIN_TOKEN=scheduled-test-token-1
 cat > "$TMP/d.conf" <<CONF
@@ -20,6 +22,8 @@ general: { node_id = 6; persist = true; spool_dir = "$TMP/spool"; };
 admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
   { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
+    users = ( { name = "load"; password = "secret"; } ); },
+  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$HTTP_IN";
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s";
     system_id = "emg"; password = "secret"; reconnect_min = 100; },
@@ -32,11 +36,18 @@ sink_has() { [ "$(record_count "$1")" = "$2" ]; }
 scheduled_rows() { admin_ctl queue out | grep -c ' scheduled ' | grep -qx "$1"; }
 start_emgd d "$TMP/d.conf"
 wait_port "$SMPP_IN"
+wait_port "$HTTP_IN"
 wait_port "$ADMIN_PORT"
 sleep 0.5
 
 smpp_load held 4910:13 "$N" --deferred "$AHEAD"
 check "$N deferred messages acked" [ "$(jget "$TMP/held.json" .acked)" = "$N" ]
+send_at=$(( $(date +%s) + AHEAD ))
+check "one more over HTTP with send_at $send_at, accepted" \
+  [ "$(curl -s -u load:secret -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}' \
+       -d "{\"from\":\"Shop\",\"to\":\"4910999\",\"text\":\"by the JSON API\",\"send_at\":$send_at}" \
+       "http://127.0.0.1:$HTTP_IN/api/v1/messages")" = 202 ]
+N=$((N + 1))
 smpp_load passed 4930:13 5 --deferred "$AHEAD"
 check "deferred_delivery = pass: the SMSC got all 5 at once" \
   wait_until 50 sink_has p 5

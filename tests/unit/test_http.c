@@ -270,6 +270,34 @@ static void test_json_stream_shapes(void)
   deep[sizeof deep - 1] = 0;
   json_bad(deep, NULL, HTTP_CODEC_E_INVALID, "", "nested deeper");
 
+  /* send_at: absolute, as Unix seconds or UTC text; a time passed is now */
+  char at[160];
+  long long later = (long long)time(NULL) + 3600;
+  snprintf(at, sizeof at, "{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"send_at\":%lld}", later);
+  b = json_ok(at);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(b->items[0].msg.deferred, later);
+  http_codec_batch_free(b);
+  b = json_ok("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"send_at\":\"2020-01-02T03:04:05Z\"}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(b->items[0].msg.deferred, 0);
+  http_codec_batch_free(b);
+  struct tm tm;
+  time_t t = (time_t)later;
+  char iso[32];
+  strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+  snprintf(at, sizeof at, "{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"send_at\":\"%s\"}", iso);
+  b = json_ok(at);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(b->items[0].msg.deferred, later);
+  http_codec_batch_free(b);
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"send_at\":\"tomorrow\"}", NULL, HTTP_CODEC_E_INVALID,
+           "send_at", "Unix seconds or UTC");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"send_at\":99999999999}", NULL, HTTP_CODEC_E_INVALID,
+           "send_at", "within a year");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\",\"deferred\":60,\"send_at\":1}", NULL, HTTP_CODEC_E_INVALID,
+           "send_at", "not both");
+
   /* many recipients in one message grow the batch past its first room */
   char many[8192];
   size_t n = (size_t)snprintf(many, sizeof many, "{\"from\":\"1\",\"text\":\"a\",\"to\":[");
