@@ -75,25 +75,24 @@ bool connector_paused(const struct connector *c);
  * the queue meanwhile). */
 int connector_drain(struct connector *c, size_t *moved, size_t *stayed);
 
-/* Whether a message routed to connector target waits in the gateway until
- * its deferred time (ahead of now, Unix s): always for a server connector,
- * for a client one unless its deferred_delivery is "pass". */
-bool connector_holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now);
+/* Who holds a message before it is queued. */
+enum connector_held {
+  CONNECTOR_NOT_HELD,          /* nobody: it goes to its queue now */
+  CONNECTOR_HELD_JOINING,      /* the MO joiner: a part of a long MO (or one it had already) */
+  CONNECTOR_HELD_SCHEDULED     /* the schedule: its deferred time is ahead */
+};
 
-/* Holds queue item it for connector target until its deferred time (in its
- * history). False when out of memory: it stays the caller's. */
-bool connector_schedule(struct core *core, unsigned target, struct qitem *it);
+/* Before message item *it, routed to connector target, is queued: the
+ * parts of a long MO from an SMSC for an application are joined (*it
+ * becomes the joined message with the last part), and a message whose
+ * deferred time is ahead of now (Unix s) is held, by every server connector
+ * and by client ones unless their deferred_delivery is "pass". Returns who
+ * took it; with CONNECTOR_NOT_HELD, *it goes to its queue. */
+enum connector_held connector_hold(struct core *core, struct qitem **it, unsigned target, int64_t now);
 
 /* For schedule_release: a held message whose time came, to its connector's
  * queue (ctx: the core). */
 void connector_release_due(void *ctx, unsigned target, struct qitem *it);
-
-/* Offers message item it, routed to connector target, for joining when it
- * is a part of a long MO from an SMSC for an application: returns it when
- * it goes on as it is, NULL when it is held for its siblings (or went on
- * with them, or was a part its message had already), or the joined message
- * when it was the last part (its siblings finished in the journal). */
-struct qitem *connector_join_part(struct core *core, struct qitem *it, unsigned target);
 
 /* For the holders' expiry (mo_join_expire) and the schedule: a held
  * message to its connector's queue, as it is (ctx: the core). */

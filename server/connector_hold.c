@@ -11,7 +11,10 @@
 
 /* ---- deferred delivery ---- */
 
-bool connector_holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now)
+/* Whether a message routed to connector target waits in the gateway until
+ * its deferred time (ahead of now, Unix s): always for a server connector,
+ * for a client one unless its deferred_delivery is "pass". */
+static bool holds_until_due(struct core *core, unsigned target, const struct msg *m, int64_t now)
 {
   if (m->deferred <= now || target >= core->n_connectors)
     return false;
@@ -20,7 +23,9 @@ bool connector_holds_until_due(struct core *core, unsigned target, const struct 
   return is_server(c) || c->cfg->deferred == CONFIG_DEFERRED_HOLD;
 }
 
-bool connector_schedule(struct core *core, unsigned target, struct qitem *it)
+/* Holds it for connector target until its deferred time (in its history).
+ * False when out of memory: it stays the caller's. */
+static bool schedule(struct core *core, unsigned target, struct qitem *it)
 {
   char when[32];
   struct tm tm;
@@ -42,6 +47,15 @@ void connector_release_due(void *ctx, unsigned target, struct qitem *it)
 }
 
 /* ---- long MOs joined ---- */
+
+/* A message that will not be sent (a part joined into another, or one its
+ * message had already): its journal record ends and it leaves in_flight. */
+static void let_go(struct core *core, struct qitem *it)
+{
+  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+  atomic_fetch_sub(&core->in_flight, 1);
+  qitem_free(it);
+}
 
 /* Whether message it, routed to connector target, is an MO from an SMSC for
  * an application (a client of ours, or an HTTP push), whose parts are
@@ -80,7 +94,11 @@ static void join_finish(struct core *core, struct qitem *whole, struct qlist *do
   history_add(core->history, whole->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, detail);
 }
 
-struct qitem *connector_join_part(struct core *core, struct qitem *it, unsigned target)
+/* Offers it for joining when it is a part of a long MO for an application:
+ * returns it when it goes on as it is, NULL when it is held for its
+ * siblings (or went on with them, or was a part its message had already),
+ * or the joined message when it was the last part. */
+static struct qitem *join_part(struct core *core, struct qitem *it, unsigned target)
 {
   struct qitem *whole;
   struct qlist done;
@@ -92,10 +110,8 @@ struct qitem *connector_join_part(struct core *core, struct qitem *it, unsigned 
   case MO_JOIN_HELD:
     return NULL;
   case MO_JOIN_DUPLICATE:
-    connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
     history_add(core->history, it->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, "a part had already");
-    atomic_fetch_sub(&core->in_flight, 1);
-    qitem_free(it);
+    let_go(core, it);
     return NULL;
   case MO_JOIN_WHOLE:
     break;
@@ -118,7 +134,16 @@ void connector_release_part(void *ctx, unsigned target, struct qitem *it)
   if (connector_restore(core, target, it, "") == 0)
     return;
   LOGW(core->log, "message %" PRIu64 ": connector %u takes it no more: dropped", it->msg->id, target);
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
-  atomic_fetch_sub(&core->in_flight, 1);
-  qitem_free(it);
+  let_go(core, it);
+}
+
+/* ---- before a queue ---- */
+
+enum connector_held connector_hold(struct core *core, struct qitem **it, unsigned target, int64_t now)
+{
+  if (!(*it = join_part(core, *it, target)))
+    return CONNECTOR_HELD_JOINING;
+  if (holds_until_due(core, target, (*it)->msg, now) && schedule(core, target, *it))
+    return CONNECTOR_HELD_SCHEDULED;
+  return CONNECTOR_NOT_HELD;
 }

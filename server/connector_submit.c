@@ -409,12 +409,9 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
         parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
   for (struct qitem *part = parts.head, *next, *it; part; part = next) {
     next = part->next;
-    if (!(it = connector_join_part(core, part, (unsigned)target)))
-      continue;
-    if (connector_holds_until_due(core, (unsigned)target, it->msg, now.tv_sec) &&
-        connector_schedule(core, (unsigned)target, it))
-      continue;
-    connector_stage(in, q, it);
+    it = part;
+    if (connector_hold(core, &it, (unsigned)target, now.tv_sec) == CONNECTOR_NOT_HELD)
+      connector_stage(in, q, it);
   }
   if (admit == CORE_ADMIT_SLOW)
     atomic_fetch_add(&core->stats.slowed, 1);
@@ -505,24 +502,21 @@ bool connector_reroute(struct connector *c, struct qitem *it, const char *why)
 int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
 {
   struct move d = { c->core, (int)c->index, 0 };
-  struct qlist all = { 0 }, l, keep = { 0 };
+  struct qlist l, keep = { 0 };
   *moved = *stayed = 0;
   if (is_server(c))
     return -1;
+  /* What stays is put back only at the end, so each batch taken is new. */
   while (memset(&l, 0, sizeof l), queue_take(&c->out, PUMP_BATCH, &l))
     for (struct qitem *it = l.head, *next; it; it = next) {
+      struct queue *q = NULL;
       next = it->next;
-      qlist_append(&all, it);
+      int t = move_target(&d, it, &q);
+      if (t >= 0 && move_message(c->core, it, c, t, q, "drained"))
+        (*moved)++;
+      else
+        qlist_append(&keep, it);
     }
-  for (struct qitem *it = all.head, *next; it; it = next) {
-    struct queue *q = NULL;
-    next = it->next;
-    int t = move_target(&d, it, &q);
-    if (t >= 0 && move_message(c->core, it, c, t, q, "drained"))
-      (*moved)++;
-    else
-      qlist_append(&keep, it);
-  }
   *stayed = keep.count;
   if (keep.head)
     connector_requeue_rest(&c->out, keep.head, keep.tail);

@@ -507,15 +507,11 @@ static int open_journal(struct daemon *d)
     /* Every message counts in flight until it is sent or fails; the parts
      * of a long MO joined count once. */
     atomic_fetch_add(&d->core.in_flight, 1);
-    if (!(it = connector_join_part(&d->core, it, it->target))) {
-      r.joining++;
+    enum connector_held held = connector_hold(&d->core, &it, it->target, time(NULL));
+    r.joining += held == CONNECTOR_HELD_JOINING;
+    r.scheduled += held == CONNECTOR_HELD_SCHEDULED;
+    if (held != CONNECTOR_NOT_HELD)
       continue;
-    }
-    if (connector_holds_until_due(&d->core, it->target, it->msg, time(NULL)) &&
-        connector_schedule(&d->core, it->target, it)) {
-      r.scheduled++;
-      continue;
-    }
     if (connector_restore(&d->core, it->target, it, "") == -1) {
       LOGW(d->log, "journal: message %" PRIu64 " has no connector to go to any more; dropped",
            it->msg->id);

@@ -17,8 +17,7 @@ cat > "$TMP/d.conf" <<CONF
 general: { node_id = 3; persist = true; spool_dir = "$TMP/spool"; };
 admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
-    users = ( { name = "load"; password = "secret"; } ); },
+$(conf_server in smpp "$SMPP_IN" 1)
   { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_a"; instances = 1;
     system_id = "emg"; password = "secret"; window = 10; reconnect_min = 100; reconnect_max = 300; },
   { name = "b"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_b"; instances = 1;

@@ -17,8 +17,7 @@ cat > "$TMP/p.conf" <<CONF
 general: { node_id = 5; persist = false; };
 admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 2;
-    users = ( { name = "load"; password = "secret"; } ); },
+$(conf_server in smpp "$SMPP_IN" 2)
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 1;
     window = 10; system_id = "emg"; password = "secret"; }
 );

@@ -14,20 +14,19 @@ start_sink t smpp --user emg --password secret --fail-rate 1
 SMPP_IN=$(free_port)
 ADMIN_PORT=$(free_port)
 ADMIN_TOKEN=retry-test-token-1234
-client() {  # client NAME SINK [more keys]: an SMPP client connector to a sink
+client() {  # client NAME SINK [more keys]: an SMPP client connector to a sink (no comma after)
   echo "{ name = \"$1\"; protocol = \"smpp\"; mode = \"client\"; connect = \"127.0.0.1:$2\"; window = 10;"
-  echo "  system_id = \"emg\"; password = \"secret\"; reconnect_min = 100; ${3:-} },"
+  echo "  system_id = \"emg\"; password = \"secret\"; reconnect_min = 100; ${3:-} }"
 }
 cat > "$TMP/r.conf" <<CONF
 general: { node_id = 4; persist = false; };
 admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  $(client a "$SINK_PORT_a" 'retry = { permanent = "reroute"; };')
-  $(client b "$SINK_PORT_b")
-  $(client t "$SINK_PORT_t" 'retry = { attempts = 3; backoff_first = 20; backoff_max = 100; };')
+$(conf_server in smpp "$SMPP_IN" 1)
+  $(client a "$SINK_PORT_a" 'retry = { permanent = "reroute"; };'),
+  $(client b "$SINK_PORT_b"),
+  $(client t "$SINK_PORT_t" 'retry = { attempts = 3; backoff_first = 20; backoff_max = 100; };'),
   $(client u "$SINK_PORT_t" 'retry = { errors = ( { code = 0x58; action = "fail"; } ); };')
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
-    users = ( { name = "load"; password = "secret"; } ); }
 );
 routes = (
   { dst_prefix = "4912"; to = [ "a", "b" ]; },

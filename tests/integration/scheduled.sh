@@ -21,10 +21,8 @@ cat > "$TMP/d.conf" <<CONF
 general: { node_id = 6; persist = true; spool_dir = "$TMP/spool"; };
 admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
-  { name = "in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$SMPP_IN"; instances = 1;
-    users = ( { name = "load"; password = "secret"; } ); },
-  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$HTTP_IN";
-    users = ( { name = "load"; password = "secret"; } ); },
+$(conf_server in smpp "$SMPP_IN" 1)
+$(conf_server web http "$HTTP_IN" 1)
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s";
     system_id = "emg"; password = "secret"; reconnect_min = 100; },
   { name = "smsc-holds"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_p";
