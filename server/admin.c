@@ -775,6 +775,11 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       v->to_origin = e[i].event == HISTORY_RECEIPT_QUEUED ? "queued" : "delivered";
       v->origin_connector = e[i].connector;
       break;
+    case HISTORY_RECEIPT_HELD: {
+      size_t len = strlen(v->summary);
+      snprintf(v->summary + len, sizeof v->summary - len, "; a part: its origin hears of the whole message");
+      break;
+    }
     default:
       break;
     }

@@ -44,6 +44,11 @@ static const struct name_value deferred_holders[] = {
 };
 _Static_assert(sizeof(enum config_deferred) == sizeof(int), "enum stored as int");
 
+static const struct name_value long_receipt_policies[] = {
+  { "last", CONFIG_LONG_LAST }, { "combined", CONFIG_LONG_COMBINED }, { "each", CONFIG_LONG_EACH }, { NULL, 0 },
+};
+_Static_assert(sizeof(enum config_long_receipts) == sizeof(int), "enum stored as int");
+
 static const struct name_value route_modes[] = {
   { "failover", CONFIG_ROUTE_FAILOVER }, { "weighted", CONFIG_ROUTE_WEIGHTED }, { NULL, 0 },
 };
@@ -120,6 +125,7 @@ static const struct key connector_keys[] = {
   { STRUCT_KEY("tls", tls, struct config_tls, tls_section), .live = true },
   { STRUCT_KEY("retry", retry, struct config_retry, retry_section), .only = MODE_CLIENT },
   { ENUM_KEY("deferred_delivery", deferred, deferred_holders, CONFIG_DEFERRED_HOLD), .only = MODE_CLIENT },
+  { ENUM_KEY("long_receipts", long_receipts, long_receipt_policies, CONFIG_LONG_LAST) },
   { FILE_KEY("callback_ca", callback_ca, 1), .only = MODE_SERVER },
   { UINT_KEY("callback_connections", callback_connections, 1, 10000, 16), .only = MODE_SERVER },
   { UINT_KEY("callback_pipeline", callback_pipeline, 1, 64, 1), .only = MODE_SERVER },

@@ -117,6 +117,13 @@ enum config_deferred {
   CONFIG_DEFERRED_PASS     /* the SMSC: it goes out at once, the time passed on (SMSCs that schedule) */
 };
 
+/* Which receipts the origin of a message split into parts hears. */
+enum config_long_receipts {
+  CONFIG_LONG_LAST,        /* the last part's alone: the others ask the SMSC for none */
+  CONFIG_LONG_COMBINED,    /* one for the whole: delivered when every part is, else the first failure */
+  CONFIG_LONG_EACH         /* every part's, as it comes */
+};
+
 /* What a client connector does with a submit its peer refused. */
 enum config_retry_action {
   CONFIG_RETRY_RETRY,      /* send it again here, after the back-off */
@@ -186,6 +193,7 @@ struct config_connector {
   struct config_tls tls;              /* TLS on every connection; tls.enabled false = plain TCP */
   struct config_retry retry;          /* client: refused submits */
   enum config_deferred deferred;      /* client: who holds a message until its deferred time */
+  enum config_long_receipts long_receipts; /* messages split to go out here: whose receipts pass */
   char callback_ca[CONFIG_PATH_LEN];  /* HTTP server: CAs of the receipt callbacks' HTTPS servers;
                                          "" = the system's */
   unsigned callback_connections;      /* HTTP server: callbacks at once per instance (and connections

@@ -783,14 +783,7 @@ static void drop_queued_message(struct connector *c, struct qitem *it, const cha
   struct msg_receipt r = { 0 };
   r.state = MSG_STATE_DELETED;
   r.done_time = time(NULL);
-  struct queue *q;
-  uint64_t ticket;
-  struct qitem *rit = connector_origin_receipt(core, c->log, &info, &r, (int)c->index, &q, &ticket);
-  if (rit) {
-    struct qlist l = { 0 };
-    qlist_append(&l, rit);
-    queue_push(q, &l, 0);
-  }
+  connector_receipt_for_origin(core, &info, &r, (int)c->index);
   qitem_free(it);
 }
 

@@ -45,13 +45,61 @@ static const unsigned early_retry_ms[] = { 50, 250, 1000, 3000 };
 
 /* ---- receipts towards origins ---- */
 
+/* The whole a part of a split message belongs to, when the connector it
+ * went out on (via) answers its origin once for all parts. */
+static bool joined_part(struct core *core, const struct dlr_info *info, int via, struct receipt_join_key *k)
+{
+  if (!core->receipt_join || info->part_total < 2 || via < 0 || (unsigned)via >= core->n_connectors ||
+      core_connector(core, (unsigned)via)->cfg->long_receipts != CONFIG_LONG_COMBINED)
+    return false;
+  *k = (struct receipt_join_key){ .origin_connector = info->origin_connector, .origin_user = info->origin_user,
+                                  .origin_ref = info->origin_ref, .seq = info->part_seq,
+                                  .total = info->part_total };
+  return true;
+}
+
+void connector_join_receipts(struct core *core, const struct msg *m, unsigned target, bool replayed)
+{
+  struct dlr_info info;
+  struct receipt_join_key k;
+  if (!core->receipt_join || !m->dlr_mask)
+    return;
+  dlr_info_from_msg(&info, m);
+  if (joined_part(core, &info, (int)target, &k) &&
+      !receipt_join_register(core->receipt_join, &k, m->id, replayed, time(NULL)))
+    LOGD(core->log, "message %" PRIu64 ": its parts' receipts pass one by one (no room to combine them)",
+         m->id);
+}
+
+/* Whether the origin hears r about the message of info: not when r is one
+ * part's and the connector answers for the whole. The first failure of a
+ * whole finishes its other parts in the journal. */
+static bool origin_hears(struct core *core, const struct dlr_info *info, const struct msg_receipt *r, int via)
+{
+  struct receipt_join_key k;
+  if (!joined_part(core, info, via, &k))
+    return true;
+  uint64_t finish[255];
+  size_t n_finish;
+  bool pass = receipt_join_offer(core->receipt_join, &k, r->state, finish, &n_finish) == RECEIPT_JOIN_PASS;
+  for (size_t i = 0; i < n_finish; i++)
+    if (finish[i] != info->msg_id)
+      connector_journal_msg_event(core, SPOOL_REC_FINISHED, finish[i], 0, NULL);
+  if (!pass)
+    history_add(core->history, info->msg_id, HISTORY_RECEIPT_HELD, info->origin_connector, r->state, r->err,
+                info->origin_user);
+  return pass;
+}
+
 /* The receipt item for the origin of a message and the queue it goes to,
- * or NULL when the origin does not want this state or cannot be found. */
+ * or NULL when the origin does not want this state, cannot be found, or
+ * hears of the message as a whole. */
 struct qitem *connector_origin_receipt(struct core *core, struct log_category *log,
                                        const struct dlr_info *info, const struct msg_receipt *r, int via,
                                        struct queue **q, uint64_t *ticket)
 {
-  if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors)
+  if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors ||
+      !origin_hears(core, info, r, via))
     return NULL;
   struct connector *origin = core_connector(core, info->origin_connector);
   *q = connector_user_queue(origin, info->origin_user);

@@ -189,13 +189,16 @@ static bool connector_usable(void *ctx, int index)
 /* A message longer than one SMS (and not already a part of one) is split
  * into concatenated parts here, after routing, so that every part takes the
  * route the whole message took and no out protocol has to carry more than
- * one SMS. Only the last part asks for a receipt: the origin submitted one
- * message and hears about it once, when its last part is delivered. Parts
- * get ids of their own; all carry the origin's reference. Returns the list
+ * one SMS. Which parts ask for a receipt is the out connector's policy
+ * (long_receipts): the last only (the origin hears when its last part is
+ * delivered), or every part (combined into one for the origin, or passed
+ * on each). Parts get ids of their own; all carry the origin's reference.
+ * Returns the list
  * of parts (the message itself when it fits), or an empty one with *refusal
  * set: PROTO_E_TOO_LONG beyond the longest concatenation (255 parts),
  * PROTO_E_TEMPORARY when out of memory. */
-static struct qlist split_message(struct instance *in, struct msg *m, enum proto_status *refusal)
+static struct qlist split_message(struct instance *in, struct msg *m, enum config_long_receipts policy,
+                                  enum proto_status *refusal)
 {
   struct qlist parts = { 0 };
   struct sms_text_payload p = { .coding = (enum sms_text_coding)m->coding, .data = m->data,
@@ -232,7 +235,7 @@ static struct qlist split_message(struct instance *in, struct msg *m, enum proto
     part.data_len = (uint32_t)segs[i].len;
     if (i > 0)
       part.id = ids_next(&in->conn->core->ids, &in->ids);
-    if (i < n - 1)
+    if (i < n - 1 && policy == CONFIG_LONG_LAST)
       part.dlr_mask = 0;
     if (!(it = qitem_new(QITEM_MSG)) || !(it->msg = msg_clone(&part))) {
       free(it);
@@ -342,7 +345,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   m->origin.instance = (uint16_t)in->index;
   str_copy(m->origin.user, sizeof m->origin.user, origin_user);
   enum proto_status refusal = PROTO_E_TEMPORARY;
-  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m, &refusal) : (struct qlist){ 0 };
+  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m, out->cfg->long_receipts, &refusal) : (struct qlist){ 0 };
   if (!parts.count) {
     atomic_fetch_sub(&core->in_flight, 1);
     if (refusal == PROTO_E_TOO_LONG)
@@ -367,6 +370,9 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     connector_reply_to(in, rp, credit, NULL);
     return;
   }
+  if (parts.count > 1)
+    for (struct qitem *it = parts.head; it; it = it->next)
+      connector_join_receipts(core, it->msg, out->index, false);
   for (struct qitem *it = parts.head; it; it = it->next)
     it->msg->credit_epoch = epoch;
   /* With persist on, each part is journaled and the ack waits until the

@@ -44,6 +44,12 @@ int core_init(struct core *c, const struct config *cfg)
     core_destroy(c);
     return -1;
   }
+  for (size_t i = 0; i < cfg->n_connectors; i++)
+    if (cfg->connectors[i].long_receipts == CONFIG_LONG_COMBINED && !c->receipt_join &&
+        !(c->receipt_join = receipt_join_create(cfg->dlr_table_size / 2 + 1, cfg->dlr_ttl_s))) {
+      core_destroy(c);
+      return -1;
+    }
   c->auth_guard = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
                                     log_category("emg.auth"));
   char err[256];
@@ -82,6 +88,8 @@ void core_destroy(struct core *c)
   c->schedule = NULL;
   mo_join_destroy(c->mo_join);
   c->mo_join = NULL;
+  receipt_join_destroy(c->receipt_join);
+  c->receipt_join = NULL;
   auth_guard_destroy(c->auth_guard);
   c->auth_guard = NULL;
   accounts_destroy(c->accounts);

@@ -24,6 +24,7 @@
 #include "plugin_host.h"
 #include "router.h"
 #include "mo_join.h"
+#include "receipt_join.h"
 #include "schedule.h"
 #include "spool.h"
 
@@ -91,6 +92,7 @@ struct core {
   struct history *history;            /* recent events of each message, for lookups */
   struct schedule *schedule;          /* messages held until their deferred time */
   struct mo_join *mo_join;            /* parts of long MOs waiting for each other; NULL = not joined */
+  struct receipt_join *receipt_join;  /* long MTs answered by one receipt; NULL = no connector combines */
   struct auth_guard *auth_guard;      /* failed logins per source address */
   struct accounts *accounts;          /* who may log in where (account.h) */
   struct ids ids;

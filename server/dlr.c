@@ -33,6 +33,7 @@
 #include "bigmem.h"
 #include "dlr.h"
 #include "hexutil.h"
+#include "sms_text.h"
 #include "strutil.h"
 
 #define SHARDS_MAX 64
@@ -64,6 +65,7 @@ struct rec {
   uint8_t src_ton, src_npi, dst_ton, dst_npi;
   uint8_t len[STR_COUNT];
   uint8_t callback_method;
+  uint8_t part_seq, part_total;
   uint16_t callback_len;         /* the callback URL follows the strings (HTTP origins only) */
   char text[];
 };
@@ -357,6 +359,8 @@ static void rec_fill(struct rec *r, size_t size, uint32_t hash, uint16_t out_con
     text += len[i];
   }
   r->callback_method = info->callback_method;
+  r->part_seq = info->part_seq;
+  r->part_total = info->part_total;
   r->callback_len = (uint16_t)strnlen(info->callback, sizeof info->callback - 1);
   memcpy(text, info->callback, r->callback_len);
 }
@@ -380,6 +384,8 @@ static void rec_read(const struct rec *r, struct dlr_info *info)
     text += r->len[i];
   }
   info->callback_method = r->callback_method;
+  info->part_seq = r->part_seq;
+  info->part_total = r->part_total;
   memcpy(info->callback, text, r->callback_len);
   info->callback[r->callback_len] = '\0';
 }
@@ -698,6 +704,11 @@ void dlr_info_from_msg(struct dlr_info *info, const struct msg *m)
   info->src = m->src;
   info->dst = m->dst;
   info->callback_method = m->callback_method;
+  struct sms_text_concat concat;
+  if (m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 && concat.total > 1) {
+    info->part_seq = concat.seq;
+    info->part_total = concat.total;
+  }
   if (m->callback)
     str_copy(info->callback, sizeof info->callback, m->callback);
 }

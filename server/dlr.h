@@ -31,6 +31,7 @@ struct dlr_info {
   uint64_t msg_id;
   uint16_t origin_connector;
   uint8_t dlr_mask;                /* MSG_DLR_*: which receipts the origin wants */
+  uint8_t part_seq, part_total;    /* a part of a concatenated message: which of how many; 0 = not */
   int64_t submit_time;             /* Unix seconds */
   char origin_user[MSG_USER_LEN];
   char origin_ref[MSG_ID_LEN];     /* the id the origin knows the message by */

@@ -27,7 +27,9 @@ enum history_event {
   HISTORY_REROUTED,           /* moved to another connector, drained or rerouted (connector: the
                                  new one; detail: "the one it left: why") */
   HISTORY_SCHEDULED,          /* held by the gateway until its deferred time (detail: the time, UTC) */
-  HISTORY_JOINED              /* a long MO's parts joined (the whole: "N parts"; a part: "into ID") */
+  HISTORY_JOINED,             /* a long MO's parts joined (the whole: "N parts"; a part: "into ID") */
+  HISTORY_RECEIPT_HELD        /* a part's receipt kept from its origin, which hears of the whole once
+                                 (state; detail: the origin account) */
 };
 
 #define HISTORY_DETAIL_LEN 40

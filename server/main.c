@@ -126,6 +126,8 @@ static void on_tick(struct evloop *loop, void *arg)
     accounts_tick(d->core.accounts, clock_now_ns());
     account_admin_tick(&d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
+    if (d->core.receipt_join)
+      receipt_join_expire(d->core.receipt_join, time(NULL));
     if (expired)
       LOGI(d->log, "%zu DLR entries expired without a final receipt", expired);
   }
@@ -361,6 +363,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
       return;
     }
     it->target = rec->target;
+    connector_join_receipts(core, it->msg, rec->target, true);
     struct qitem **slot = replay_slot(r, rec->id);
     if (*slot)
       qitem_free(*slot);   /* a compacted or drained copy: the later one stands */

@@ -52,6 +52,7 @@ struct load_options {
   bool dlr;
   uint8_t dlr_mask;               /* MSG_DLR_*: the receipts asked for (with dlr) */
   double wait_dlr_s;              /* after the last ack, how long to wait for receipts */
+  unsigned receipts_each;         /* receipts awaited per message (a long one's parts each report) */
   unsigned length;                /* characters per text */
   enum sms_text_coding coding;
   struct tool_addr_pattern from, to;
@@ -921,7 +922,8 @@ static void on_tick(struct evloop *loop, void *arg)
     return;
   }
   if (ld->sending_done && ld->resend_len == 0 && outstanding(ld) == 0) {
-    bool receipts_done = !ld->opt.dlr || ld->receipts >= ld->acked ||
+    bool receipts_done = !ld->opt.dlr ||
+                         ld->receipts + ld->receipts_duplicate >= ld->acked * ld->opt.receipts_each ||
                          (double)(now - ld->last_ack_ns) / 1e9 >= ld->opt.wait_dlr_s;
     if (receipts_done)
       begin_stop(ld);
@@ -1021,6 +1023,8 @@ static void usage(FILE *out)
           "  --rate MPS              global, smooth rate limit (default none)\n"
           "  --dlr                   request receipts and wait for them\n"
           "  --wait-dlr S            seconds to wait for receipts after the last ack (default 30)\n"
+          "  --receipts-each K       wait for K receipts a message (a long message whose parts each\n"
+          "                          report; the others count as duplicates; default 1)\n"
           "  --dlr-mask N            with receipts, the ones asked for: 1 delivered, 2 failed, 4 buffered\n"
           "                          (intermediate), summed (default 3; implies --dlr)\n"
           "  --length L              characters per text (default 145)\n"
@@ -1054,7 +1058,7 @@ int main(int argc, char **argv)
     { "connections", required_argument, 0, 'n' }, { "window", required_argument, 0, 'w' },
     { "count", required_argument, 0, 'N' },    { "duration", required_argument, 0, 'D' },
     { "rate", required_argument, 0, 'r' },     { "dlr", no_argument, 0, 'd' },
-    { "wait-dlr", required_argument, 0, 'W' }, { "length", required_argument, 0, 'L' },
+    { "wait-dlr", required_argument, 0, 'W' }, { "receipts-each", required_argument, 0, 'E' }, { "length", required_argument, 0, 'L' },
     { "encoding", required_argument, 0, 'e' }, { "from", required_argument, 0, 'f' },
     { "to", required_argument, 0, 't' },       { "timeout", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },           { "quiet", no_argument, 0, 'q' },
@@ -1071,6 +1075,7 @@ int main(int argc, char **argv)
   o->window = 10;
   o->count = 1000;
   o->wait_dlr_s = 30;
+  o->receipts_each = 1;
   o->length = 145;
   o->coding = SMS_TEXT_GSM7;
   o->timeout_ms = 30000;
@@ -1145,6 +1150,14 @@ int main(int argc, char **argv)
       break;
     }
     case 'd': o->dlr = true; break;
+    case 'E':
+      if (tool_parse_count(optarg, &v) == -1 || v < 1 || v > 255) {
+        bad = "receipts a message 1..255";
+        break;
+      }
+      o->dlr = true;
+      o->receipts_each = (unsigned)v;
+      break;
     case 'K':
       if (tool_parse_count(optarg, &v) == -1 || v < 1 || v > 7) {
         bad = "receipt mask 1..7 (1 delivered, 2 failed, 4 buffered)";

@@ -5,7 +5,10 @@
 #    outlives the intermediate one, and every final receipt reaches the
 #    client (UCP in -> SMPP out, SMPP in -> UCP out);
 #  - a long message split into parts asks the SMSC for one receipt (its
-#    last part's), and the client gets exactly one;
+#    last part's), and the client gets exactly one; with long_receipts
+#    "combined" every part asks for one and the client still gets one per
+#    message (delivered, or the first failure), across a SIGKILL too; with
+#    "each" the client gets every part's;
 #  - an entry with no receipt within dlr_ttl expires: the table lets it go,
 #    the message's history says receipt_given_up, and the late receipt
 #    matches nothing.
@@ -16,13 +19,13 @@ source "$(dirname "$0")/lib.sh"
 # write_conf FILE IN OUT LISTEN_PORT SMSC_PORT [general settings]
 write_conf() {
   cat > "$1" <<CONF
-general: { node_id = 21; persist = false; ${6:-} };
+general: { node_id = 21; persist = ${PERSIST:-false}; ${6:-} };
 admin: { listen = "127.0.0.1:${ADMIN_PORT:-0}"; token = "t0ken-receipts-0123"; };
 connectors = (
   { name = "in"; protocol = "$2"; mode = "server"; listen = "127.0.0.1:$4"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "out"; protocol = "$3"; mode = "client"; connect = "127.0.0.1:$5"; instances = 2;
-    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; }
+    system_id = "emg"; password = "secret"; window = 50; reconnect_min = 100; ${OUT_EXTRA:-} }
 );
 routes = ( { to = "out"; } );
 CONF
@@ -73,6 +76,63 @@ for in in ucp smpp; do
   check "$in in, 320 characters: the client got $n receipts, none twice, none unknown" \
     [ "$(jget "$TMP/$name.json" '[.receipts, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "$n 0 0" ]
 done
+
+# 2b. The same long messages with a receipt asked for every part.
+n=200
+OUT_EXTRA='long_receipts = "combined";' gateway combined smpp smpp --dlr-delay 0-200
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
+  --count $n --length 320 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/combined.json" || true
+stop_emgd combined
+stop_sink combined
+check "combined: the SMSC was asked for $((3 * n)) receipts, one a part ($(jget "$TMP/combined.summary.json" .receipts_sent))" \
+  [ "$(jget "$TMP/combined.summary.json" .receipts_sent)" = $((3 * n)) ]
+check "combined: the client got $n receipts, all delivered, none twice, none unknown" \
+  [ "$(jget "$TMP/combined.json" '[.receipts, .receipts_delivered, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "$n $n 0 0" ]
+
+# A third of the parts undelivered: still one receipt a message, the
+# failure for every message with a part undelivered.
+OUT_EXTRA='long_receipts = "combined";' gateway combined_fail smpp smpp --dlr-delay 0-200 --undeliv-rate 0.3
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
+  --count $n --length 320 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/combined_fail.json" || true
+stop_emgd combined_fail
+stop_sink combined_fail
+failed_parts=$(jget "$TMP/combined_fail.summary.json" .receipts_undeliverable)
+failed_msgs=$(jget "$TMP/combined_fail.json" .receipts_undeliverable)
+check "combined, 30 % of parts undelivered: the client got $n receipts, none twice" \
+  [ "$(jget "$TMP/combined_fail.json" '[.receipts, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "$n 0 0" ]
+check "combined, 30 % of parts undelivered: $failed_msgs messages failed for $failed_parts parts (at most one a part, at least one in three)" \
+  [ "$failed_msgs" -gt 0 ] && [ "$failed_msgs" -le "$failed_parts" ] && [ $((3 * failed_msgs)) -ge "$failed_parts" ]
+
+# Every part's receipt passed on.
+OUT_EXTRA='long_receipts = "each";' gateway each smpp smpp --dlr-delay 0-200
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
+  --count $n --length 320 --receipts-each 3 --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/each.json" || true
+stop_emgd each
+stop_sink each
+check "each: the client heard $((3 * n)) receipts, three a message" \
+  [ "$(jget "$TMP/each.json" '[.receipts, .receipts_duplicate] | map(tostring) | join(" ")')" = "$n $((2 * n))" ]
+
+# Combined, with persist on and a SIGKILL while half the parts' receipts
+# are still at the SMSC: after the restart the client still hears once a
+# message.
+mkdir -p "$TMP/spool"
+OUT_EXTRA='long_receipts = "combined";' PERSIST=true GENERAL="spool_dir = \"$TMP/spool\";" \
+  gateway combined_kill smpp smpp --dlr-delay 1500-5000 --undeliv-rate 0.2
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
+  --count $n --length 320 --dlr --wait-dlr 40 --json --quiet --give-up 60 > "$TMP/combined_kill.json" &
+load_pid=$!
+all_parts_sent() { [ "$(wc -l < "$TMP/combined_kill.record")" -ge $((3 * n)) ]; }
+wait_until 300 all_parts_sent
+sleep 1
+kill_emgd combined_kill
+start_emgd combined_kill2 "$TMP/combined_kill.conf"
+wait "$load_pid" || true
+stop_emgd combined_kill2
+stop_sink combined_kill
+check "combined across a SIGKILL: the client got $n receipts, none unknown ($(jget "$TMP/combined_kill.json" '[.receipts, .receipts_delivered, .receipts_undeliverable, .receipts_duplicate] | map(tostring) | join("/")') received/delivered/undeliverable/duplicate)" \
+  [ "$(jget "$TMP/combined_kill.json" '[.receipts, .receipts_unknown] | map(tostring) | join(" ")')" = "$n 0" ]
+check "combined across a SIGKILL: no message heard of twice" \
+  [ "$(jget "$TMP/combined_kill.json" .receipts_duplicate)" = 0 ]
 
 # 3. dlr_ttl: receipts come after 6 s, entries expire after 2.
 ADMIN_PORT=$(free_port)

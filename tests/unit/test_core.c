@@ -11,6 +11,7 @@
 #include "ids.h"
 #include "queue.h"
 #include "mo_join.h"
+#include "receipt_join.h"
 #include "schedule.h"
 #include "testutil.h"
 
@@ -539,6 +540,85 @@ static void test_scts_floor(void)
   CU_ASSERT_EQUAL(c.scts_floor, 1000);
 }
 
+static struct receipt_join_key part_key(const char *ref, uint8_t seq, uint8_t total)
+{
+  return (struct receipt_join_key){ .origin_connector = 2, .origin_user = "acme", .origin_ref = ref,
+                                    .seq = seq, .total = total };
+}
+
+static enum receipt_join_verdict offer(struct receipt_join *j, const char *ref, uint8_t seq, uint8_t state,
+                                       size_t *n_finish, uint64_t *finish)
+{
+  struct receipt_join_key k = part_key(ref, seq, 3);
+  return receipt_join_offer(j, &k, state, finish, n_finish);
+}
+
+static void test_receipt_join(void)
+{
+  struct receipt_join *j = receipt_join_create(2, 60);
+  uint64_t finish[255];
+  size_t n;
+  /* Delivered: one answer, after the last part's, whatever the order. */
+  for (uint8_t seq = 1; seq <= 3; seq++) {
+    struct receipt_join_key k = part_key("A", seq, 3);
+    CU_ASSERT_TRUE(receipt_join_register(j, &k, 100 + seq, false, 1000));
+  }
+  CU_ASSERT_EQUAL(receipt_join_count(j), 1);
+  CU_ASSERT_EQUAL(offer(j, "A", 2, MSG_STATE_ENROUTE, &n, finish), RECEIPT_JOIN_HOLD);   /* not the first */
+  CU_ASSERT_EQUAL(offer(j, "A", 1, MSG_STATE_ENROUTE, &n, finish), RECEIPT_JOIN_PASS);
+  CU_ASSERT_EQUAL(offer(j, "A", 3, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_HOLD);
+  CU_ASSERT_EQUAL(offer(j, "A", 3, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_HOLD);  /* twice */
+  CU_ASSERT_EQUAL(offer(j, "A", 1, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_HOLD);
+  CU_ASSERT_EQUAL(offer(j, "A", 2, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_PASS);
+  CU_ASSERT_EQUAL(n, 0);
+  CU_ASSERT_EQUAL(receipt_join_count(j), 0);
+  /* Not registered: passes as it comes. */
+  CU_ASSERT_EQUAL(offer(j, "A", 1, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_PASS);
+
+  /* The first failure answers at once and finishes the parts still open;
+   * what comes after is held. */
+  for (uint8_t seq = 1; seq <= 3; seq++) {
+    struct receipt_join_key k = part_key("B", seq, 3);
+    CU_ASSERT_TRUE(receipt_join_register(j, &k, 200 + seq, false, 1000));
+  }
+  CU_ASSERT_EQUAL(offer(j, "B", 1, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_HOLD);
+  CU_ASSERT_EQUAL(offer(j, "B", 2, MSG_STATE_UNDELIVERABLE, &n, finish), RECEIPT_JOIN_PASS);
+  CU_ASSERT_EQUAL(n, 1);
+  CU_ASSERT_EQUAL(finish[0], 203);
+  CU_ASSERT_EQUAL(offer(j, "B", 1, MSG_STATE_ENROUTE, &n, finish), RECEIPT_JOIN_HOLD);
+  CU_ASSERT_EQUAL(offer(j, "B", 3, MSG_STATE_REJECTED, &n, finish), RECEIPT_JOIN_HOLD);
+  CU_ASSERT_EQUAL(n, 0);
+  CU_ASSERT_EQUAL(receipt_join_count(j), 0);
+
+  /* Rebuilt from the journal: only the parts registered are open. */
+  struct receipt_join_key k = part_key("C", 2, 3);
+  CU_ASSERT_TRUE(receipt_join_register(j, &k, 302, true, 1000));
+  CU_ASSERT_EQUAL(offer(j, "C", 2, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_PASS);
+  CU_ASSERT_EQUAL(receipt_join_count(j), 0);
+
+  /* Bounded: a third whole is not kept (its parts pass); no reference, no whole. */
+  k = part_key("D", 1, 3);
+  CU_ASSERT_TRUE(receipt_join_register(j, &k, 401, false, 1000));
+  k = part_key("E", 1, 3);
+  CU_ASSERT_TRUE(receipt_join_register(j, &k, 501, false, 1010));
+  k = part_key("F", 1, 3);
+  CU_ASSERT_FALSE(receipt_join_register(j, &k, 601, false, 1010));
+  k = part_key("", 1, 3);
+  CU_ASSERT_FALSE(receipt_join_register(j, &k, 701, false, 1010));
+  CU_ASSERT_EQUAL(offer(j, "F", 1, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_PASS);
+  /* The same reference from another origin account is another whole. */
+  struct receipt_join_key other = part_key("D", 1, 3);
+  other.origin_user = "other";
+  CU_ASSERT_EQUAL(receipt_join_offer(j, &other, MSG_STATE_DELIVERED, finish, &n), RECEIPT_JOIN_PASS);
+  CU_ASSERT_EQUAL(offer(j, "D", 1, MSG_STATE_DELIVERED, &n, finish), RECEIPT_JOIN_HOLD);
+  /* Forgotten after the TTL, oldest first. */
+  CU_ASSERT_EQUAL(receipt_join_expire(j, 1061), 1);
+  CU_ASSERT_EQUAL(receipt_join_count(j), 1);
+  CU_ASSERT_EQUAL(receipt_join_expire(j, 1071), 1);
+  CU_ASSERT_EQUAL(receipt_join_count(j), 0);
+  receipt_join_destroy(j);
+}
+
 void suite_core(void);
 void suite_core(void)
 {
@@ -548,6 +628,7 @@ void suite_core(void)
     { "priorities: levels, front pushes, walks, no starving", test_queue_priorities },
     { "the schedule: held until due, in order, listed, cancelled", test_schedule },
     { "long MOs joined, duplicates, time-outs, bounds", test_mo_join },
+    { "long MTs: one receipt for the parts, the first failure, replay, bounds", test_receipt_join },
     { "removals while a consumer takes", test_queue_remove_concurrent },
     { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },
