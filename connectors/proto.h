@@ -30,7 +30,16 @@ enum proto_op {
   PROTO_OP_UNBIND,         /* SMPP unbind (UCP has none: the connection closes) */
   PROTO_OP_UNBIND_RESP,
   PROTO_OP_NACK,           /* SMPP generic_nack; an answer to a request we could not read */
-  PROTO_OP_OTHER           /* a request the runtime does not handle: answered "not supported" */
+  PROTO_OP_OTHER,          /* a request the runtime does not handle: answered "not supported" */
+  /* About a message submitted before, named by msgid (the id its submit was
+   * answered with) and msg.src (its sender; SMPP only): */
+  PROTO_OP_QUERY,          /* SMPP query_sm */
+  PROTO_OP_QUERY_RESP,     /* msgid; receipt.state (message_state), .err, .done_time (final_date) */
+  PROTO_OP_CANCEL,         /* SMPP cancel_sm; msg.dst its recipient ("" = any) */
+  PROTO_OP_CANCEL_RESP,
+  PROTO_OP_REPLACE,        /* SMPP replace_sm: msg.deferred, .validity, .dlr_mask and the new
+                              text (msg.data, in the message's own alphabet) */
+  PROTO_OP_REPLACE_RESP
 };
 
 enum proto_bind_mode {
@@ -59,7 +68,10 @@ enum proto_status {
   PROTO_E_AUTH_ACCOUNT,    /* no such account (ESME_RINVSYSID; UCP: as PROTO_E_AUTH) */
   PROTO_E_AUTH_PASSWORD,   /* wrong password (ESME_RINVPASWD; UCP: as PROTO_E_AUTH) */
   PROTO_E_SOURCE,          /* a source address the sender may not use (ESME_RINVSRCADR; UCP 04) */
-  PROTO_E_CREDIT           /* the account's credit is used up (ESME_RSUBMITFAIL; UCP 04; HTTP 402) */
+  PROTO_E_CREDIT,          /* the account's credit is used up (ESME_RSUBMITFAIL; UCP 04; HTTP 402) */
+  PROTO_E_NO_MESSAGE,      /* QUERY, CANCEL, REPLACE: no such message of this client (ESME_RINVMSGID) */
+  PROTO_E_MESSAGE_STATE    /* ... the message is past what the request can do, or the request
+                              failed (ESME_RQUERYFAIL, ESME_RCANCELFAIL, ESME_RREPLACEFAIL) */
 };
 
 /* Is this outcome worth a retry of the same message? */

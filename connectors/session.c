@@ -157,6 +157,9 @@ static enum proto_op response_op(enum proto_op request)
   case PROTO_OP_DELIVER: return PROTO_OP_DELIVER_RESP;
   case PROTO_OP_KEEPALIVE: return PROTO_OP_KEEPALIVE_RESP;
   case PROTO_OP_UNBIND: return PROTO_OP_UNBIND_RESP;
+  case PROTO_OP_QUERY: return PROTO_OP_QUERY_RESP;
+  case PROTO_OP_CANCEL: return PROTO_OP_CANCEL_RESP;
+  case PROTO_OP_REPLACE: return PROTO_OP_REPLACE_RESP;
   default: return PROTO_OP_NONE;
   }
 }
@@ -520,11 +523,16 @@ static void peer_bind(struct session *s, const struct proto_pdu *req)
 
 /* ---- the peer's PDUs ---- */
 
-/* Whether this bind lets the peer send op: a server takes submits only from
- * a transmitter, a client deliveries only as a receiver. */
+/* Whether this bind lets the peer send op: a server takes submits (and
+ * queries, cancels and replaces of what was submitted) only from a
+ * transmitter, a client deliveries only as a receiver, and only a server
+ * is asked about messages. */
 static bool allowed(const struct session *s, enum proto_op op)
 {
-  if (s->cfg.role == SESSION_SERVER && op == PROTO_OP_SUBMIT)
+  bool about_message = op == PROTO_OP_QUERY || op == PROTO_OP_CANCEL || op == PROTO_OP_REPLACE;
+  if (about_message && s->cfg.role != SESSION_SERVER)
+    return false;
+  if (s->cfg.role == SESSION_SERVER && (op == PROTO_OP_SUBMIT || about_message))
     return (s->bind_mode & PROTO_BIND_TX) != 0;
   if (s->cfg.role == SESSION_CLIENT && op == PROTO_OP_DELIVER)
     return (s->bind_mode & PROTO_BIND_RX) != 0;
@@ -583,6 +591,9 @@ static void dispatch(struct session *s, struct proto_pdu *pdu)
     break;
   case PROTO_OP_SUBMIT:
   case PROTO_OP_DELIVER:
+  case PROTO_OP_QUERY:
+  case PROTO_OP_CANCEL:
+  case PROTO_OP_REPLACE:
     s->stats.requests_received++;
     peer_request(s, pdu);
     break;
@@ -605,6 +616,9 @@ static void dispatch(struct session *s, struct proto_pdu *pdu)
   case PROTO_OP_DELIVER_RESP:
   case PROTO_OP_KEEPALIVE_RESP:
   case PROTO_OP_UNBIND_RESP:
+  case PROTO_OP_QUERY_RESP:
+  case PROTO_OP_CANCEL_RESP:
+  case PROTO_OP_REPLACE_RESP:
   case PROTO_OP_NACK:
     peer_response(s, pdu);
     break;

@@ -79,8 +79,9 @@ struct session_handler {
   enum proto_status (*on_bind)(struct session *s, const struct proto_pdu *bind);
   /* The session is bound (both roles). */
   void (*on_bound)(struct session *s);
-  /* A SUBMIT or DELIVER from the peer. The handler answers it with
-   * session_respond(), now or later (same ref, op SUBMIT_RESP/DELIVER_RESP). */
+  /* A SUBMIT or DELIVER from the peer, or (server) a QUERY, CANCEL or
+   * REPLACE. The handler answers it with session_respond(), now or later
+   * (same ref, the request's response op). */
   void (*on_request)(struct session *s, const struct proto_pdu *req);
   /* The response to one of our requests; cookie as given to session_request. */
   void (*on_response)(struct session *s, void *cookie, const struct proto_pdu *resp);

@@ -775,6 +775,11 @@ static void message_view(const struct core *c, const struct history_entry *e, si
       v->to_origin = e[i].event == HISTORY_RECEIPT_QUEUED ? "queued" : "delivered";
       v->origin_connector = e[i].connector;
       break;
+    case HISTORY_REPLACED: {
+      size_t len = strlen(v->summary);
+      snprintf(v->summary + len, sizeof v->summary - len, "; replaced by %s", e[i].detail);
+      break;
+    }
     case HISTORY_RECEIPT_HELD: {
       size_t len = strlen(v->summary);
       snprintf(v->summary + len, sizeof v->summary - len, "; a part: its origin hears of the whole message");
@@ -1153,9 +1158,9 @@ static enum MHD_Result queue_listing_reply(struct MHD_Connection *conn, struct c
 static enum MHD_Result drop_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
 {
   for (unsigned i = 0; i < c->n_connectors; i++)
-    if (connector_drop_message(core_connector(c, i), id))
+    if (connector_drop_message(core_connector(c, i), id, "dropped by the operator"))
       return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b}", "id", json_id(id), "dropped", 1));
-  if (connector_cancel_scheduled(c, id))
+  if (connector_cancel_scheduled(c, id, "cancelled by the operator before its time"))
     return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b, s:b}", "id", json_id(id), "dropped", 1,
                                                    "scheduled", 1));
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");

@@ -285,7 +285,9 @@ static void on_request(struct session *s, const struct proto_pdu *req)
 {
   struct instance *in = session_app(s);
   struct connector *c = in->conn;
-  if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
+  if (is_server(c) && (req->op == PROTO_OP_QUERY || req->op == PROTO_OP_CANCEL || req->op == PROTO_OP_REPLACE)) {
+    connector_about_in(in, req);
+  } else if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
     struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_SUBMIT_RESP };
     /* Bound, so the listener proved its account: in->user is set. */
     connector_accept_message(in, &req->msg, session_user(s), in->user, &rp);
@@ -313,6 +315,10 @@ static void on_unanswered(struct session *s, void *cookie, enum session_loss why
   struct instance *in = session_app(s);
   struct qitem *it = cookie;
   struct connector *c = in->conn;
+  if (it->kind == QITEM_ABOUT) {
+    connector_about_sent_back(in, it, NULL);
+    return;
+  }
   if (why == SESSION_LOST_TIMEOUT)
     connector_instance_error(in, "no response to a %s within %u ms",
                              it->kind == QITEM_MSG ? "message" : "receipt", c->cfg->response_timeout_ms);
@@ -395,6 +401,7 @@ static void take_handoff(struct instance *in)
   if (fd < 0)
     return;
   in->user = -1;
+  in->session_serial++;
   in->session = session_server_adopt(in->loop, fd, tls, peer, &in->conn->session_cfg, &instance_handler, in,
                                      input, len);
   free(input);
@@ -447,6 +454,8 @@ static void on_wake(struct evloop *loop, void *arg)
   }
   if (!in->conn->cfg->http && is_server(in->conn) && !in->session)
     take_handoff(in);
+  if (is_server(in->conn))
+    connector_about_answers(in);
   if (atomic_exchange(&in->account_changed, false))
     account_recheck(in);
   connector_tls_take(in);
@@ -470,6 +479,8 @@ static void on_tick(struct evloop *loop, void *arg)
   connector_instance_publish(in, false);
   connector_release_held_acks(in, false);
   connector_retry_early_receipts(in, false);
+  if (in->index == 0 && !is_server(in->conn))
+    connector_about_expire(in->conn);
   if (in->callbacks) {
     connector_http_watch_callbacks(in);
     if (atomic_load(&in->phase) == PHASE_STOP_SESSION)
@@ -528,6 +539,8 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
   c->log = log_category(category);
   queue_init(&c->out);
   pthread_mutex_init(&c->scts_lock, NULL);
+  pthread_mutex_init(&c->about_lock, NULL);
+  pthread_cond_init(&c->lookup_cond, NULL);
   if (connector_tls_init(c, err) < 0) {
     connector_destroy(c);
     return NULL;
@@ -618,7 +631,7 @@ int connector_start(struct connector *c, char *err)
     LOGI(c->log, "%s %s (http, %u instances)", is_server(c) ? "listening on" : "sending to",
          is_server(c) ? c->cfg->listen : c->cfg->url, c->n_instances);
   } else if (is_server(c)) {
-    if (connector_accept_start(c, err) < 0)
+    if (connector_accept_start(c, err) < 0 || connector_about_start(c, err) < 0)
       return -1;
     LOGI(c->log, "listening on %s (%s, %u instances)", c->cfg->listen, c->cfg->proto->name,
          c->n_instances);
@@ -672,12 +685,14 @@ void connector_stop(struct connector *c, unsigned timeout_ms)
       pthread_join(c->instances[i].thread, NULL);
       c->instances[i].started = false;
     }
+  connector_about_stop(c);
 }
 
 void connector_destroy(struct connector *c)
 {
   if (!c)
     return;
+  connector_about_free(c);
   http_server_free(c->http_server);   /* every instance has left it */
   c->http_server = NULL;
   for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
@@ -705,6 +720,8 @@ void connector_destroy(struct connector *c)
   if (c->scts)
     ucp_scts_alloc_destroy(c->scts);
   pthread_mutex_destroy(&c->scts_lock);
+  pthread_mutex_destroy(&c->about_lock);
+  pthread_cond_destroy(&c->lookup_cond);
   connector_tls_free(c);
   if (c->core->connectors[c->index] == c)
     c->core->connectors[c->index] = NULL;
@@ -787,25 +804,25 @@ static void drop_queued_message(struct connector *c, struct qitem *it, const cha
   qitem_free(it);
 }
 
-int connector_drop_message(struct connector *c, uint64_t id)
+int connector_drop_message(struct connector *c, uint64_t id, const char *why)
 {
   for (unsigned i = 0; i < connector_queue_count(c); i++) {
     struct qitem *it = queue_remove_msg(connector_queue(c, i), id);
     if (it) {
-      drop_queued_message(c, it, "dropped by the operator");
+      drop_queued_message(c, it, why);
       return 1;
     }
   }
   return 0;
 }
 
-int connector_cancel_scheduled(struct core *core, uint64_t id)
+int connector_cancel_scheduled(struct core *core, uint64_t id, const char *why)
 {
   unsigned target;
   struct qitem *it = schedule_remove(core->schedule, id, &target);
   if (!it)
     return 0;
-  drop_queued_message(core_connector(core, target), it, "cancelled by the operator before its time");
+  drop_queued_message(core_connector(core, target), it, why);
   return 1;
 }
 

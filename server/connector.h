@@ -103,14 +103,14 @@ unsigned connector_queue_count(const struct connector *c);
 struct queue *connector_queue(struct connector *c, unsigned i);
 
 /* Takes message id out of the connector's queues (an operator dropping a
- * stuck message): its origin gets a failed receipt. Returns 1 when it was
+ * stuck message, a client cancelling it; why says which, for the log and
+ * its history): its origin gets a DELETED receipt. Returns 1 when it was
  * found, else 0. Callable from any thread. */
-int connector_drop_message(struct connector *c, uint64_t id);
+int connector_drop_message(struct connector *c, uint64_t id, const char *why);
 
-/* Takes message id out of what the gateway holds until its time (an
- * operator cancelling it): its origin gets a DELETED receipt. Returns 1 when
- * it was held, else 0. Callable from any thread. */
-int connector_cancel_scheduled(struct core *core, uint64_t id);
+/* Takes message id out of what the gateway holds until its time, as
+ * connector_drop_message does. Returns 1 when it was held, else 0. */
+int connector_cancel_scheduled(struct core *core, uint64_t id, const char *why);
 
 /* The connector's position in the configuration (and the core's array). */
 unsigned connector_index(const struct connector *c);

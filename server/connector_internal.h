@@ -74,6 +74,33 @@ struct stage {
   struct qlist list;
 };
 
+/* A client's query_sm, cancel_sm or replace_sm about a message already at
+ * an SMPP SMSC, passed on to it (connector_about.c), and its answer on the
+ * way back to the client's session. */
+struct about_request {
+  struct about_request *next;      /* in the SMSC connector's list, then the origin instance's */
+  struct qitem *item;              /* the QITEM_ABOUT that carries it through the window */
+  enum proto_op op;                /* QUERY, CANCEL, REPLACE */
+  char smsc_id[MSG_ID_LEN];        /* the message at the SMSC */
+  char client_id[MSG_ID_LEN];      /* ... as the client knows it */
+  struct msg_addr src, dst;
+  int64_t validity, deferred;      /* REPLACE */
+  uint8_t dlr_mask;
+  uint8_t data_len;
+  uint8_t data[255];
+  /* where the answer goes: the client's session, by instance and serial */
+  struct connector *origin;
+  unsigned origin_instance;
+  uint32_t origin_session;
+  uint32_t ref, raw_status;
+  uint64_t deadline_ms;            /* monotonic: answered as failed when not sent by then */
+  uint64_t msg_id;                 /* a lookup in the message log: the message, */
+  char user[MSG_USER_LEN];         /* ... and the account that asks */
+  /* the answer */
+  enum proto_status status;
+  struct msg_receipt answer;       /* QUERY: state, err, done_time */
+};
+
 struct early_receipt;
 struct http_server_loop;
 struct http_client;
@@ -137,6 +164,8 @@ struct instance {
   pthread_mutex_t info_lock;
   struct connector_instance_info published;
   unsigned tls_generation;         /* client: the connector's TLS generation its session has */
+  uint32_t session_serial;         /* server: one more for each session it takes */
+  struct about_request *about_answers; /* server: answers for its client, under conn->about_lock */
 };
 
 struct connector {
@@ -182,6 +211,17 @@ struct connector {
   char tls_server_name[CONNECTOR_TLS_NAME_LEN]; /* client: "" = the host of connect */
   _Atomic unsigned tls_generation; /* one more at each reload */
   struct log_every tls_log;        /* failed handshakes, ten a second at most */
+  /* queries, cancels and replaces: on a client connector those to pass on
+   * to its SMSC; on a server connector it guards the instances' answers */
+  pthread_mutex_t about_lock;
+  struct about_request *about_head, *about_tail;
+  /* SMPP server with a database: the message log's worker, for messages
+   * the history no longer holds (under about_lock) */
+  pthread_cond_t lookup_cond;
+  struct about_request *lookup_head, *lookup_tail;
+  unsigned lookups;
+  bool lookup_stop, lookup_started;
+  pthread_t lookup_thread;
 };
 
 static inline bool is_server(const struct connector *c)
@@ -299,6 +339,33 @@ void connector_receipt_in(struct instance *in, const struct proto_pdu *req);
 /* Tries again the receipts that came before their DLR entry (all of them
  * once more when give_up is set: the instance stops). */
 void connector_retry_early_receipts(struct instance *in, bool give_up);
+
+/* ---- connector_about.c ---- */
+
+/* A client's QUERY, CANCEL or REPLACE on a server connector's session. */
+void connector_about_in(struct instance *in, const struct proto_pdu *req);
+
+/* On a client connector's instance: sends the requests passed on to its
+ * SMSC as far as the window goes (before its messages). */
+void connector_about_pump(struct instance *in);
+
+/* The SMSC's answer to request it (a QITEM_ABOUT), or NULL when none came:
+ * it goes back to the client's instance. */
+void connector_about_sent_back(struct instance *in, struct qitem *it, const struct proto_pdu *resp);
+
+/* Requests passed on that no session took in time are answered as failed. */
+void connector_about_expire(struct connector *c);
+
+/* On a server connector's instance: the answers that came back for its client. */
+void connector_about_answers(struct instance *in);
+
+/* Frees what a connector still holds of requests passed on (at its end). */
+void connector_about_free(struct connector *c);
+
+/* An SMPP server connector with a database: starts and stops the worker
+ * that looks older messages up in the message log. 0, or -1 with err. */
+int connector_about_start(struct connector *c, char *err);
+void connector_about_stop(struct connector *c);
 
 /* ---- connector_http.c ---- */
 

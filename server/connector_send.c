@@ -182,6 +182,9 @@ void connector_pump(struct instance *in)
       connector_http_pump_receipts(in);
     return;
   }
+  /* Queries and cancels go first, paused or not: they are not messages. */
+  if (!is_server(c) && !c->cfg->http && in->session && atomic_load(&in->bound))
+    connector_about_pump(in);
   for (int pass = 0; pass < 2; pass++) {
     struct queue *q = pump_source(in);
     if (q && c->cfg->http)
@@ -334,6 +337,10 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
 /* A response to a request of ours (a session's, or an HTTP provider's answer). */
 void connector_response_in(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
 {
+  if (it->kind == QITEM_ABOUT) {
+    connector_about_sent_back(in, it, resp);
+    return;
+  }
   if (it->sent_ns)
     connector_latency_record(&in->counted.response, (clock_now_ns() - it->sent_ns) / 1000);
   if (resp->status == PROTO_OK) {

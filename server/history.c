@@ -147,6 +147,6 @@ const char *history_event_name(uint8_t event)
 {
   static const char *const names[] = { "?", "received", "queued", "sent", "retry", "failed",
                                        "receipt", "receipt_queued", "receipt_delivered", "receipt_given_up",
-                                       "rerouted", "scheduled", "joined", "receipt_held" };
+                                       "rerouted", "scheduled", "joined", "receipt_held", "replaced" };
   return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }

@@ -28,8 +28,10 @@ enum history_event {
                                  new one; detail: "the one it left: why") */
   HISTORY_SCHEDULED,          /* held by the gateway until its deferred time (detail: the time, UTC) */
   HISTORY_JOINED,             /* a long MO's parts joined (the whole: "N parts"; a part: "into ID") */
-  HISTORY_RECEIPT_HELD        /* a part's receipt kept from its origin, which hears of the whole once
+  HISTORY_RECEIPT_HELD,       /* a part's receipt kept from its origin, which hears of the whole once
                                  (state; detail: the origin account) */
+  HISTORY_REPLACED            /* its text and times replaced by its client while it waited (detail:
+                                 the account) */
 };
 
 #define HISTORY_DETAIL_LEN 40

@@ -304,5 +304,6 @@ void qitem_free(struct qitem *it)
   msg_free(it->msg);
   free(it->callback);
   free(it->smsc_msgid);
+  free(it->about);
   free(it);
 }

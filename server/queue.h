@@ -28,8 +28,12 @@
 
 enum qitem_kind {
   QITEM_MSG,                      /* a message to send (owned: msg_clone) */
-  QITEM_RECEIPT                   /* a receipt for the origin's session */
+  QITEM_RECEIPT,                  /* a receipt for the origin's session */
+  QITEM_ABOUT                     /* a client's query, cancel or replace passed on to an SMSC: never
+                                     in a queue, only in a window (connector_about.c) */
 };
+
+struct about_request;
 
 struct qitem {
   struct qitem *next;
@@ -50,6 +54,7 @@ struct qitem {
   uint16_t target;                /* restart: the connector it waited for */
   uint64_t refused_by;            /* the connectors that refused it and rerouted it, a bit each
                                      (index % 64): a reroute passes over them */
+  struct about_request *about;    /* QITEM_ABOUT (owned, one allocation) */
 };
 
 #define QUEUE_LEVELS 4

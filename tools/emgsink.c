@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -59,6 +60,7 @@ struct sink_counts {
   uint64_t receipts_undeliv, receipts_enroute;
   uint64_t connections, binds, binds_refused;
   uint64_t mo_sent, mo_acked, mo_resent;
+  uint64_t queries, cancels, replaces, about_refused;
 };
 
 struct sink;
@@ -90,6 +92,20 @@ struct pending_receipt {
  * 4 KiB pages most reads also missed the TLB. */
 #define RECEIPT_BLOCK_BYTES ((size_t)2 << 20)
 
+/* What the sink remembers of the last SINK_MEMORY messages it accepted, to
+ * answer query_sm, cancel_sm and replace_sm as an SMSC would: the fate it
+ * gave each (the state its receipt reports, and when). SMPP ids are
+ * sequential, so the slot is the id modulo the size. */
+#define SINK_MEMORY 65536
+struct remembered {
+  uint64_t id;                    /* 0 = empty */
+  int64_t accepted_s;
+  uint64_t due_ms;                /* when it reaches its final state */
+  uint32_t delay_ms;
+  uint8_t state;                  /* the final one */
+  bool cancelled;
+};
+
 struct sink {
   struct sink_options opt;
   struct evloop *loop;
@@ -100,6 +116,7 @@ struct sink {
   struct timerwheel pending;
   struct pending_receipt *free_receipts;
   uint64_t next_id;               /* SMPP message ids */
+  struct remembered *memory;      /* SMPP: SINK_MEMORY slots */
   struct ucp_scts_alloc *scts;    /* UCP: unique AdC:SCTS per recipient */
   uint64_t rng;
   FILE *record;
@@ -123,6 +140,18 @@ static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id,
     str_put_dec(&o, sk->next_id++, 1);
   }
   return id;
+}
+
+/* The memory of message id (SMPP's decimal text), or NULL. */
+static struct remembered *remembered(struct sink *sk, const char *id)
+{
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(id, &end, 10);
+  if (!sk->memory || !*id || *end || errno)
+    return NULL;
+  struct remembered *r = &sk->memory[v % SINK_MEMORY];
+  return r->id == v ? r : NULL;
 }
 
 static struct pending_receipt *receipt_take(struct sink *sk)
@@ -193,23 +222,66 @@ static bool push_receipt(struct sink *sk, struct sink_conn *c, const struct msg 
   return true;
 }
 
-static void schedule_receipt(struct sink *sk, struct sink_conn *c, const struct msg *m,
-                             const char *id)
+/* A message's fate: delivered (or, at --undeliv-rate, not) after a delay
+ * within --dlr-delay; remembered (SMPP), and reported by a receipt when
+ * one was asked for. */
+static void decide_fate(struct sink *sk, struct sink_conn *c, const struct msg *m, const char *id)
 {
   bool undeliv = sk->opt.undeliv_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.undeliv_rate;
   uint8_t state = undeliv ? MSG_STATE_UNDELIVERABLE : MSG_STATE_DELIVERED;
+  uint64_t span = sk->opt.dlr_max_ms - sk->opt.dlr_min_ms;
+  uint64_t delay = sk->opt.dlr_min_ms + (span ? tool_rand(&sk->rng) % (span + 1) : 0);
+  if (sk->memory) {
+    unsigned long long v = strtoull(id, NULL, 10);
+    sk->memory[v % SINK_MEMORY] = (struct remembered){ .id = v, .accepted_s = time(NULL),
+                                                       .due_ms = evloop_now_ms(sk->loop) + delay,
+                                                       .delay_ms = (uint32_t)delay, .state = state };
+  }
+  if (!m->dlr_mask)
+    return;
   if (!msg_receipt_wanted(m->dlr_mask, state)) {
     sk->n.receipts_unwanted++;
     return;
   }
-  uint64_t span = sk->opt.dlr_max_ms - sk->opt.dlr_min_ms;
-  uint64_t delay = sk->opt.dlr_min_ms + (span ? tool_rand(&sk->rng) % (span + 1) : 0);
   /* Some SMSCs report ENROUTE first whatever was asked for: half way there. */
   if (sk->opt.enroute_rate > 0 && tool_rand_unit(&sk->rng) < sk->opt.enroute_rate &&
       push_receipt(sk, c, m, id, MSG_STATE_ENROUTE, delay / 2))
     sk->n.receipts_enroute++;
   if (push_receipt(sk, c, m, id, state, delay))
     sk->n.receipts_undeliv += undeliv;
+}
+
+/* query_sm, cancel_sm and replace_sm, answered from the memory: a message
+ * before its final state can be cancelled (its receipt then says DELETED)
+ * or replaced; after it, neither. */
+static void about_message(struct sink *sk, const struct proto_pdu *req, struct proto_pdu *resp)
+{
+  struct remembered *r = remembered(sk, req->msgid);
+  bool open = r && !r->cancelled && evloop_now_ms(sk->loop) < r->due_ms;
+  resp->op = req->op == PROTO_OP_QUERY ? PROTO_OP_QUERY_RESP
+             : req->op == PROTO_OP_CANCEL ? PROTO_OP_CANCEL_RESP : PROTO_OP_REPLACE_RESP;
+  str_copy(resp->msgid, sizeof resp->msgid, req->msgid);
+  resp->status = !r ? PROTO_E_NO_MESSAGE : open || req->op == PROTO_OP_QUERY ? PROTO_OK : PROTO_E_MESSAGE_STATE;
+  if (resp->status != PROTO_OK) {
+    sk->n.about_refused++;
+    return;
+  }
+  switch (req->op) {
+  case PROTO_OP_QUERY:
+    sk->n.queries++;
+    resp->receipt.state = r->cancelled ? MSG_STATE_DELETED : open ? MSG_STATE_ENROUTE : r->state;
+    resp->receipt.err = resp->receipt.state == MSG_STATE_UNDELIVERABLE ? 1 : 0;
+    if (!open)
+      resp->receipt.done_time = r->accepted_s + r->delay_ms / 1000;
+    break;
+  case PROTO_OP_CANCEL:
+    sk->n.cancels++;
+    r->cancelled = true;
+    break;
+  default:
+    sk->n.replaces++;
+    break;
+  }
 }
 
 static void on_request(struct session *s, const struct proto_pdu *req)
@@ -220,6 +292,11 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   memset(&resp, 0, sizeof resp);
   resp.ref = req->ref;
   resp.raw_status = req->raw_status;   /* UCP: the OT being answered */
+  if (req->op == PROTO_OP_QUERY || req->op == PROTO_OP_CANCEL || req->op == PROTO_OP_REPLACE) {
+    about_message(sk, req, &resp);
+    session_respond(s, &resp);
+    return;
+  }
   if (req->op != PROTO_OP_SUBMIT) {
     /* An SMSC does not take deliveries from its clients. */
     resp.op = req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_NACK;
@@ -246,8 +323,7 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   if (session_respond(s, &resp) == 0) {
     sk->n.accepted++;
     record_message(sk, &req->msg);
-    if (req->msg.dlr_mask)
-      schedule_receipt(sk, c, &req->msg, resp.msgid);
+    decide_fate(sk, c, &req->msg, resp.msgid);
   }
 }
 
@@ -359,6 +435,9 @@ static void dispatch_receipts(struct sink *sk)
     } else {
       req.is_receipt = true;
       req.receipt = p->receipt;
+      struct remembered *r = remembered(sk, p->receipt.id);
+      if (r && r->cancelled && msg_state_final(req.receipt.state))
+        req.receipt.state = MSG_STATE_DELETED;
     }
     if (session_request(c->session, &req, p) == -1) {
       timerwheel_push(&sk->pending, &p->due, now + 1);
@@ -524,7 +603,7 @@ static void on_tick(struct evloop *loop, void *arg)
 static int write_summary(struct sink *sk)
 {
   json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
-                        " s:I, s:I, s:I}",
+                        " s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                         "protocol", sk->opt.proto->name,
                         "submits", (json_int_t)sk->n.submits,
                         "accepted", (json_int_t)sk->n.accepted,
@@ -545,7 +624,9 @@ static int write_summary(struct sink *sk)
                         "binds_refused", (json_int_t)sk->n.binds_refused,
                         "receipts_not_requested", (json_int_t)sk->n.receipts_unwanted,
                         "mo_sent", (json_int_t)sk->n.mo_sent, "mo_acked", (json_int_t)sk->n.mo_acked,
-                        "mo_resent", (json_int_t)sk->n.mo_resent);
+                        "mo_resent", (json_int_t)sk->n.mo_resent, "queries", (json_int_t)sk->n.queries,
+                        "cancels", (json_int_t)sk->n.cancels, "replaces", (json_int_t)sk->n.replaces,
+                        "about_refused", (json_int_t)sk->n.about_refused);
   if (!j)
     return -1;
   int rc = json_dump_file(j, sk->opt.summary_path, JSON_INDENT(2));
@@ -745,6 +826,10 @@ int main(int argc, char **argv)
   sk.rng = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
   /* Ids unique across restarts: the start time in the high digits. */
   sk.next_id = (uint64_t)time(NULL) * 1000000ull;
+  if (strcmp(o->proto->name, "smpp") == 0 && !(sk.memory = calloc(SINK_MEMORY, sizeof *sk.memory))) {
+    fprintf(stderr, "emgsink: out of memory\n");
+    return TOOL_EXIT_SETUP;
+  }
   if (strcmp(o->proto->name, "ucp") == 0 && !(sk.scts = ucp_scts_alloc_create(1 << 20))) {
     fprintf(stderr, "emgsink: out of memory\n");
     return TOOL_EXIT_SETUP;
@@ -765,5 +850,6 @@ int main(int argc, char **argv)
   if (sk.record)
     fclose(sk.record);
   int rc = o->summary_path && write_summary(&sk) != 0 ? TOOL_EXIT_SETUP : TOOL_EXIT_OK;
+  free(sk.memory);
   return rc;
 }

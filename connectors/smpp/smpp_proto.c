@@ -117,6 +117,10 @@ enum proto_status smpp_proto_status(uint32_t command_status)
   case SMPP_ESME_RINVMSGLEN: return PROTO_E_TOO_LONG;
   case SMPP_ESME_RINVCMDID: return PROTO_E_UNSUPPORTED;
   case SMPP_ESME_RINVCMDLEN: return PROTO_E_CMD_LEN;
+  case SMPP_ESME_RINVMSGID: return PROTO_E_NO_MESSAGE;
+  case SMPP_ESME_RQUERYFAIL:
+  case SMPP_ESME_RCANCELFAIL:
+  case SMPP_ESME_RREPLACEFAIL: return PROTO_E_MESSAGE_STATE;
   default: return PROTO_E_PERMANENT;
   }
 }
@@ -142,6 +146,11 @@ uint32_t smpp_proto_command_status(enum proto_op op, enum proto_status status,
   case PROTO_E_ADDRESS: return SMPP_ESME_RINVDSTADR;
   case PROTO_E_TOO_LONG: return SMPP_ESME_RINVMSGLEN;
   case PROTO_E_CMD_LEN: return SMPP_ESME_RINVCMDLEN;
+  case PROTO_E_NO_MESSAGE: return SMPP_ESME_RINVMSGID;
+  case PROTO_E_MESSAGE_STATE:
+    return op == PROTO_OP_CANCEL_RESP ? SMPP_ESME_RCANCELFAIL
+           : op == PROTO_OP_REPLACE_RESP ? SMPP_ESME_RREPLACEFAIL
+                                         : SMPP_ESME_RQUERYFAIL;
   default:
     return op == PROTO_OP_DELIVER_RESP  ? SMPP_ESME_RX_P_APPN
            : op == PROTO_OP_SUBMIT_RESP ? SMPP_ESME_RSUBMITFAIL
@@ -617,6 +626,66 @@ static uint32_t decode_receipt(struct proto_pdu *pdu, const struct smpp_pdu *p,
   return 0;
 }
 
+/* query_sm, cancel_sm and replace_sm: the message they are about. Returns
+ * 0 or the command_status that refuses the request, with pdu->text set. */
+static uint32_t decode_about(struct proto_pdu *pdu, const struct smpp_pdu *p)
+{
+  struct msg *m = &pdu->msg;
+  const char *id, *src;
+  uint8_t ton, npi;
+  switch (p->command_id) {
+  case SMPP_QUERY_SM:
+    id = p->body.query_sm.message_id;
+    src = p->body.query_sm.source_addr;
+    ton = p->body.query_sm.source_addr_ton;
+    npi = p->body.query_sm.source_addr_npi;
+    break;
+  case SMPP_CANCEL_SM: {
+    const struct smpp_cancel_sm *b = &p->body.cancel_sm;
+    id = b->message_id;
+    src = b->source_addr;
+    ton = b->source_addr_ton;
+    npi = b->source_addr_npi;
+    if (!set_addr(&m->dst, b->destination_addr, b->dest_addr_ton, b->dest_addr_npi)) {
+      set_text(pdu, "destination_addr too long");
+      return SMPP_ESME_RINVDSTADR;
+    }
+    break;
+  }
+  default: {
+    const struct smpp_replace_sm *b = &p->body.replace_sm;
+    id = b->message_id;
+    src = b->source_addr;
+    ton = b->source_addr_ton;
+    npi = b->source_addr_npi;
+    if (smpp_time_parse(b->validity_period, &m->validity) < 0) {
+      set_text(pdu, "bad validity_period");
+      return SMPP_ESME_RINVEXPIRY;
+    }
+    if (smpp_time_parse(b->schedule_delivery_time, &m->deferred) < 0) {
+      set_text(pdu, "bad schedule_delivery_time");
+      return SMPP_ESME_RINVSCHED;
+    }
+    m->dlr_mask = dlr_mask_from_smpp(b->registered_delivery);
+    m->data = b->short_message;
+    m->data_len = b->sm_length;
+    break;
+  }
+  }
+  /* Only a bulk cancel (by service_type and addresses) goes without an
+   * id, and the gateway does not offer it. */
+  if (!id[0]) {
+    set_text(pdu, "no message_id");
+    return p->command_id == SMPP_CANCEL_SM ? SMPP_ESME_RCANCELFAIL : SMPP_ESME_RINVMSGID;
+  }
+  SMPP_CSTR_SET(pdu->msgid, id);
+  if (!set_addr(&m->src, src, ton, npi)) {
+    set_text(pdu, "source_addr too long");
+    return SMPP_ESME_RINVSRCADR;
+  }
+  return 0;
+}
+
 static enum proto_bind_mode bind_mode_of(uint32_t command_id)
 {
   switch (command_id & ~SMPP_RESP_BIT) {
@@ -638,6 +707,9 @@ static enum proto_op answer_op(uint32_t command_id)
   case SMPP_DELIVER_SM: return PROTO_OP_DELIVER_RESP;
   case SMPP_ENQUIRE_LINK: return PROTO_OP_KEEPALIVE_RESP;
   case SMPP_UNBIND: return PROTO_OP_UNBIND_RESP;
+  case SMPP_QUERY_SM: return PROTO_OP_QUERY_RESP;
+  case SMPP_CANCEL_SM: return PROTO_OP_CANCEL_RESP;
+  case SMPP_REPLACE_SM: return PROTO_OP_REPLACE_RESP;
   default: return command_id & SMPP_RESP_BIT ? PROTO_OP_NONE : PROTO_OP_NACK;
   }
 }
@@ -726,6 +798,23 @@ static int smpp_proto_decode(struct proto_pdu *pdu, const uint8_t *frame, size_t
     SMPP_CSTR_SET(pdu->msgid, p.body.sm_resp.message_id);
     return 0;
   case SMPP_DELIVER_SM_RESP: pdu->op = PROTO_OP_DELIVER_RESP; return 0;
+  case SMPP_QUERY_SM:
+  case SMPP_CANCEL_SM:
+  case SMPP_REPLACE_SM:
+    pdu->op = id == SMPP_QUERY_SM ? PROTO_OP_QUERY : id == SMPP_CANCEL_SM ? PROTO_OP_CANCEL : PROTO_OP_REPLACE;
+    refused = decode_about(pdu, &p);
+    return refused ? refuse_request(pdu, id, refused) : 0;
+  case SMPP_QUERY_SM_RESP:
+    pdu->op = PROTO_OP_QUERY_RESP;
+    SMPP_CSTR_SET(pdu->msgid, p.body.query_sm_resp.message_id);
+    pdu->receipt.state = p.body.query_sm_resp.message_state;
+    pdu->receipt.err = p.body.query_sm_resp.error_code;
+    if (smpp_time_parse(p.body.query_sm_resp.final_date, &pdu->receipt.done_time) < 0 ||
+        pdu->receipt.done_time < 0)
+      pdu->receipt.done_time = 0;   /* a bad date does not hide the state */
+    return 0;
+  case SMPP_CANCEL_SM_RESP: pdu->op = PROTO_OP_CANCEL_RESP; return 0;
+  case SMPP_REPLACE_SM_RESP: pdu->op = PROTO_OP_REPLACE_RESP; return 0;
   case SMPP_ENQUIRE_LINK: pdu->op = PROTO_OP_KEEPALIVE; return 0;
   case SMPP_ENQUIRE_LINK_RESP: pdu->op = PROTO_OP_KEEPALIVE_RESP; return 0;
   case SMPP_UNBIND: pdu->op = PROTO_OP_UNBIND; return 0;
@@ -733,7 +822,7 @@ static int smpp_proto_decode(struct proto_pdu *pdu, const uint8_t *frame, size_t
   case SMPP_GENERIC_NACK: pdu->op = PROTO_OP_NACK; return 0;
   default:
     set_text(pdu, smpp_command_name(id));
-    if (response) /* query_sm_resp and the like: we never ask */
+    if (response) /* outbind_resp and the like: we never ask */
       return -1;
     pdu->op = PROTO_OP_OTHER;
     return 0;
@@ -873,6 +962,8 @@ static const uint32_t empty_commands[] = {
   [PROTO_OP_UNBIND] = SMPP_UNBIND,
   [PROTO_OP_UNBIND_RESP] = SMPP_UNBIND_RESP,
   [PROTO_OP_NACK] = SMPP_GENERIC_NACK,
+  [PROTO_OP_CANCEL_RESP] = SMPP_CANCEL_SM_RESP,
+  [PROTO_OP_REPLACE_RESP] = SMPP_REPLACE_SM_RESP,
 };
 
 /* The answer to an OTHER request, see the top of this file. */
@@ -885,6 +976,71 @@ static int encode_other(struct iobuf *out, struct smpp_pdu *p, const struct prot
     return emit_empty(out, p, SMPP_GENERIC_NACK, pdu->ref, SMPP_ESME_RINVCMDID);
   enum proto_status status = pdu->status == PROTO_OK ? PROTO_E_UNSUPPORTED : pdu->status;
   return emit_empty(out, p, resp, pdu->ref, smpp_proto_command_status(PROTO_OP_OTHER, status, 0));
+}
+
+/* query_sm, cancel_sm and replace_sm, about the message pdu->msgid. */
+static int encode_about(struct iobuf *out, struct smpp_pdu *p, const struct proto_pdu *pdu)
+{
+  static const uint32_t commands[] = { [PROTO_OP_QUERY] = SMPP_QUERY_SM, [PROTO_OP_CANCEL] = SMPP_CANCEL_SM,
+                                       [PROTO_OP_REPLACE] = SMPP_REPLACE_SM };
+  const struct msg *m = &pdu->msg;
+  smpp_pdu_init(p, commands[pdu->op], pdu->ref);
+  char *id, *src;
+  uint8_t *ton, *npi;
+  if (pdu->op == PROTO_OP_QUERY) {
+    id = p->body.query_sm.message_id;
+    src = p->body.query_sm.source_addr;
+    ton = &p->body.query_sm.source_addr_ton;
+    npi = &p->body.query_sm.source_addr_npi;
+  } else if (pdu->op == PROTO_OP_CANCEL) {
+    struct smpp_cancel_sm *b = &p->body.cancel_sm;
+    id = b->message_id;
+    src = b->source_addr;
+    ton = &b->source_addr_ton;
+    npi = &b->source_addr_npi;
+    if (!SMPP_CSTR_SET(b->destination_addr, m->dst.addr))
+      return SMPP_ERR_DEST_ADDR;
+    b->dest_addr_ton = m->dst.ton;
+    b->dest_addr_npi = m->dst.npi;
+  } else {
+    struct smpp_replace_sm *b = &p->body.replace_sm;
+    id = b->message_id;
+    src = b->source_addr;
+    ton = &b->source_addr_ton;
+    npi = &b->source_addr_npi;
+    if (smpp_time_format(b->validity_period, sizeof b->validity_period, m->validity) < 0)
+      return SMPP_ERR_VALIDITY;
+    if (smpp_time_format(b->schedule_delivery_time, sizeof b->schedule_delivery_time, m->deferred) < 0)
+      return SMPP_ERR_SCHEDULE;
+    b->registered_delivery = dlr_mask_to_smpp(m->dlr_mask);
+    if (m->data_len > SMPP_SM_MAX)
+      return SMPP_ERR_SM_LENGTH;
+    b->short_message = m->data;
+    b->sm_length = (uint8_t)m->data_len;
+  }
+  /* All three bodies size the id and the source as query_sm does. */
+  if (!smpp_cstr_set(id, sizeof p->body.query_sm.message_id, pdu->msgid))
+    return SMPP_ERR_MESSAGE_ID;
+  if (!smpp_cstr_set(src, sizeof p->body.query_sm.source_addr, m->src.addr))
+    return SMPP_ERR_SOURCE_ADDR;
+  *ton = m->src.ton;
+  *npi = m->src.npi;
+  return emit(out, p, NULL, 0, NULL, 0);
+}
+
+static int encode_query_resp(struct iobuf *out, struct smpp_pdu *p, const struct proto_pdu *pdu, uint32_t status)
+{
+  smpp_pdu_init(p, SMPP_QUERY_SM_RESP, pdu->ref);
+  p->command_status = status; /* an error goes out as the header alone */
+  if (!SMPP_CSTR_SET(p->body.query_sm_resp.message_id, pdu->msgid))
+    return SMPP_ERR_MESSAGE_ID;
+  if (pdu->receipt.done_time > 0 &&
+      smpp_time_format(p->body.query_sm_resp.final_date, sizeof p->body.query_sm_resp.final_date,
+                       pdu->receipt.done_time) < 0)
+    return SMPP_ERR_FINAL_DATE;
+  p->body.query_sm_resp.message_state = pdu->receipt.state;
+  p->body.query_sm_resp.error_code = (uint8_t)(pdu->receipt.err > 255 ? 255 : pdu->receipt.err);
+  return emit(out, p, NULL, 0, NULL, 0);
 }
 
 static int smpp_proto_encode(const struct proto_pdu *pdu, struct iobuf *out,
@@ -932,6 +1088,12 @@ static int smpp_proto_encode(const struct proto_pdu *pdu, struct iobuf *out,
                            : encode_message(out, &p, &pdu->msg);
   case PROTO_OP_OTHER:
     return encode_other(out, &p, pdu);
+  case PROTO_OP_QUERY:
+  case PROTO_OP_CANCEL:
+  case PROTO_OP_REPLACE:
+    return encode_about(out, &p, pdu);
+  case PROTO_OP_QUERY_RESP:
+    return encode_query_resp(out, &p, pdu, status);
   default:
     if (pdu->op >= sizeof empty_commands / sizeof empty_commands[0] || !empty_commands[pdu->op])
       return SMPP_ERR_CMD_ID;

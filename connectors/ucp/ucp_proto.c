@@ -139,6 +139,8 @@ int ucp_proto_ec(enum proto_status s)
   case PROTO_E_THROTTLED: return UCP_EC_THROTTLED;
   case PROTO_E_QUEUE_FULL: return UCP_EC_QUEUE_FULL;
   case PROTO_OK: /* not an error: no EC of its own */
+  case PROTO_E_NO_MESSAGE:   /* UCP has no query or cancel of a submit */
+  case PROTO_E_MESSAGE_STATE:
   case PROTO_E_PERMANENT: return UCP_EC_FAILED;
   }
   return UCP_EC_FAILED;

@@ -8,6 +8,11 @@
 #        smpp_probe.pl PORT unknown-command USER PASSWORD
 #        smpp_probe.pl PORT binds N USER PASSWORD   (N binds held open together)
 #        smpp_probe.pl PORT submit USER PASSWORD SRC DST TEXT   (one submit, its status and id)
+#        smpp_probe.pl PORT send USER PASSWORD SRC DST TEXT [SCHEDULE]   (the same as a transmitter,
+#                                                 asking for a receipt, maybe scheduled)
+#        smpp_probe.pl PORT query USER PASSWORD ID SRC   (status, message_state, final_date, error_code)
+#        smpp_probe.pl PORT cancel USER PASSWORD ID SRC DST
+#        smpp_probe.pl PORT replace USER PASSWORD ID SRC TEXT
 # SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
@@ -64,6 +69,39 @@ if ($mode eq 'before-bind') {
                                destination_addr => $dst, dest_addr_ton => 0, dest_addr_npi => 1,
                                short_message => $text);
     printf "submit_status=0x%02x\nmessage_id=%s\n", $sub->{status}, $sub->{message_id} // '';
+    $smpp->unbind();
+} elsif ($mode eq 'send') {
+    my ($user, $password, $src, $dst, $text, $schedule) = @args;
+    my $smpp = connect_only();
+    my $resp = $smpp->bind_transmitter(system_id => $user, password => $password);
+    my $sub = $smpp->submit_sm(source_addr => $src, source_addr_ton => 1, source_addr_npi => 1,
+                               destination_addr => $dst, dest_addr_ton => 1, dest_addr_npi => 1,
+                               registered_delivery => 1, schedule_delivery_time => $schedule // '',
+                               short_message => $text);
+    printf "bind_status=0x%02x\nsubmit_status=0x%02x\nmessage_id=%s\n", $resp->{status},
+        $sub->{status}, $sub->{message_id} // '';
+    $smpp->unbind();
+} elsif ($mode eq 'query' || $mode eq 'cancel' || $mode eq 'replace') {
+    my ($user, $password, $id, $src, $extra) = @args;
+    my $smpp = connect_only();
+    my $resp = $smpp->bind_transmitter(system_id => $user, password => $password);
+    my $answer;
+    if ($mode eq 'query') {
+        $answer = $smpp->query_sm(message_id => $id, source_addr => $src, source_addr_ton => 1,
+                                  source_addr_npi => 1);
+    } elsif ($mode eq 'cancel') {
+        $answer = $smpp->cancel_sm(message_id => $id, source_addr => $src, source_addr_ton => 1,
+                                   source_addr_npi => 1, destination_addr => $extra,
+                                   dest_addr_ton => 1, dest_addr_npi => 1);
+    } else {
+        $answer = $smpp->replace_sm(message_id => $id, source_addr => $src, source_addr_ton => 1,
+                                    source_addr_npi => 1, registered_delivery => 1,
+                                    short_message => $extra);
+    }
+    printf "bind_status=0x%02x\nstatus=0x%02x\n", $resp->{status}, $answer->{status};
+    printf "message_id=%s\nmessage_state=%d\nfinal_date=%s\nerror_code=%d\n",
+        $answer->{message_id} // '', $answer->{message_state} // -1, $answer->{final_date} // '',
+        $answer->{error_code} // -1 if $mode eq 'query';
     $smpp->unbind();
 } else {
     die "unknown mode $mode\n";

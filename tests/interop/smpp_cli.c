@@ -254,6 +254,40 @@ static void build_query_sm_resp(struct smpp_pdu *p)
   p->body.query_sm_resp.message_state = 2;
 }
 
+static void build_cancel_sm(struct smpp_pdu *p)
+{
+  smpp_pdu_init(p, SMPP_CANCEL_SM, 15);
+  SMPP_CSTR_SET(p->body.cancel_sm.message_id, "5f3a9c02");
+  p->body.cancel_sm.source_addr_ton = 5;
+  SMPP_CSTR_SET(p->body.cancel_sm.source_addr, "Gateway");
+  p->body.cancel_sm.dest_addr_ton = 1;
+  p->body.cancel_sm.dest_addr_npi = 1;
+  SMPP_CSTR_SET(p->body.cancel_sm.destination_addr, "4790000001");
+}
+
+static void build_cancel_sm_resp(struct smpp_pdu *p)
+{
+  smpp_pdu_init(p, SMPP_CANCEL_SM_RESP, 15);
+  p->command_status = SMPP_ESME_RCANCELFAIL;
+}
+
+static void build_replace_sm(struct smpp_pdu *p)
+{
+  static const uint8_t text[] = "New text";
+  smpp_pdu_init(p, SMPP_REPLACE_SM, 16);
+  SMPP_CSTR_SET(p->body.replace_sm.message_id, "5f3a9c03");
+  SMPP_CSTR_SET(p->body.replace_sm.source_addr, "Gateway");
+  SMPP_CSTR_SET(p->body.replace_sm.validity_period, "000002000000000R");
+  p->body.replace_sm.registered_delivery = 1;
+  p->body.replace_sm.short_message = text;
+  p->body.replace_sm.sm_length = sizeof text - 1;
+}
+
+static void build_replace_sm_resp(struct smpp_pdu *p)
+{
+  smpp_pdu_init(p, SMPP_REPLACE_SM_RESP, 16);
+}
+
 static void build_outbind(struct smpp_pdu *p)
 {
   smpp_pdu_init(p, SMPP_OUTBIND, 10);
@@ -288,7 +322,8 @@ static const struct {
   PDU(bind_transceiver), PDU(bind_transceiver_resp), PDU(bind_receiver_resp_error),
   PDU(submit_sm), PDU(submit_sm_resp), PDU(submit_sm_resp_throttled),
   PDU(deliver_sm), PDU(deliver_sm_resp), PDU(data_sm), PDU(data_sm_resp),
-  PDU(query_sm), PDU(query_sm_resp), PDU(outbind), PDU(alert_notification),
+  PDU(query_sm), PDU(query_sm_resp), PDU(cancel_sm), PDU(cancel_sm_resp), PDU(replace_sm),
+  PDU(replace_sm_resp), PDU(outbind), PDU(alert_notification),
   PDU(enquire_link), PDU(enquire_link_resp), PDU(unbind), PDU(unbind_resp), PDU(generic_nack),
 #undef PDU
 };

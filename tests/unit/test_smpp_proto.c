@@ -788,7 +788,7 @@ static void test_header_only_ops(void)
   struct proto_pdu pdu;
   pdu_init(&pdu, PROTO_OP_NONE, 1);
   CU_ASSERT(encode(&pdu) < 0);
-  pdu.op = (enum proto_op)(PROTO_OP_OTHER + 1);
+  pdu.op = (enum proto_op)(PROTO_OP_REPLACE_RESP + 1);
   CU_ASSERT(encode(&pdu) < 0);
 }
 
@@ -1158,8 +1158,8 @@ static void test_malformed(void)
     { "00000026 00000005 00000000 00000011 00 00 00 3100 00 00 3200 40 00 00 00 00 00 00 00 00"
       "03 0a0000",
       PROTO_OP_DELIVER_RESP, SMPP_ESME_RINVESMCLASS },
-    /* query_sm cut short: its own response is not in the model, so generic_nack */
-    { "00000017 00000003 00000000 00000011 313200 00 00 3132", PROTO_OP_NACK, SMPP_ESME_RINVSRCADR },
+    /* query_sm cut short: its own response says what is wrong */
+    { "00000017 00000003 00000000 00000011 313200 00 00 3132", PROTO_OP_QUERY_RESP, SMPP_ESME_RINVSRCADR },
     /* a submit_sm_resp with an unterminated id is never answered */
     { "00000014 80000004 00000000 00000011 31323334", PROTO_OP_NONE, SMPP_ESME_RINVMSGID },
     /* nor a response we never ask for */
@@ -1202,21 +1202,6 @@ static void test_other(void)
   pdu.status = PROTO_E_TEMPORARY; /* still the answer SMPP wants */
   CU_ASSERT(encode(&pdu) == 16 && out_is("00000010 80000000 00000003 00000033"));
 
-  /* query_sm: known, not supported, answered with its own response */
-  CU_ASSERT_EQUAL(decode_hex(&pdu, "00000016 00000003 00000000 00000034 313200 00 00 00"), 0);
-  CU_ASSERT_EQUAL(pdu.op, PROTO_OP_OTHER);
-  CU_ASSERT_EQUAL(pdu.raw_status, SMPP_QUERY_SM_RESP);
-  CU_ASSERT_STRING_EQUAL(pdu.text, "query_sm");
-  CU_ASSERT(encode(&pdu) == 16 && out_is("00000010 80000003 00000003 00000034"));
-  pdu.status = PROTO_E_BIND_STATE;
-  CU_ASSERT(encode(&pdu) == 16 && out_is("00000010 80000003 00000004 00000034"));
-
-  /* cancel_sm likewise */
-  CU_ASSERT_EQUAL(decode_hex(&pdu, "0000001a 00000008 00000000 00000035 00 313200 00 00 00 00 00 00"),
-                  0);
-  CU_ASSERT_EQUAL(pdu.op, PROTO_OP_OTHER);
-  CU_ASSERT(encode(&pdu) == 16 && out_is("00000010 80000008 00000003 00000035"));
-
   /* alert_notification gets no answer at all */
   CU_ASSERT_EQUAL(decode_hex(&pdu, "00000018 00000102 00000000 00000036 00 00 3100 00 00 3200"), 0);
   CU_ASSERT_EQUAL(pdu.op, PROTO_OP_OTHER);
@@ -1225,6 +1210,88 @@ static void test_other(void)
   /* without the echo, generic_nack is still a valid answer */
   pdu.raw_status = 0;
   CU_ASSERT(encode(&pdu) == 16 && out_is("00000010 80000000 00000003 00000036"));
+}
+
+/* query_sm, cancel_sm and replace_sm: requests about a message, both
+ * ways, and their answers. */
+static void test_about(void)
+{
+  struct proto_pdu pdu, back;
+  /* query_sm "12" from 4917: QUERY with the id and the sender */
+  CU_ASSERT_EQUAL(decode_hex(&pdu, "0000001a 00000003 00000000 00000034 313200 01 01 3439313700"), 0);
+  CU_ASSERT_EQUAL(pdu.op, PROTO_OP_QUERY);
+  CU_ASSERT_STRING_EQUAL(pdu.msgid, "12");
+  CU_ASSERT_STRING_EQUAL(pdu.msg.src.addr, "4917");
+  CU_ASSERT_EQUAL(pdu.raw_status, SMPP_QUERY_SM_RESP);
+  /* its answer: DELIVERED on a date, error 3 */
+  struct proto_pdu resp;
+  pdu_init(&resp, PROTO_OP_QUERY_RESP, 0x34);
+  strcpy(resp.msgid, "12");
+  resp.receipt.state = MSG_STATE_DELIVERED;
+  resp.receipt.err = 3;
+  resp.receipt.done_time = T_SINK_RECEIPT;
+  roundtrip(&resp, &back);
+  CU_ASSERT_EQUAL(back.op, PROTO_OP_QUERY_RESP);
+  CU_ASSERT_STRING_EQUAL(back.msgid, "12");
+  CU_ASSERT_EQUAL(back.receipt.state, MSG_STATE_DELIVERED);
+  CU_ASSERT_EQUAL(back.receipt.err, 3);
+  CU_ASSERT_EQUAL(back.receipt.done_time, T_SINK_RECEIPT);
+  /* a refusal: the bare header, with the status the op has for it */
+  resp.status = PROTO_E_NO_MESSAGE;
+  CU_ASSERT(encode(&resp) == 16 && out_is("00000010 80000003 0000000c 00000034"));
+  resp.status = PROTO_E_MESSAGE_STATE;
+  CU_ASSERT(encode(&resp) == 16 && out_is("00000010 80000003 00000067 00000034"));
+  CU_ASSERT_EQUAL(decode(&back, iobuf_head(&out), iobuf_len(&out)), 0);
+  CU_ASSERT_EQUAL(back.op, PROTO_OP_QUERY_RESP);
+  CU_ASSERT_EQUAL(back.status, PROTO_E_MESSAGE_STATE);
+
+  /* cancel_sm "12", from 4917 to 4711 */
+  CU_ASSERT_EQUAL(decode_hex(&pdu, "00000022 00000008 00000000 00000035 00 313200 01 01 3439313700 01 01 3437313100"),
+                  0);
+  CU_ASSERT_EQUAL(pdu.op, PROTO_OP_CANCEL);
+  CU_ASSERT_STRING_EQUAL(pdu.msgid, "12");
+  CU_ASSERT_STRING_EQUAL(pdu.msg.dst.addr, "4711");
+  pdu_init(&resp, PROTO_OP_CANCEL_RESP, 0x35);
+  resp.status = PROTO_E_MESSAGE_STATE;
+  CU_ASSERT(encode(&resp) == 16 && out_is("00000010 80000008 00000011 00000035"));
+  resp.status = PROTO_OK;
+  CU_ASSERT(encode(&resp) == 16 && out_is("00000010 80000008 00000000 00000035"));
+  /* a bulk cancel (no id) is not offered */
+  CU_ASSERT(decode_hex(&pdu, "00000020 00000008 00000000 00000036 00 00 01 01 3439313700 01 01 3437313100") < 0);
+  CU_ASSERT_EQUAL(pdu.op, PROTO_OP_CANCEL_RESP);
+  CU_ASSERT_EQUAL(pdu.raw_status, SMPP_ESME_RCANCELFAIL);
+
+  /* replace_sm, ours out and back: the id, times, receipt and text */
+  pdu_init(&pdu, PROTO_OP_REPLACE, 0x37);
+  strcpy(pdu.msgid, "5f3a");
+  set_addr(&pdu.msg.src, "4917", 1, 1);
+  pdu.msg.validity = -3600;
+  pdu.msg.dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED;
+  pdu.msg.data = (const uint8_t *)"new";
+  pdu.msg.data_len = 3;
+  roundtrip(&pdu, &back);
+  CU_ASSERT_EQUAL(back.op, PROTO_OP_REPLACE);
+  CU_ASSERT_STRING_EQUAL(back.msgid, "5f3a");
+  CU_ASSERT_STRING_EQUAL(back.msg.src.addr, "4917");
+  CU_ASSERT_EQUAL(back.msg.validity, -3600);
+  CU_ASSERT_EQUAL(back.msg.deferred, 0);
+  CU_ASSERT_EQUAL(back.msg.dlr_mask, MSG_DLR_DELIVERED | MSG_DLR_FAILED);
+  CU_ASSERT(DATA_IS(&back.msg, "new"));
+  pdu_init(&resp, PROTO_OP_REPLACE_RESP, 0x37);
+  resp.status = PROTO_E_MESSAGE_STATE;
+  CU_ASSERT(encode(&resp) == 16 && out_is("00000010 80000007 00000013 00000037"));
+  /* query and cancel out and back */
+  pdu.op = PROTO_OP_QUERY;
+  roundtrip(&pdu, &back);
+  CU_ASSERT(back.op == PROTO_OP_QUERY && strcmp(back.msgid, "5f3a") == 0);
+  pdu.op = PROTO_OP_CANCEL;
+  set_addr(&pdu.msg.dst, "4711", 1, 1);
+  roundtrip(&pdu, &back);
+  CU_ASSERT(back.op == PROTO_OP_CANCEL && strcmp(back.msg.dst.addr, "4711") == 0);
+  /* an id too long for SMPP does not go out */
+  memset(pdu.msgid, '7', sizeof pdu.msgid - 1);
+  pdu.msgid[sizeof pdu.msgid - 1] = 0;
+  CU_ASSERT(sizeof pdu.msgid <= 65 || encode(&pdu) < 0);
 }
 
 void suite_smpp_proto(void);
@@ -1255,6 +1322,7 @@ void suite_smpp_proto(void)
     { "framing", test_framing },
     { "malformed", test_malformed },
     { "unknown and unsupported commands", test_other },
+    { "query_sm, cancel_sm, replace_sm", test_about },
     { NULL, NULL },
   };
   test_add_suite("smpp_proto", cases);
