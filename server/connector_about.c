@@ -297,6 +297,7 @@ static void pass_on(struct instance *in, struct connector *smsc, const struct pr
   else
     smsc->about_head = r;
   smsc->about_tail = r;
+  atomic_fetch_add(&smsc->about_waiting, 1);
   pthread_mutex_unlock(&smsc->about_lock);
   for (unsigned i = 0; i < smsc->n_instances; i++)
     evloop_wake(smsc->instances[i].loop);
@@ -319,6 +320,7 @@ static void answer_back(struct about_request *r, enum proto_status status, const
   pthread_mutex_lock(&c->about_lock);
   r->next = in->about_answers;
   in->about_answers = r;
+  atomic_store(&in->about_answered, true);
   pthread_mutex_unlock(&c->about_lock);
   evloop_wake(in->loop);
 }
@@ -346,11 +348,13 @@ void connector_about_pump(struct instance *in)
 {
   struct connector *c = in->conn;
   uint64_t now = clock_now_ns() / 1000000;
-  while (in->session && session_can_send(in->session) > 0) {
+  while (atomic_load(&c->about_waiting) && in->session && session_can_send(in->session) > 0) {
     pthread_mutex_lock(&c->about_lock);
     struct about_request *r = c->about_head;
     if (r && !(c->about_head = r->next))
       c->about_tail = NULL;
+    if (r)
+      atomic_fetch_sub(&c->about_waiting, 1);
     pthread_mutex_unlock(&c->about_lock);
     if (!r)
       return;
@@ -375,12 +379,13 @@ void connector_about_pump(struct instance *in)
 void connector_about_expire(struct connector *c)
 {
   uint64_t now = clock_now_ns() / 1000000;
-  for (;;) {
+  while (atomic_load(&c->about_waiting)) {
     pthread_mutex_lock(&c->about_lock);
     struct about_request *r = c->about_head;
     if (r && r->deadline_ms < now) {
       if (!(c->about_head = r->next))
         c->about_tail = NULL;
+      atomic_fetch_sub(&c->about_waiting, 1);
     } else {
       r = NULL;
     }
@@ -395,9 +400,12 @@ void connector_about_expire(struct connector *c)
 
 void connector_about_answers(struct instance *in)
 {
+  if (!atomic_load(&in->about_answered))
+    return;
   pthread_mutex_lock(&in->conn->about_lock);
   struct about_request *r = in->about_answers;
   in->about_answers = NULL;
+  atomic_store(&in->about_answered, false);
   pthread_mutex_unlock(&in->conn->about_lock);
   while (r) {
     struct about_request *next = r->next;

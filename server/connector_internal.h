@@ -166,6 +166,7 @@ struct instance {
   unsigned tls_generation;         /* client: the connector's TLS generation its session has */
   uint32_t session_serial;         /* server: one more for each session it takes */
   struct about_request *about_answers; /* server: answers for its client, under conn->about_lock */
+  _Atomic bool about_answered;     /* ... there are some: its thread looks without the lock */
 };
 
 struct connector {
@@ -215,6 +216,7 @@ struct connector {
    * to its SMSC; on a server connector it guards the instances' answers */
   pthread_mutex_t about_lock;
   struct about_request *about_head, *about_tail;
+  _Atomic unsigned about_waiting;  /* requests in that list: the pump looks without the lock */
   /* SMPP server with a database: the message log's worker, for messages
    * the history no longer holds (under about_lock) */
   pthread_cond_t lookup_cond;

@@ -1,7 +1,8 @@
 /* fuzz_proto.c - libFuzzer target for a protocol adapter, built once per
  * protocol (FUZZ_PROTO_OPS names its ops: smpp_proto_ops, ucp_proto_ops): every
  * frame that decodes must encode again, and what is encoded must decode to
- * the same op, ref and message; an unsupported request must be answerable.
+ * the same op, ref and message (or, for a query, cancel or replace, the
+ * same message id); an unsupported request must be answerable.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdlib.h>
@@ -63,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(a.msg.data_len == 0 || memcmp(a.msg.data, b.msg.data, a.msg.data_len) == 0);
         CHECK(strcmp(a.msg.dst.addr, b.msg.dst.addr) == 0);
       }
+    }
+    /* (an answer with an error goes as the bare header) */
+    if (a.op == PROTO_OP_QUERY || a.op == PROTO_OP_CANCEL || a.op == PROTO_OP_REPLACE ||
+        (a.op == PROTO_OP_QUERY_RESP && a.status == PROTO_OK)) {
+      CHECK(strcmp(a.msgid, b.msgid) == 0 && strcmp(a.msg.src.addr, b.msg.src.addr) == 0);
+      CHECK(a.op != PROTO_OP_QUERY_RESP || b.receipt.state == a.receipt.state);
+      CHECK(a.op != PROTO_OP_REPLACE || b.msg.data_len == a.msg.data_len);
     }
   }
   iobuf_destroy(&out);

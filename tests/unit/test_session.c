@@ -103,7 +103,8 @@ static void app_on_bound(struct session *s)
 
 static void answer_request(struct session *s, const struct proto_pdu *req)
 {
-  struct proto_pdu resp = { .op = req->op == PROTO_OP_SUBMIT ? PROTO_OP_SUBMIT_RESP
+  struct proto_pdu resp = { .op = req->op == PROTO_OP_SUBMIT  ? PROTO_OP_SUBMIT_RESP
+                                 : req->op == PROTO_OP_QUERY ? PROTO_OP_QUERY_RESP
                                                              : PROTO_OP_DELIVER_RESP,
                             .ref = req->ref, .raw_status = req->raw_status };
   /* The destination is the id: the client can tell which request this answers. */
@@ -955,6 +956,28 @@ static void test_rx_bind_submit(void)
   fixture_destroy(f);
 }
 
+/* A query about a message goes from a client to its server (from a
+ * transmitter; a receiver is refused), and its answer comes back. */
+static void test_query(void)
+{
+  for (int rx = 0; rx < 2; rx++) {
+    struct fixture *f = fixture_create(&smpp_proto_ops);
+    f->client_cfg.bind_mode = rx ? PROTO_BIND_RX : PROTO_BIND_TX;
+    start_client(f);
+    CU_ASSERT_FATAL(run_until(f, both_bound, 1000));
+    struct proto_pdu req = { .op = PROTO_OP_QUERY };
+    snprintf(req.msgid, sizeof req.msgid, "42");
+    snprintf(req.msg.src.addr, sizeof req.msg.src.addr, "4911");
+    CU_ASSERT_EQUAL(session_request(f->client.s, &req, (void *)(intptr_t)7), 0);
+    f->client.sent++;
+    CU_ASSERT(run_until(f, client_has_all_responses, 1000));
+    CU_ASSERT_EQUAL(f->client.statuses[0], rx ? PROTO_E_BIND_STATE : PROTO_OK);
+    CU_ASSERT_EQUAL(f->client.cookies[0], 7);
+    CU_ASSERT_EQUAL(f->server.requests, rx ? 0 : 1);
+    fixture_destroy(f);
+  }
+}
+
 /* Unknown commands get "not supported"; the connection stays. Then a
  * command_length that loses the framing: generic_nack, then the close. */
 static void test_unsupported_and_unreadable(void)
@@ -1226,6 +1249,7 @@ void suite_session(void)
     { "refused bind: lingering close", test_refusal_lingers },
     { "peer not reading: input paused, then dropped", test_peer_not_reading },
     { "submit on a receiver bind", test_rx_bind_submit },
+    { "query_sm: transmitter asks, receiver may not", test_query },
     { "unsupported and unreadable input", test_unsupported_and_unreadable },
     { "server bind time-out", test_server_bind_timeout },
     { "client bind time-out", test_client_bind_timeout },
