@@ -232,7 +232,7 @@ static void decide_fate(struct sink *sk, struct sink_conn *c, const struct msg *
   uint64_t span = sk->opt.dlr_max_ms - sk->opt.dlr_min_ms;
   uint64_t delay = sk->opt.dlr_min_ms + (span ? tool_rand(&sk->rng) % (span + 1) : 0);
   if (sk->memory) {
-    unsigned long long v = strtoull(id, NULL, 10);
+    uint64_t v = sk->next_id - 1;   /* id, as receipt_id_of just gave it */
     sk->memory[v % SINK_MEMORY] = (struct remembered){ .id = v, .accepted_s = time(NULL),
                                                        .due_ms = evloop_now_ms(sk->loop) + delay,
                                                        .delay_ms = (uint32_t)delay, .state = state };
@@ -435,7 +435,7 @@ static void dispatch_receipts(struct sink *sk)
     } else {
       req.is_receipt = true;
       req.receipt = p->receipt;
-      struct remembered *r = remembered(sk, p->receipt.id);
+      struct remembered *r = sk->n.cancels ? remembered(sk, p->receipt.id) : NULL;
       if (r && r->cancelled && msg_state_final(req.receipt.state))
         req.receipt.state = MSG_STATE_DELETED;
     }
