@@ -17,6 +17,8 @@
 #   PERF=FILE   record a perf profile of emgd during the load into FILE (PERF_HZ samples/s, default 1000)
 #   COMMIT_US   general.journal_commit_interval_us (default 500)
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
+#   LENGTH      characters a text (default 145; 320 makes three parts)
+#   LONG_RECEIPTS  smpp-out's long_receipts (last, combined, each; default last)
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU and wake-ups per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
 # A run in which emgload fails (refused, unanswered or unsent messages,

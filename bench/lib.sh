@@ -204,7 +204,8 @@ connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
     window = $ucp_window; $users $tls_in },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
-    instances = 10; system_id = "emg"; password = "secret"; window = 100; $tls_out }
+    instances = 10; system_id = "emg"; password = "secret"; window = 100;
+    long_receipts = "${LONG_RECEIPTS:-last}"; $tls_out }
 );
 routes = ( { to = "smpp-out"; } );
 CONF
@@ -249,7 +250,7 @@ bench_load() {
   rm -f "$dir/load.pid" "$dir/load.status" "$dir/load.json"
   (
     build/emgload --protocol "$proto" --connect "127.0.0.1:$port" --user load --password secret \
-      --connections "$connections" --window "$window" "${size[@]}" --length 145 \
+      --connections "$connections" --window "$window" "${size[@]}" --length "${LENGTH:-145}" \
       --from 4917000:13 --to 4917100:13 ${dlr[@]+"${dlr[@]}"} --json --quiet > "$dir/load.json" &
     echo $! > "$dir/load.pid"
     status=0
