@@ -470,13 +470,14 @@ static json_t *dlr_json(struct core *c)
 {
   struct dlr_stats ds;
   dlrtab_stats(c->dlr, &ds);
-  return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size", (json_int_t)ds.size,
+  return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "size", (json_int_t)ds.size,
                    "used", (json_int_t)ds.used, "used_pct",
                    ds.size ? 100.0 * (double)ds.used / (double)ds.size : 0.0, "ttl_s",
                    (json_int_t)c->cfg->dlr_ttl_s, "inserted", (json_int_t)ds.inserted, "matched",
                    (json_int_t)ds.matched, "unmatched", (json_int_t)ds.unmatched, "evicted",
                    (json_int_t)ds.evicted, "expired", (json_int_t)ds.expired, "replaced",
-                   (json_int_t)ds.replaced);
+                   (json_int_t)ds.replaced, "combining",
+                   (json_int_t)(c->receipt_join ? receipt_join_count(c->receipt_join) : 0));
 }
 
 static json_t *status_json(struct admin *a)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cluster.h"
 #include "connector_internal.h"
+#include "sms_text.h"
 #include "strutil.h"
 
 /* What match_receipt returns when the journal refused a record the receipt
@@ -58,17 +59,33 @@ static bool joined_part(struct core *core, const struct dlr_info *info, int via,
   return true;
 }
 
-void connector_join_receipts(struct core *core, const struct msg *m, unsigned target, bool replayed)
+void connector_join_parts(struct core *core, const struct qlist *parts, unsigned target)
+{
+  struct dlr_info info;
+  struct receipt_join_key k;
+  if (!core->receipt_join || !parts->head || !parts->head->msg->dlr_mask)
+    return;
+  dlr_info_from_msg(&info, parts->head->msg);
+  if (!joined_part(core, &info, (int)target, &k) || parts->count != k.total)
+    return;
+  uint64_t ids[SMS_TEXT_SEGMENTS_MAX];
+  size_t n = 0;
+  for (const struct qitem *it = parts->head; it && n < SMS_TEXT_SEGMENTS_MAX; it = it->next)
+    ids[n++] = it->msg->id;
+  if (!receipt_join_register_whole(core->receipt_join, &k, ids, time(NULL)))
+    LOGD(core->log, "message %" PRIu64 ": its parts' receipts pass one by one (no room to combine them)",
+         parts->head->msg->id);
+}
+
+void connector_join_replayed(struct core *core, const struct msg *m, unsigned target)
 {
   struct dlr_info info;
   struct receipt_join_key k;
   if (!core->receipt_join || !m->dlr_mask)
     return;
   dlr_info_from_msg(&info, m);
-  if (joined_part(core, &info, (int)target, &k) &&
-      !receipt_join_register(core->receipt_join, &k, m->id, replayed, time(NULL)))
-    LOGD(core->log, "message %" PRIu64 ": its parts' receipts pass one by one (no room to combine them)",
-         m->id);
+  if (joined_part(core, &info, (int)target, &k))
+    receipt_join_register(core->receipt_join, &k, m->id, true, time(NULL));
 }
 
 /* Whether the origin hears r about the message of info: not when r is one

@@ -371,8 +371,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     return;
   }
   if (parts.count > 1)
-    for (struct qitem *it = parts.head; it; it = it->next)
-      connector_join_receipts(core, it->msg, out->index, false);
+    connector_join_parts(core, &parts, out->index);
   for (struct qitem *it = parts.head; it; it = it->next)
     it->msg->credit_epoch = epoch;
   /* With persist on, each part is journaled and the ack waits until the

@@ -363,7 +363,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
       return;
     }
     it->target = rec->target;
-    connector_join_receipts(core, it->msg, rec->target, true);
+    connector_join_replayed(core, it->msg, rec->target);
     struct qitem **slot = replay_slot(r, rec->id);
     if (*slot)
       qitem_free(*slot);   /* a compacted or drained copy: the later one stands */

@@ -119,46 +119,67 @@ static void resolve(struct whole *w, unsigned seq)
   }
 }
 
+/* Under the lock: the whole of k, made when there is none (open: every
+ * part, or none when rebuilt from the journal); NULL when it cannot be. */
+static struct whole *whole_get(struct receipt_join *j, const struct receipt_join_key *k, bool replayed, int64_t now)
+{
+  uint32_t hash = key_hash(k);
+  struct whole **link;
+  struct whole *w = whole_find(j, k, hash, &link);
+  if (w)
+    return w;
+  if (j->count >= j->max || !(w = calloc(1, sizeof *w + k->total * sizeof *w->ids)))
+    return NULL;
+  w->hash = hash;
+  w->registered_s = now;
+  w->origin_connector = k->origin_connector;
+  w->total = k->total;
+  str_copy(w->user, sizeof w->user, k->origin_user);
+  str_copy(w->ref, sizeof w->ref, k->origin_ref);
+  /* Rebuilt from the journal, a part not there was resolved before. */
+  w->open = replayed ? 0 : k->total;
+  if (replayed)
+    memset(w->resolved, 0xff, sizeof w->resolved);
+  *link = w;
+  w->older = j->newest;
+  if (j->newest)
+    j->newest->newer = w;
+  else
+    j->oldest = w;
+  j->newest = w;
+  j->count++;
+  return w;
+}
+
 bool receipt_join_register(struct receipt_join *j, const struct receipt_join_key *k, uint64_t msg_id,
                            bool replayed, int64_t now)
 {
   if (!k->origin_ref[0] || k->total < 2 || k->seq < 1 || k->seq > k->total)
     return false;
-  uint32_t hash = key_hash(k);
   pthread_mutex_lock(&j->lock);
-  struct whole **link;
-  struct whole *w = whole_find(j, k, hash, &link);
-  if (!w) {
-    if (j->count >= j->max || !(w = calloc(1, sizeof *w + k->total * sizeof *w->ids))) {
-      pthread_mutex_unlock(&j->lock);
-      return false;
+  struct whole *w = whole_get(j, k, replayed, now);
+  if (w) {
+    if (replayed && resolved(w, k->seq)) {
+      w->resolved[k->seq / 8] &= (uint8_t)~(1u << (k->seq % 8));
+      w->open++;
     }
-    w->hash = hash;
-    w->registered_s = now;
-    w->origin_connector = k->origin_connector;
-    w->total = k->total;
-    str_copy(w->user, sizeof w->user, k->origin_user);
-    str_copy(w->ref, sizeof w->ref, k->origin_ref);
-    /* Rebuilt from the journal, a part not there was resolved before. */
-    w->open = replayed ? 0 : k->total;
-    if (replayed)
-      memset(w->resolved, 0xff, sizeof w->resolved);
-    *link = w;
-    w->older = j->newest;
-    if (j->newest)
-      j->newest->newer = w;
-    else
-      j->oldest = w;
-    j->newest = w;
-    j->count++;
+    w->ids[k->seq - 1] = msg_id;
   }
-  if (replayed && resolved(w, k->seq)) {
-    w->resolved[k->seq / 8] &= (uint8_t)~(1u << (k->seq % 8));
-    w->open++;
-  }
-  w->ids[k->seq - 1] = msg_id;
   pthread_mutex_unlock(&j->lock);
-  return true;
+  return w != NULL;
+}
+
+bool receipt_join_register_whole(struct receipt_join *j, const struct receipt_join_key *k, const uint64_t *ids,
+                                 int64_t now)
+{
+  if (!k->origin_ref[0] || k->total < 2)
+    return false;
+  pthread_mutex_lock(&j->lock);
+  struct whole *w = whole_get(j, k, false, now);
+  if (w)
+    memcpy(w->ids, ids, k->total * sizeof *ids);
+  pthread_mutex_unlock(&j->lock);
+  return w != NULL;
 }
 
 enum receipt_join_verdict receipt_join_offer(struct receipt_join *j, const struct receipt_join_key *k,

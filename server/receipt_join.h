@@ -45,6 +45,11 @@ struct receipt_join_key {
 bool receipt_join_register(struct receipt_join *j, const struct receipt_join_key *k, uint64_t msg_id,
                            bool replayed, int64_t now);
 
+/* Registers a whole as it is split: part i + 1 has ids[i], k->total parts
+ * (k->seq is not used). One look in the table for all of them. */
+bool receipt_join_register_whole(struct receipt_join *j, const struct receipt_join_key *k, const uint64_t *ids,
+                                 int64_t now);
+
 enum receipt_join_verdict {
   RECEIPT_JOIN_PASS,   /* the origin hears this receipt (the whole's answer, or not a registered whole) */
   RECEIPT_JOIN_HOLD    /* it does not: other parts are still open, or the whole was answered */

@@ -79,15 +79,20 @@ done
 
 # 2b. The same long messages with a receipt asked for every part.
 n=200
+ADMIN_PORT=$(free_port)
 OUT_EXTRA='long_receipts = "combined";' gateway combined smpp smpp --dlr-delay 0-200
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$LISTEN" --user load --password secret \
   --count $n --length 320 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/combined.json" || true
+curl -s -H 'Authorization: Bearer t0ken-receipts-0123' "http://127.0.0.1:$ADMIN_PORT/api/dlr" > "$TMP/combined-dlr.json"
+unset ADMIN_PORT
 stop_emgd combined
 stop_sink combined
 check "combined: the SMSC was asked for $((3 * n)) receipts, one a part ($(jget "$TMP/combined.summary.json" .receipts_sent))" \
   [ "$(jget "$TMP/combined.summary.json" .receipts_sent)" = $((3 * n)) ]
 check "combined: the client got $n receipts, all delivered, none twice, none unknown" \
   [ "$(jget "$TMP/combined.json" '[.receipts, .receipts_delivered, .receipts_duplicate, .receipts_unknown] | map(tostring) | join(" ")')" = "$n $n 0 0" ]
+check "combined: nothing left behind, in the DLR table or the joiner" \
+  [ "$(jget "$TMP/combined-dlr.json" '[.used, .combining] | map(tostring) | join(" ")')" = "0 0" ]
 
 # A third of the parts undelivered: still one receipt a message, the
 # failure for every message with a part undelivered.
