@@ -34,6 +34,10 @@
 
 /* How long a request passed on may wait for a session to take it. */
 #define ABOUT_WAIT_MS 10000
+/* Requests waiting to be passed on to one SMSC connector, at most: a
+ * client asking faster than the SMSC answers is told to slow down
+ * (ESME_RTHROTTLED), and costs no memory beyond these. */
+#define ABOUT_PASS_MAX 1024
 /* Events of one message looked at, at most. */
 #define ABOUT_EVENTS 64
 
@@ -586,7 +590,10 @@ void connector_about_in(struct instance *in, const struct proto_pdu *req)
   struct msg_receipt answer = { .state = MSG_STATE_ENROUTE };
   struct connector *smsc = st.where == WHERE_SENT ? core_connector(core, st.connector) : NULL;
   if (smsc && passes_on(smsc)) {
-    pass_on(in, smsc, req, &st);
+    if (atomic_load(&smsc->about_waiting) >= ABOUT_PASS_MAX)
+      respond(in, req->ref, req->raw_status, req->op, PROTO_E_THROTTLED, req->msgid, NULL);
+    else
+      pass_on(in, smsc, req, &st);
     return;
   }
   /* Not in the history: the message log may know it. */
