@@ -922,8 +922,11 @@ static void on_tick(struct evloop *loop, void *arg)
     return;
   }
   if (ld->sending_done && ld->resend_len == 0 && outstanding(ld) == 0) {
-    bool receipts_done = !ld->opt.dlr ||
-                         ld->receipts + ld->receipts_duplicate >= ld->acked * ld->opt.receipts_each ||
+    /* With K receipts a message the others arrive as duplicates; with one,
+     * a duplicate (a receipt sent again after a crash) must not stand in
+     * for one still missing. */
+    uint64_t heard = ld->receipts + (ld->opt.receipts_each > 1 ? ld->receipts_duplicate : 0);
+    bool receipts_done = !ld->opt.dlr || heard >= ld->acked * ld->opt.receipts_each ||
                          (double)(now - ld->last_ack_ns) / 1e9 >= ld->opt.wait_dlr_s;
     if (receipts_done)
       begin_stop(ld);
