@@ -20,6 +20,7 @@
 #include <time.h>
 #include "account.h"
 #include "account_admin.h"
+#include "admin_history.h"
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
@@ -1230,6 +1231,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return reply_json(conn, MHD_HTTP_OK, queues_json(a));
   if (get && strcmp(url, "/api/dlr") == 0)
     return reply_json(conn, MHD_HTTP_OK, dlr_json(c));
+  if (get && strcmp(url, "/api/history") == 0) {
+    json_t *answer = NULL;
+    unsigned status = admin_history_request(c, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "series"),
+                                            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "since"),
+                                            MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "step"),
+                                            &answer);
+    return reply_json(conn, status, answer);
+  }
   static const char accounts_path[] = "/api/accounts";
   if (starts_with(url, accounts_path) && (!url[sizeof accounts_path - 1] || url[sizeof accounts_path - 1] == '/')) {
     json_t *answer = NULL;

@@ -389,6 +389,7 @@ static const struct key general_keys[] = {
   { UINT_KEY("auth_failure_window", auth_failure_window_s, 1, 86400, 60) },
   { UINT_KEY("auth_block_time", auth_block_s, 1, 86400, 60) },
   { SIZE_KEY("history_size", history_size, 0, 100000000, 262144) },
+  { SIZE_KEY("history_series", history_series, 0, 100000, 512) },
   { UINT_KEY("journal_commit_interval_us", journal_commit_interval_us, 100, 100000, 500) },
   { UINT_KEY("journal_segment_mb", journal_segment_mb, 1, 1024, 64) },
   /* max_total_queue first: it bounds the soft limit. */

@@ -273,6 +273,7 @@ struct config {
   unsigned auth_failure_window_s;     /* ... within this long */
   unsigned auth_block_s;              /* the first block's length, doubled when it comes again */
   size_t history_size;                /* message events kept for lookups; default 262144, 0 = none */
+  size_t history_series;              /* the console's series of counters kept at most; 0 = none */
   unsigned journal_commit_interval_us; /* least time between group commits' starts; default 500 */
   unsigned journal_segment_mb;   /* journal segment files' size; default 64 */
   size_t max_total_queue;             /* default 110000 */

@@ -39,6 +39,11 @@ int core_init(struct core *c, const struct config *cfg)
   atomic_init(&c->router, router_create(cfg));
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
   c->history = history_create(cfg->history_size);
+  if (cfg->history_series &&
+      !(c->series = series_create(cfg->history_series, CORE_SERIES_FINE, CORE_SERIES_STEP, CORE_SERIES_COARSE))) {
+    core_destroy(c);
+    return -1;
+  }
   c->schedule = schedule_create();
   if (cfg->mo_join_timeout_s && !(c->mo_join = mo_join_create(cfg->mo_join_max, cfg->mo_join_timeout_s))) {
     core_destroy(c);
@@ -84,6 +89,8 @@ void core_destroy(struct core *c)
   c->dlr = NULL;
   history_destroy(c->history);
   c->history = NULL;
+  series_destroy(c->series);
+  c->series = NULL;
   schedule_destroy(c->schedule);
   c->schedule = NULL;
   mo_join_destroy(c->mo_join);

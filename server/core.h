@@ -26,6 +26,7 @@
 #include "mo_join.h"
 #include "receipt_join.h"
 #include "schedule.h"
+#include "series.h"
 #include "spool.h"
 
 struct connector;
@@ -45,6 +46,11 @@ struct core_origin {
   /* Whether a session of account user is bound to connector c now. */
   bool (*user_bound)(struct connector *c, const char *user);
 };
+
+/* The console's history: 10 minutes at 1 s, 24 hours at 10 s. */
+#define CORE_SERIES_FINE 600
+#define CORE_SERIES_STEP 10
+#define CORE_SERIES_COARSE 8640
 
 /* Totals once a second for the last minute, for rates over 1, 10 and 60 s. */
 #define CORE_RATE_SAMPLES 61
@@ -90,6 +96,7 @@ struct core {
   unsigned n_retired_plugins;
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
+  struct series_set *series;          /* the counters' recent past, for the console; NULL = none */
   struct schedule *schedule;          /* messages held until their deferred time */
   struct mo_join *mo_join;            /* parts of long MOs waiting for each other; NULL = not joined */
   struct receipt_join *receipt_join;  /* long MTs answered by one receipt; NULL = no connector combines */

@@ -29,6 +29,7 @@
 #include "core.h"
 #include "log.h"
 #include "netutil.h"
+#include "series_sample.h"
 #include "strutil.h"
 
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
@@ -123,6 +124,8 @@ static void on_tick(struct evloop *loop, void *arg)
   if (now / 1000 != d->last_sample_s) {
     d->last_sample_s = now / 1000;
     core_sample_rates(&d->core);
+    if (d->core.series)
+      series_sample_core(d->core.series, &d->core, time(NULL));
     accounts_tick(d->core.accounts, clock_now_ns());
     account_admin_tick(&d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));

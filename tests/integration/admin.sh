@@ -199,6 +199,23 @@ check "connectors: latencies counted ($N acks on ucp-in, $N deliveries on smpp-o
 check "dlr: $N inserted, $N matched, none left open; no receipt unmatched in the end" bash -c "
   jq -e '.inserted == $N and .matched == $N and .used == 0' '$TMP/dlr.json' >/dev/null &&
   jq -e '.totals.receipts_unmatched == 0' '$TMP/status.json' >/dev/null"
+# The console's history: a sample a second; the one after the run has its end.
+sleep 1.2
+api "/api/history?series=received,connector.ucp-in.in,connector.smpp-out.receipts_in,in_flight&since=-600" \
+  > "$TMP/history.json"
+api /api/history > "$TMP/history-list.json"
+check "history: received, ucp-in's in and smpp-out's receipts each add up to $N over the run, a second a sample" \
+  jqe "$TMP/history.json" ".series | [.received, .[\"connector.ucp-in.in\"], .[\"connector.smpp-out.receipts_in\"]]
+    | map(.step == 1 and .kind == \"rate\" and (.values | add) == $N) | all"
+check "history: in flight is a gauge of messages, back at 0, never above the hard limit" \
+  jqe "$TMP/history.json" ".series.in_flight | .kind == \"gauge\" and .unit == \"messages\" and .values[-1] == 0
+    and (.values | max) <= 110000 and (.values | length) >= 2"
+check "history: the list names the totals, each connector's and each account's series, 37 KB each" \
+  jqe "$TMP/history-list.json" "[.series[].name] as \$n | ([\"received\", \"dlr_used\", \"connector.smpp-bulk.queue\",
+    \"account.load.submitted\"] | map(. as \$x | \$n | index(\$x) != null) | all)
+    and .bytes == (.series | length) * (600 + 8640) * 4 and .coarse_step == 10"
+check "history: an unknown series is a 404, a bad step or since a 400" \
+  [ "$(code '/api/history?series=nope' -H "Authorization: Bearer $TOKEN")/$(code '/api/history?series=received&step=7' -H "Authorization: Bearer $TOKEN")/$(code '/api/history?series=received&since=x' -H "Authorization: Bearer $TOKEN")" = 404/400/400 ]
 check "the sink recorded the $N messages" [ "$(wc -l < "$TMP/a.record")" = $N ]
 check "metrics: valid Prometheus text after the run" check_metrics "$TMP/metrics.txt"
 check "metrics: counters equal the status's totals" bash -c "

@@ -12,6 +12,7 @@
 #include "queue.h"
 #include "mo_join.h"
 #include "receipt_join.h"
+#include "series.h"
 #include "schedule.h"
 #include "testutil.h"
 
@@ -618,6 +619,76 @@ static void test_receipt_join(void)
   receipt_join_destroy(j);
 }
 
+/* The console's series: counters as rates, gauges as values, 1 s and
+ * coarse samples, gaps, resets, bounds. */
+static void test_series(void)
+{
+  struct series_set *s = series_create(3, 5, 10, 4);
+  CU_ASSERT_FATAL(s != NULL);
+  double v[16];
+  struct series_view view;
+  /* t = 100..109: received grows by 2 a second (from 1000), queue is t - 100 */
+  for (int64_t t = 100; t < 110; t++) {
+    series_begin(s, t);
+    series_put(s, "received", SERIES_COUNTER, "msgs/s", 1000 + 2 * (uint64_t)(t - 100));
+    series_put(s, "queue", SERIES_GAUGE, "messages", (uint64_t)(t - 100));
+    series_end(s);
+  }
+  /* The fine ring holds the last 5 seconds. */
+  CU_ASSERT_TRUE(series_read(s, "received", 0, 1, v, 16, &view));
+  CU_ASSERT_EQUAL(view.count, 5);
+  CU_ASSERT_EQUAL(view.start, 105);
+  CU_ASSERT_EQUAL(view.kind, SERIES_COUNTER);
+  CU_ASSERT_STRING_EQUAL(view.unit, "msgs/s");
+  CU_ASSERT_DOUBLE_EQUAL(v[0], 2.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(v[4], 2.0, 1e-9);
+  CU_ASSERT_TRUE(series_read(s, "queue", 107, 1, v, 16, &view));
+  CU_ASSERT(view.count == 2 && view.start == 108 && v[0] == 8 && v[1] == 9);
+  /* One coarse sample so far (at 100, the first: growth counted from 100) */
+  CU_ASSERT_TRUE(series_read(s, "received", 0, 10, v, 16, &view));
+  CU_ASSERT(view.count == 1 && view.start == 100 && view.step == 10);
+  CU_ASSERT_DOUBLE_EQUAL(v[0], 0.0, 1e-9);
+  /* t = 110 closes the next: 20 grown over 10 s, the queue at 10 */
+  series_begin(s, 110);
+  series_put(s, "received", SERIES_COUNTER, "msgs/s", 1020);
+  series_put(s, "queue", SERIES_GAUGE, "messages", 10);
+  series_end(s);
+  CU_ASSERT_TRUE(series_read(s, "received", 100, 10, v, 16, &view));
+  CU_ASSERT(view.count == 1 && view.start == 110);
+  CU_ASSERT_DOUBLE_EQUAL(v[0], 2.0, 1e-9);
+  CU_ASSERT_TRUE(series_read(s, "queue", 100, 10, v, 16, &view));
+  CU_ASSERT_DOUBLE_EQUAL(v[0], 10.0, 1e-9);
+  /* A sample not newer than the last is ignored. */
+  series_begin(s, 110);
+  series_put(s, "received", SERIES_COUNTER, "msgs/s", 999999);
+  series_end(s);
+  CU_ASSERT_TRUE(series_read(s, "received", 109, 1, v, 16, &view));
+  CU_ASSERT(view.count == 1 && v[0] == 2.0);
+  /* A gap of 3 s: no growth and the gauge as it was; then a reset counts
+   * what the counter is at. */
+  series_begin(s, 114);
+  series_put(s, "received", SERIES_COUNTER, "msgs/s", 7);
+  series_put(s, "queue", SERIES_GAUGE, "messages", 4);
+  series_end(s);
+  CU_ASSERT_TRUE(series_read(s, "received", 110, 1, v, 16, &view));
+  CU_ASSERT(view.count == 4 && v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 7);
+  CU_ASSERT_TRUE(series_read(s, "queue", 110, 1, v, 16, &view));
+  CU_ASSERT(view.count == 4 && v[0] == 10 && v[2] == 10 && v[3] == 4);
+  /* Bounded: a third name fits, a fourth does not; an unknown name reads false. */
+  series_begin(s, 115);
+  series_put(s, "third", SERIES_GAUGE, "x", 1);
+  series_put(s, "fourth", SERIES_GAUGE, "x", 1);
+  series_end(s);
+  struct series_stats st;
+  series_stats(s, &st);
+  CU_ASSERT(st.series == 3 && st.dropped_names == 1 && st.bytes == 3 * (5 + 4) * sizeof(uint32_t));
+  CU_ASSERT_FALSE(series_read(s, "fourth", 0, 1, v, 16, &view));
+  /* Nothing after since: none. */
+  CU_ASSERT_TRUE(series_read(s, "queue", 115, 1, v, 16, &view));
+  CU_ASSERT_EQUAL(view.count, 0);
+  series_destroy(s);
+}
+
 void suite_core(void);
 void suite_core(void)
 {
@@ -628,6 +699,7 @@ void suite_core(void)
     { "the schedule: held until due, in order, listed, cancelled", test_schedule },
     { "long MOs joined, duplicates, time-outs, bounds", test_mo_join },
     { "long MTs: one receipt for the parts, the first failure, replay, bounds", test_receipt_join },
+    { "the console's series: rates, gauges, steps, gaps, bounds", test_series },
     { "removals while a consumer takes", test_queue_remove_concurrent },
     { "a push wakes the consumers it needs, in turns", test_queue_wakes },
     { "ids unique across threads", test_ids_unique },
