@@ -1,5 +1,7 @@
 /* proto.c - the protocol adapters by name, and names of ops and statuses for logs.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include "proto.h"
 
@@ -56,4 +58,28 @@ const char *proto_status_name(enum proto_status s)
   if ((unsigned)s < sizeof status_names / sizeof status_names[0] && status_names[s])
     return status_names[s];
   return "PROTO_E_?";
+}
+
+const char *proto_describe(const struct proto_ops *ops, enum proto_op op, enum proto_status status,
+                           uint32_t raw_status, char *buf, size_t cap)
+{
+  if (ops && ops->describe) {
+    ops->describe(op, status, raw_status, buf, cap);
+    return buf;
+  }
+  /* "PROTO_E_QUEUE_FULL" as "queue full" */
+  static const char prefix[] = "PROTO_E_";
+  const char *name = proto_status_name(status);
+  if (strncmp(name, prefix, sizeof prefix - 1) == 0)
+    name += sizeof prefix - 1;
+  char words[48];
+  size_t i = 0;
+  for (; name[i] && i + 1 < sizeof words; i++)
+    words[i] = name[i] == '_' ? ' ' : (char)tolower((unsigned char)name[i]);
+  words[i] = '\0';
+  if (raw_status)
+    snprintf(buf, cap, "%s (%u)", words, raw_status);
+  else
+    snprintf(buf, cap, "%s", words);
+  return buf;
 }

@@ -141,6 +141,13 @@ typedef int (*proto_decode_fn)(struct proto_pdu *pdu, const uint8_t *frame, size
 typedef int (*proto_encode_fn)(const struct proto_pdu *pdu, struct iobuf *out,
                                const struct proto_options *opt);
 
+/* For logs, in the protocol's own terms: raw_status as a response of op
+ * carried it (SMPP "ESME_RTHROTTLED (0x58)", UCP "EC 04 Operation not
+ * allowed"), or when raw_status is 0 the code the protocol answers op with
+ * for status. Writes at most cap bytes (NUL included). */
+typedef void (*proto_describe_fn)(enum proto_op op, enum proto_status status, uint32_t raw_status, char *buf,
+                                  size_t cap);
+
 struct proto_ops {
   const char *name;                /* "smpp", "ucp" */
   uint32_t ref_first;              /* first ref a session hands out (SMPP 1, UCP 0) */
@@ -150,6 +157,7 @@ struct proto_ops {
   proto_split_fn split;
   proto_decode_fn decode;
   proto_encode_fn encode;
+  proto_describe_fn describe;
 };
 
 extern const struct proto_ops smpp_proto_ops;
@@ -161,5 +169,12 @@ const struct proto_ops *proto_find(const char *name);
 /* Name of an op / a status, for logs. */
 const char *proto_op_name(enum proto_op op);
 const char *proto_status_name(enum proto_status s);
+
+/* A response's outcome for logs: in ops's terms (its describe), or for a
+ * protocol without codes of its own (ops NULL: HTTP) the status in words
+ * and the raw code ("throttled (503)"). Returns buf. */
+const char *proto_describe(const struct proto_ops *ops, enum proto_op op, enum proto_status status,
+                           uint32_t raw_status, char *buf, size_t cap);
+#define PROTO_DESCRIBE_LEN 96
 
 #endif

@@ -485,8 +485,9 @@ static void bound(struct session *s)
 static void bind_answered(struct session *s, const struct proto_pdu *resp)
 {
   if (resp->status != PROTO_OK) {
-    char reason[REASON_LEN];
-    snprintf(reason, sizeof reason, "bind refused: %s", proto_status_name(resp->status));
+    char reason[REASON_LEN], why[PROTO_DESCRIBE_LEN];
+    snprintf(reason, sizeof reason, "bind refused: %s",
+             proto_describe(s->proto, PROTO_OP_BIND_RESP, resp->status, resp->raw_status, why, sizeof why));
     lost(s, reason);
     return;
   }
@@ -508,9 +509,10 @@ static void peer_bind(struct session *s, const struct proto_pdu *req)
   if (gone(s))
     return;
   if (status != PROTO_OK) {
-    char reason[REASON_LEN];
+    char reason[REASON_LEN], why[PROTO_DESCRIBE_LEN];
     answer(s, req, PROTO_OP_BIND_RESP, status);
-    snprintf(reason, sizeof reason, "bind refused: %s", proto_status_name(status));
+    snprintf(reason, sizeof reason, "bind refused: %s",
+             proto_describe(s->proto, PROTO_OP_BIND_RESP, status, 0, why, sizeof why));
     set_closing(s, reason);
     return;
   }

@@ -337,8 +337,9 @@ void connector_about_sent_back(struct instance *in, struct qitem *it, const stru
     answer_back(r, PROTO_E_MESSAGE_STATE, NULL);
     return;
   }
-  LOGD(in->log, "%s of %s at the SMSC: %s (%u)", proto_op_name(r->op), r->smsc_id, proto_status_name(resp->status),
-       resp->raw_status);
+  char why[PROTO_DESCRIBE_LEN];
+  LOGD(in->log, "%s of %s at the SMSC: %s", proto_op_name(r->op), r->smsc_id,
+       proto_describe(in->conn->cfg->proto, resp->op, resp->status, resp->raw_status, why, sizeof why));
   /* The SMSC's answer, in the client's terms: its own error codes where
    * they say the same, else the request failed. */
   enum proto_status status = resp->status == PROTO_OK || resp->status == PROTO_E_NO_MESSAGE ||

@@ -222,8 +222,8 @@ static void submit_refused(struct instance *in, struct qitem *it, const struct p
   struct core *core = c->core;
   const struct config_retry *rp = &c->cfg->retry;
   enum config_retry_action action = retry_action(rp, resp);
-  char why[64];
-  snprintf(why, sizeof why, "%s (%u)", proto_status_name(resp->status), resp->raw_status);
+  char why[PROTO_DESCRIBE_LEN];
+  proto_describe(c->cfg->proto, PROTO_OP_SUBMIT_RESP, resp->status, resp->raw_status, why, sizeof why);
   it->attempts++;
   if (action != CONFIG_RETRY_FAIL && rp->attempts && it->attempts >= rp->attempts) {
     LOGI(in->log, "message %" PRIu64 " to %s failed: refused %u times, the last %s", it->msg->id,
@@ -242,8 +242,7 @@ static void submit_refused(struct instance *in, struct qitem *it, const struct p
     return;
   }
   atomic_fetch_add(&core->stats.retried, 1);
-  history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status,
-              proto_status_name(resp->status));
+  history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status, why);
   double next = in->backoff_ms ? (double)in->backoff_ms * rp->backoff_factor : (double)rp->backoff_first_ms;
   in->backoff_ms = next < (double)rp->backoff_max_ms ? (uint64_t)next : rp->backoff_max_ms;
   in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
@@ -312,8 +311,10 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
     return;
   }
   if (resp->status != PROTO_OK) {
+    char why[PROTO_DESCRIBE_LEN];
     LOGI(in->log, "message %" PRIu64 " refused by %s: %s", it->msg->id, session_user(in->session),
-         proto_status_name(resp->status));
+         proto_describe(in->conn->cfg->proto, PROTO_OP_DELIVER_RESP, resp->status, resp->raw_status, why,
+                        sizeof why));
     connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
     return;
   }
@@ -349,10 +350,11 @@ void connector_response_in(struct instance *in, struct qitem *it, const struct p
     else
       in->counted.receipts_out++;
   } else {
-    connector_instance_error(in, "%s %" PRIu64 " refused: %s (%u)",
-                             it->kind == QITEM_MSG ? "message" : "receipt",
-                             it->kind == QITEM_MSG ? it->msg->id : it->journal_id,
-                             proto_status_name(resp->status), resp->raw_status);
+    char why[PROTO_DESCRIBE_LEN];
+    proto_describe(in->conn->cfg->proto, is_server(in->conn) ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
+                   resp->status, resp->raw_status, why, sizeof why);
+    connector_instance_error(in, "%s %" PRIu64 " refused: %s", it->kind == QITEM_MSG ? "message" : "receipt",
+                             it->kind == QITEM_MSG ? it->msg->id : it->journal_id, why);
     it->last_status = (uint8_t)resp->status;
   }
   if (it->kind == QITEM_MSG && is_server(in->conn)) {

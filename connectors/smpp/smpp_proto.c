@@ -56,6 +56,7 @@
  * and must be copied (msg_clone) to outlive it.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdio.h>
 #include <string.h>
 #include "charset.h"
 #include "sms_text.h"
@@ -1108,6 +1109,18 @@ static int smpp_proto_split(const uint8_t *buf, size_t len, const struct proto_o
   return smpp_split(buf, len, max_pdu(opt));
 }
 
+static void smpp_proto_describe(enum proto_op op, enum proto_status status, uint32_t raw_status, char *buf,
+                                size_t cap)
+{
+  uint32_t code = raw_status && !(raw_status & SMPP_RESP_BIT) ? raw_status
+                                                              : smpp_proto_command_status(op, status, 0);
+  const char *name = smpp_status_name(code);
+  if (name)
+    snprintf(buf, cap, "%s (0x%02x)", name, code);
+  else
+    snprintf(buf, cap, "command_status 0x%08x", code);
+}
+
 const struct proto_ops smpp_proto_ops = {
   .name = "smpp",
   .ref_first = 1,
@@ -1117,4 +1130,5 @@ const struct proto_ops smpp_proto_ops = {
   .split = smpp_proto_split,
   .decode = smpp_proto_decode,
   .encode = smpp_proto_encode,
+  .describe = smpp_proto_describe,
 };

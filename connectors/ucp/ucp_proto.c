@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bigmem.h"
@@ -797,6 +798,20 @@ static int ucp_proto_encode(const struct proto_pdu *pdu, struct iobuf *out,
   return r ? r : put_frame(&m, out);
 }
 
+/* A NACK's EC and its meaning; an ACK (raw 0 with status OK) as such. */
+static void ucp_proto_describe(enum proto_op op, enum proto_status status, uint32_t raw_status, char *buf,
+                               size_t cap)
+{
+  (void)op;
+  if (!raw_status && status == PROTO_OK) {
+    snprintf(buf, cap, "ACK");
+    return;
+  }
+  int ec = raw_status && raw_status < 100 ? (int)raw_status : ucp_proto_ec(status);
+  const char *text = ec_text(ec);
+  snprintf(buf, cap, "EC %02d %s", ec, text ? text : "(unknown)");
+}
+
 const struct proto_ops ucp_proto_ops = {
   .name = "ucp",
   .ref_first = 0,
@@ -806,6 +821,7 @@ const struct proto_ops ucp_proto_ops = {
   .split = ucp_proto_split,
   .decode = ucp_proto_decode,
   .encode = ucp_proto_encode,
+  .describe = ucp_proto_describe,
 };
 
 /* ---- SCTS allocator ---- */

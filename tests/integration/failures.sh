@@ -143,4 +143,6 @@ check "permanent errors: each came back to the origin as a failure receipt" \
   [ "$(jget "$TMP/x.json" .receipts_other)" = "$rejected" ]
 check "permanent errors: every message got its receipt" [ "$(jget "$TMP/x.json" .receipts)" = 1000 ]
 check "permanent errors: counted as failed in the status" grep -q "failed $rejected," "$TMP/x.log"
+check "permanent errors: logged with the protocol's name and code for each ($rejected)" \
+  [ "$(grep -c 'refused by the SMSC: ESME_RSUBMITFAIL (0x45)$' "$TMP/x.log")" = "$rejected" ]
 finish
