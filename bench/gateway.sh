@@ -19,6 +19,7 @@
 #   CONNECTIONS emgload's connections (default 10), each with WINDOW (default 100) outstanding
 #   LENGTH      characters a text (default 145; 320 makes three parts)
 #   LONG_RECEIPTS  smpp-out's long_receipts (last, combined, each; default last)
+#   HISTORY_SERIES  general.history_series (the console's history; 0: none kept)
 #   LOG_LEVEL, HISTORY_SIZE, WINDOW, THREADS=1 (emgd's CPU and wake-ups per thread; THREADS_TOP=N lines),
 #   NO_BUILD=1 (use the binaries in build/ as they are)
 # A run in which emgload fails (refused, unanswered or unsent messages,

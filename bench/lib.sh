@@ -193,7 +193,8 @@ bench_start_emgd() {
   cat > "$dir/emgd.conf" <<CONF
 general: { node_id = 1; persist = $persist; spool_dir = "$dir/spool"; log_level = "$log_level"; log_file = "$dir/emgd.log";
            dlr_table_size = 4000000; max_total_queue = 110000; max_total_queue_soft = 100000;
-           history_size = $history_size; journal_commit_interval_us = ${COMMIT_US:-500}; };
+           history_size = $history_size; history_series = ${HISTORY_SERIES:-512};
+           journal_commit_interval_us = ${COMMIT_US:-500}; };
 admin: { listen = "127.0.0.1:$admin_port"; token = "bench-admin-token-0123"; };
 $database
 $accounts
