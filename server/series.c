@@ -159,9 +159,10 @@ void series_put(struct series_set *s, const char *name, enum series_kind kind, c
     o->acc = value;
     return;
   }
-  /* The first total only sets where growth counts from; a total that went
+  /* Counters start at zero with what they count (the daemon, a connector,
+   * an account): the first total is all growth since. A total that went
    * down (a counter reset) grew by what it is now. */
-  uint64_t grew = !o->has_total ? 0 : value >= o->last_total ? value - o->last_total : value;
+  uint64_t grew = o->has_total && value >= o->last_total ? value - o->last_total : value;
   o->has_total = true;
   o->last_total = value;
   o->fine[s->fine_head] = clamp32(grew);

@@ -4,8 +4,9 @@
  * per connector and per account), sampled together once a second by the
  * daemon's tick: the last `fine` samples at 1 s, and every `coarse_step`
  * seconds a coarser sample kept for `coarse` steps (24 h at 10 s by
- * default). A counter is put as its running total and kept as what it grew
- * by in each interval; a gauge as its value then. Each value is 32 bits,
+ * default). A counter is put as its running total (from zero when what it
+ * counts began) and kept as what it grew by in each interval; a gauge as
+ * its value then. Each value is 32 bits,
  * so a series costs 4 * (fine + coarse) bytes: 37 KB at the defaults. A
  * series is made the first time it is put, up to max_series; beyond that
  * new names are not kept (counted). One lock: the sampler writes once a

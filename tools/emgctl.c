@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "emgctl_account.h"
@@ -47,8 +48,27 @@ static size_t collect(char *ptr, size_t size, size_t n, void *arg)
 /* CAs an https:// URL's certificate must chain to; NULL = the system's. */
 static const char *ca_file;
 
+/* What went wrong with a request: into why (why_len bytes) when given,
+ * else on stderr. */
+static char *request_why;
+static size_t request_why_len;
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  if (request_why) {
+    vsnprintf(request_why, request_why_len, fmt, ap);
+  } else {
+    fputs("emgctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
+  va_end(ap);
+}
+
 /* Sends method path; on success *out is the parsed JSON. Returns an exit
- * code, having said what went wrong on stderr. */
+ * code, having said what went wrong (complain). */
 static int request_json(const char *url, const char *token, const char *method, const char *path,
                         const char *send, json_t **out)
 {
@@ -82,17 +102,17 @@ static int request_json(const char *url, const char *token, const char *method, 
   json_t *j = rc == CURLE_OK ? json_loads(b.data ? b.data : "", 0, NULL) : NULL;
   const char *error = json_string_value(json_object_get(j, "error"));
   if (rc != CURLE_OK) {
-    fprintf(stderr, "emgctl: %s: %s\n", full, curl_easy_strerror(rc));
+    complain("%s: %s", full, curl_easy_strerror(rc));
     exit_code = EXIT_ERROR;
   } else if (status == 401) {
-    fprintf(stderr, "emgctl: %s: unauthorised (check --token or EMGCTL_TOKEN)\n", full);
+    complain("%s: unauthorised (check --token or EMGCTL_TOKEN)", full);
     exit_code = EXIT_UNAUTHORISED;
   } else if (!j) {
-    fprintf(stderr, "emgctl: %s: HTTP %ld, and the answer is not JSON\n", full, status);
+    complain("%s: HTTP %ld, and the answer is not JSON", full, status);
     exit_code = EXIT_ERROR;
   } else if (status != 200 && status != 201 && status != 409) {
     /* 409 is an action refused with its reason, printed with the result. */
-    fprintf(stderr, "emgctl: %s: %s\n", path, error ? error : "failed");
+    complain("%s: %s", path, error ? error : "failed");
     exit_code = status == 400 ? EXIT_USAGE : EXIT_ERROR;
   }
   if (exit_code == EXIT_OK)
@@ -164,9 +184,12 @@ static const char *when(json_t *j, const char *path, char *buf, size_t cap)
 /* Cells of a row are given as one string, separated by SEP. */
 #define SEP "\x1f"
 
+/* --wide: every column and row; by default the tables fit 80 columns. */
+static bool wide;
+
 struct table {
   unsigned ncols;
-  const char *align;           /* 'l' or 'r' per column */
+  const char *align;           /* 'l' or 'r' per column; 'L' or 'R': shown with --wide only */
   char **rows;                 /* one string per row, cells separated by SEP; NULL = a rule */
   size_t n, cap;
   size_t width[MAX_COLS];      /* of each column, in characters */
@@ -236,6 +259,21 @@ static void cells(const struct table *t, const char *row,
   }
 }
 
+static bool shown(const struct table *t, unsigned col)
+{
+  return wide || (t->align[col] != 'L' && t->align[col] != 'R');
+}
+
+/* The last column shown: no separator after it. */
+static unsigned last_shown(const struct table *t)
+{
+  unsigned last = 0;
+  for (unsigned c = 0; c < t->ncols; c++)
+    if (shown(t, c))
+      last = c;
+  return last;
+}
+
 static void widen(const struct table *t, unsigned col, const char *cell, size_t len, void *arg)
 {
   size_t *width = arg, w = columns(cell, len);
@@ -248,14 +286,17 @@ static void widen(const struct table *t, unsigned col, const char *cell, size_t 
 static void print_cell(const struct table *t, unsigned col, const char *cell, size_t len, void *arg)
 {
   FILE *line = arg;
+  if (!shown(t, col))
+    return;
   size_t pad = t->width[col] - columns(cell, len);
-  if (t->align[col] == 'r')
+  bool right = t->align[col] == 'r' || t->align[col] == 'R';
+  if (right)
     fprintf(line, "%*s", (int)pad, "");
   for (size_t i = 0; i < len; i++)
     fputc((unsigned char)cell[i] < 0x20 || cell[i] == 0x7f ? '?' : cell[i], line);
-  if (t->align[col] != 'r')
+  if (!right)
     fprintf(line, "%*s", (int)pad, "");
-  if (col + 1 < t->ncols)
+  if (col < last_shown(t))
     fputs("  ", line);
 }
 
@@ -275,7 +316,7 @@ static void table_print(struct table *t)
       break;
     if (!t->rows[r]) {
       for (unsigned c = 0; c < t->ncols; c++)
-        for (size_t i = 0; i < t->width[c] + (c + 1 < t->ncols ? 2 : 0); i++)
+        for (size_t i = 0; shown(t, c) && i < t->width[c] + (c < last_shown(t) ? 2 : 0); i++)
           fputc('-', line);
     } else {
       cells(t, t->rows[r], print_cell, line);
@@ -291,6 +332,25 @@ static void table_print(struct table *t)
   free(t->rows);
   t->rows = NULL;
   t->n = t->cap = 0;
+}
+
+/* A count as it fits a narrow column: exact below 100,000, else with a
+ * unit (k, M, G; "123.4k"); always exact with --wide. */
+static const char *count_text(long long v, char *buf, size_t cap)
+{
+  static const char units[] = "kMGT";
+  double x = (double)v;
+  int u = -1;
+  if (wide || (v < 100000 && v > -100000)) {
+    snprintf(buf, cap, "%lld", v);
+    return buf;
+  }
+  while ((x >= 1000 || x <= -1000) && u < 3) {
+    x /= 1000;
+    u++;
+  }
+  snprintf(buf, cap, "%.1f%c", x, units[u]);
+  return buf;
 }
 
 /* ---- the commands' tables ---- */
@@ -330,29 +390,33 @@ static void print_status(json_t *s)
   putchar('\n');
   table_print(&t);
 
-  printf("\nDLR table: %lld inserted, %lld matched, %lld unmatched, %lld evicted, %lld expired\n",
-         num(s, "dlr.inserted"), num(s, "dlr.matched"), num(s, "dlr.unmatched"), num(s, "dlr.evicted"),
-         num(s, "dlr.expired"));
-  printf("history: keeps the last %lld message events (%lld recorded since start)\n", num(s, "history.capacity"),
-         num(s, "history.recorded"));
+  char c1[24], c2[24], c3[24], c4[24], c5[24];
+  printf("\nDLR table: %s inserted, %s matched, %s unmatched, %s evicted, %s expired\n",
+         count_text(num(s, "dlr.inserted"), c1, sizeof c1), count_text(num(s, "dlr.matched"), c2, sizeof c2),
+         count_text(num(s, "dlr.unmatched"), c3, sizeof c3), count_text(num(s, "dlr.evicted"), c4, sizeof c4),
+         count_text(num(s, "dlr.expired"), c5, sizeof c5));
+  printf("history: keeps the last %s message events (%s recorded since start)\n",
+         count_text(num(s, "history.capacity"), c1, sizeof c1), count_text(num(s, "history.recorded"), c2, sizeof c2));
   if (json_is_object(at(s, "spool")))
-    printf("journal: %s, %lld bytes on disk, %lld live messages, %lld live receipts, %lld records, %lld fsyncs\n",
-           json_is_true(at(s, "spool.failing")) ? "FAILING" : "ok", num(s, "spool.disk_bytes"),
-           num(s, "spool.live_messages"), num(s, "spool.live_receipts"), num(s, "spool.records"),
-           num(s, "spool.fsyncs"));
+    printf("journal: %s, %.1f MB on disk, %s live messages, %s live receipts,\n         %s records, %s fsyncs\n",
+           json_is_true(at(s, "spool.failing")) ? "FAILING" : "ok", (double)num(s, "spool.disk_bytes") / 1e6,
+           count_text(num(s, "spool.live_messages"), c1, sizeof c1),
+           count_text(num(s, "spool.live_receipts"), c2, sizeof c2), count_text(num(s, "spool.records"), c3, sizeof c3),
+           count_text(num(s, "spool.fsyncs"), c4, sizeof c4));
   else
     printf("journal: none (persist off)\n");
   if (json_is_true(at(s, "spool.failing")))
     printf("journal failing: %s\n", text(s, "spool.reason"));
   if (json_is_object(at(s, "database.message_log")))
-    printf("message log: %s, lag %.1f s, %lld events written, %lld pending, %lld lost; last error: %s\n",
+    printf("message log: %s, lag %.1f s, %s events written, %s pending, %s lost\n  last error: %s\n",
            json_is_true(at(s, "database.message_log.connected")) ? "connected" : "NOT CONNECTED",
-           real(s, "database.message_log.lag_s"), num(s, "database.message_log.events_written"),
-           num(s, "database.message_log.events_pending"), num(s, "database.message_log.events_lost"),
+           real(s, "database.message_log.lag_s"), count_text(num(s, "database.message_log.events_written"), c1, sizeof c1),
+           count_text(num(s, "database.message_log.events_pending"), c2, sizeof c2),
+           count_text(num(s, "database.message_log.events_lost"), c3, sizeof c3),
            text(s, "database.message_log.last_error"));
   if (json_is_object(at(s, "database.cluster")))
-    printf("cluster: %s, %lld receipts from other nodes' messages resolved, %lld handed over, %lld claimed;"
-           " last error: %s\n",
+    printf("cluster: %s, receipts of other nodes' messages: %lld resolved, %lld handed over,\n"
+           "  %lld claimed; last error: %s\n",
            json_is_true(at(s, "database.cluster.connected")) ? "connected" : "NOT CONNECTED",
            num(s, "database.cluster.receipts_resolved"), num(s, "database.cluster.receipts_handed_over"),
            num(s, "database.cluster.receipts_claimed"), text(s, "database.cluster.last_error"));
@@ -391,25 +455,31 @@ static void print_connectors(json_t *j)
   long long bound = 0, instances = 0, used = 0, room = 0, sums[7] = { 0 };
   static const char *const counters[7] = { "submits_in", "submits_out", "receipts_in", "receipts_out",
                                            "refused", "errors", "reconnects" };
+  char n[7][24];
   struct table t;
-  table_init(&t, "llrllllrrrrrrrrl");
-  table_row(&t, "CONNECTOR" SEP "PROTOCOL" SEP "#" SEP "STATE" SEP "PEER" SEP "USER" SEP "BIND" SEP "WINDOW" SEP "MSGS IN"
-                SEP "MSGS OUT" SEP "DLRS IN" SEP "DLRS OUT" SEP "REFUSED" SEP "ERRORS" SEP "RECONNECTS" SEP
-                "LAST ERROR");
+  /* Narrow: the connectors' traffic; --wide adds each instance and its peer. */
+  table_init(&t, "llRlLLLrrrrrRrRL");
+  table_row(&t, "CONNECTOR" SEP "PROTOCOL" SEP "#" SEP "BOUND" SEP "PEER" SEP "USER" SEP "BIND" SEP "WINDOW" SEP "IN" SEP
+                "OUT" SEP "DLR IN" SEP "DLR OUT" SEP "REFUSED" SEP "ERRORS" SEP "RECONNECTS" SEP "LAST ERROR");
   table_rule(&t);
   json_array_foreach(list, i, c) {
     char state[48];
     if (json_is_true(at(c, "paused")))
       snprintf(state, sizeof state, "paused");
     else
-      snprintf(state, sizeof state, "%lld/%lld bound", num(c, "bound"), num(c, "instance_count"));
-    table_row(&t, "%s" SEP "%s %s" SEP "" SEP "%s" SEP "%s" SEP "" SEP "" SEP "%lld/%lld" SEP "%lld" SEP "%lld"
-                  SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "",
-              text(c, "name"), text(c, "protocol"), text(c, "mode"), state, text(c, "address"),
-              num(c, "window_used"), num(c, "window") * num(c, "instance_count"), num(c, "submits_in"),
-              num(c, "submits_out"), num(c, "receipts_in"), num(c, "receipts_out"), num(c, "refused"),
-              num(c, "errors"), num(c, "reconnects"));
+      snprintf(state, sizeof state, "%lld/%lld", num(c, "bound"), num(c, "instance_count"));
+    const char *mode = text(c, "mode");
+    for (unsigned m = 0; m < 7; m++)
+      count_text(num(c, counters[m]), n[m], sizeof n[m]);
+    table_row(&t, "%s" SEP "%s %s" SEP "" SEP "%s" SEP "%s" SEP "" SEP "" SEP "%lld/%lld" SEP "%s" SEP "%s" SEP "%s" SEP
+                  "%s" SEP "%s" SEP "%s" SEP "%s" SEP "",
+              text(c, "name"), text(c, "protocol"),
+              wide ? mode : strcmp(mode, "server") == 0 ? "srv" : strcmp(mode, "client") == 0 ? "cli" : mode, state,
+              text(c, "address"), num(c, "window_used"), num(c, "window") * num(c, "instance_count"), n[0], n[1],
+              n[2], n[3], n[4], n[5], n[6]);
     json_array_foreach(at(c, "instances"), k, in) {
+      if (!wide)
+        break;
       char since[32], last[256];
       const char *error_time = when(in, "last_error_time", since, sizeof since);
       if (json_is_string(at(in, "last_error")))
@@ -427,19 +497,24 @@ static void print_connectors(json_t *j)
     instances += num(c, "instance_count");
     used += num(c, "window_used");
     room += num(c, "window") * num(c, "instance_count");
-    for (unsigned n = 0; n < 7; n++)
-      sums[n] += num(c, counters[n]);
+    for (unsigned m = 0; m < 7; m++)
+      sums[m] += num(c, counters[m]);
   }
   table_rule(&t);
-  table_row(&t, "total" SEP "" SEP "" SEP "%lld/%lld bound" SEP "" SEP "" SEP "" SEP "%lld/%lld" SEP "%lld" SEP "%lld" SEP
-                "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "%lld" SEP "",
-            bound, instances, used, room, sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6]);
+  for (unsigned m = 0; m < 7; m++)
+    count_text(sums[m], n[m], sizeof n[m]);
+  table_row(&t, "total" SEP "" SEP "" SEP "%lld/%lld" SEP "" SEP "" SEP "" SEP "%lld/%lld" SEP "%s" SEP "%s" SEP "%s" SEP
+                "%s" SEP "%s" SEP "%s" SEP "%s" SEP "",
+            bound, instances, used, room, n[0], n[1], n[2], n[3], n[4], n[5], n[6]);
   table_print(&t);
-  printf("counts are messages (DLRS: receipts) since emgd started; WINDOW: requests awaiting a response / room\n\n");
+  printf("IN, OUT: messages; DLR: receipts; since start. WINDOW: awaiting answers/room\n");
+  if (!wide)
+    printf("(--wide: each instance, its peer and last error)\n");
+  putchar('\n');
 
-  table_init(&t, "lrrrrrrrrr");
-  table_row(&t, "LATENCY (ms)" SEP "ACKS" SEP "ACK p50" SEP "ACK p99" SEP "RESPONSES" SEP "RESPONSE p50" SEP
-                "RESPONSE p99" SEP "DELIVERIES" SEP "DELIVERY p50" SEP "DELIVERY p99");
+  table_init(&t, "lRrrRrrRrr");
+  table_row(&t, "LATENCY (ms)" SEP "ACKS" SEP "ACK p50" SEP "ACK p99" SEP "RESPONSES" SEP "RESP p50" SEP "RESP p99" SEP
+                "DELIVERIES" SEP "DELIV p50" SEP "DELIV p99");
   json_array_foreach(list, i, c) {
     char b[6][24];
     json_t *l = at(c, "latency");
@@ -475,7 +550,7 @@ static void print_queues(json_t *j)
   table_rule(&t);
   table_row(&t, "total" SEP "" SEP "%lld" SEP "" SEP "" SEP "", num(j, "total"));
   table_print(&t);
-  printf("queued: messages and receipts; in flight %lld messages, soft limit %lld, hard limit %lld\n",
+  printf("QUEUED: messages, receipts. In flight: %lld (soft limit %lld, hard %lld)\n",
          num(j, "in_flight"), num(j, "soft_limit"), num(j, "hard_limit"));
 }
 
@@ -516,9 +591,9 @@ static void print_queue(json_t *j)
     printf(", %lld held until their time", num(j, "scheduled"));
   printf("; from %lld, %zu shown\n", num(j, "offset"), json_array_size(list));
   struct table t;
-  table_init(&t, "lllllrrrll");
-  table_row(&t, "ID" SEP "KIND" SEP "FROM" SEP "TO" SEP "ORIGIN" SEP "PRIO" SEP "AGE (s)" SEP "ATTEMPTS" SEP
-                "NEXT ATTEMPT (UTC)" SEP "LAST ERROR");
+  table_init(&t, "lLLlLrrrLl");
+  table_row(&t, "ID" SEP "KIND" SEP "FROM" SEP "TO" SEP "ORIGIN" SEP "PRIO" SEP "AGE (s)" SEP "TRIES" SEP
+                "NEXT ATTEMPT (UTC)" SEP "LAST ERROR / STATE");
   json_array_foreach(list, i, m) {
     char age[32], next[32], origin[96];
     bool scheduled = json_is_true(at(m, "scheduled"));
@@ -526,10 +601,18 @@ static void print_queue(json_t *j)
       snprintf(origin, sizeof origin, "%s/%s", text(m, "origin.connector"), text(m, "origin.user"));
     else
       snprintf(origin, sizeof origin, "%s", text(m, "state"));
+    /* Narrow, the last column says what matters most: a scheduled one's time, else its last error. */
+    char last[160];
+    const char *next_text = when(m, scheduled ? "send_at" : "next_attempt", next, sizeof next);
+    if (!wide && scheduled)
+      snprintf(last, sizeof last, "scheduled %.19s", next_text);
+    else if (!wide && strcmp(text(m, "kind"), "message") != 0)
+      snprintf(last, sizeof last, "%s", text(m, "kind"));
+    else
+      snprintf(last, sizeof last, "%s", text(m, "last_error"));
     table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%s" SEP "%lld" SEP "%s" SEP "%s",
               text(m, "id"), scheduled ? "scheduled" : text(m, "kind"), text(m, "from"), text(m, "to"), origin,
-              num(m, "priority"), decimal(m, "age_s", age, sizeof age), num(m, "attempts"),
-              when(m, scheduled ? "send_at" : "next_attempt", next, sizeof next), text(m, "last_error"));
+              num(m, "priority"), decimal(m, "age_s", age, sizeof age), num(m, "attempts"), next_text, last);
   }
   table_print(&t);
 }
@@ -541,7 +624,10 @@ static void print_message(json_t *j)
          text(j, "receipt.origin"), text(j, "receipt.to_origin"));
   struct table t;
   table_init(&t, "lllll");
-  table_row(&t, "TIME (UTC)" SEP "EVENT" SEP "CONNECTOR" SEP "STATE" SEP "DETAIL");
+  char first[32] = "";
+  when(json_array_get(at(j, "events"), 0), "time", first, sizeof first);
+  table_row(&t, "%s" SEP "EVENT" SEP "CONNECTOR" SEP "STATE" SEP "DETAIL",
+            wide ? "TIME (UTC)" : (first[10] = '\0', first));
   json_t *e;
   size_t i;
   json_array_foreach(at(j, "events"), i, e) {
@@ -550,7 +636,9 @@ static void print_message(json_t *j)
       snprintf(detail, sizeof detail, "%s (code %lld)", text(e, "detail"), num(e, "code"));
     else
       snprintf(detail, sizeof detail, "%s", text(e, "detail"));
-    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s", when(e, "time", time_text, sizeof time_text),
+    /* Narrow: the time of day (the first event's date is in the header). */
+    const char *stamp = when(e, "time", time_text, sizeof time_text);
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s", !wide && strlen(stamp) > 11 ? stamp + 11 : stamp,
               text(e, "event"), text(e, "connector"), text(e, "state"), detail);
   }
   table_print(&t);
@@ -573,7 +661,7 @@ static void print_action(json_t *j)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgctl [--url URL] [--token T] [--cacert FILE] [--json] COMMAND\n"
+          "usage: emgctl [--url URL] [--token T] [--cacert FILE] [--json] [--wide] COMMAND\n"
           "  status                        totals, rates, limits, DLR table, journal, plugins\n"
           "  connectors                    each connector and its instances\n"
           "  queues                        what waits, per connector and account\n"
@@ -591,6 +679,7 @@ static void usage(FILE *out)
           "                                each message's route that can take it\n"
           "  reload                        re-read the configuration\n"
           "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
+          "  --wide                        every column (the tables fit 80 columns without it)\n"
           "  --version, -h/--help          the version, this text\n"
           "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN;\n"
           "an https:// URL's certificate is verified against --cacert (or $EMGCTL_CACERT, else\n"
@@ -627,37 +716,130 @@ static void show(json_t *j, bool json, void (*print)(json_t *), int flags)
   }
 }
 
+/* What watch shows on a terminal: the status in brief, then the
+ * connectors' traffic. */
+static void print_watch(json_t *s, json_t *c)
+{
+  char r1[24], r2[24], q[24];
+  printf("emgd %s, node %lld, up %lld s, persist %s; journal %s\n", text(s, "version"), num(s, "node_id"),
+         num(s, "uptime_s"), json_is_true(at(s, "persist")) ? "on" : "off",
+         !json_is_object(at(s, "spool")) ? "none" : json_is_true(at(s, "spool.failing")) ? "FAILING" : "ok");
+  printf("received %s/s, sent %s/s (last 10 s); in flight %s of %lld (%.1f %%); DLR table %.1f %%\n",
+         count_text((long long)real(s, "rates.10s.received"), r1, sizeof r1),
+         count_text((long long)real(s, "rates.10s.sent"), r2, sizeof r2),
+         count_text(num(s, "queue.in_flight"), q, sizeof q), num(s, "queue.hard_limit"),
+         num(s, "queue.hard_limit") ? 100.0 * (double)num(s, "queue.in_flight") / (double)num(s, "queue.hard_limit")
+                                    : 0.0,
+         real(s, "dlr.used_pct"));
+  putchar('\n');
+  if (c)
+    print_connectors(c);
+}
+
+/* Draws frame (lines) over the screen in place: each line cut to the
+ * terminal's width and cleared to its end, as many as fit its height. */
+static void draw(const char *frame, bool first)
+{
+  struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+  ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
+  unsigned rows = ws.ws_row ? ws.ws_row : 24, cols = ws.ws_col ? ws.ws_col : 80, shown_rows = 0, total = 0;
+  for (const char *p = frame; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+    total++;
+  fputs(first ? "\033[H\033[2J" : "\033[H", stdout);
+  for (const char *p = frame; *p && shown_rows + 1 < rows;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    bool more = total - shown_rows > rows - 1 && shown_rows + 2 == rows;
+    if (more) {
+      printf("... %u more lines: a taller terminal shows them\033[K\n", total - shown_rows);
+    } else {
+      printf("%.*s\033[K\n", (int)(len < cols ? len : cols), p);
+    }
+    shown_rows++;
+    if (more)
+      break;
+    p = end ? end + 1 : p + len;
+  }
+  fputs("\033[J", stdout);
+}
+
 /* The status every interval_s, count times (0: until interrupted). On a
- * terminal the screen is redrawn; otherwise the refreshes follow each other
+ * terminal the screen is redrawn in place, fitting it, and says so when
+ * emgd cannot be reached; otherwise the refreshes follow each other
  * (JSON: one object per line). Returns the exit code of the last request. */
 static int watch(const char *url, const char *token, bool json, long count, double interval_s)
 {
-  bool tty = isatty(STDOUT_FILENO);
+  bool tty = isatty(STDOUT_FILENO) && !json;
   int rc = EXIT_OK;
+  char why[512] = "", last_ok[16] = "never";
+  char *body = NULL;   /* the last frame's status and connectors */
   for (long n = 0; count == 0 || n < count; n++) {
     if (n) {
       struct timespec pause = { (time_t)interval_s, (long)((interval_s - (double)(time_t)interval_s) * 1e9) };
       nanosleep(&pause, NULL);
     }
-    json_t *j = NULL;
-    rc = request_json(url, token, "GET", "/api/status", NULL, &j);
-    if (rc == EXIT_UNAUTHORISED)
-      return rc;
-    if (tty && !json)
-      fputs("\033[H\033[2J", stdout);
-    else if (n && !json)
-      putchar('\n');
-    if (!json) {
-      time_t now = time(NULL);
-      char stamp[32];
-      strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime(&now));
-      printf("--- %s (every %g s, Ctrl-C to stop)\n", stamp, interval_s);
+    json_t *j = NULL, *c = NULL;
+    if (tty) {
+      request_why = why;
+      request_why_len = sizeof why;
     }
-    if (j)
-      show(j, json, print_status, JSON_COMPACT);
+    rc = request_json(url, token, "GET", "/api/status", NULL, &j);
+    if (rc == EXIT_OK && tty)
+      rc = request_json(url, token, "GET", "/api/connectors", NULL, &c);
+    request_why = NULL;
+    if (rc == EXIT_UNAUTHORISED) {
+      if (tty)
+        fprintf(stderr, "emgctl: %s\n", why);
+      json_decref(j);
+      json_decref(c);
+      free(body);
+      return rc;
+    }
+    time_t now = time(NULL);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", localtime(&now));
+    if (!tty) {
+      if (n && !json)
+        putchar('\n');
+      if (!json)
+        printf("--- %s (every %g s, Ctrl-C to stop)\n", stamp, interval_s);
+      if (j)
+        show(j, json, print_status, JSON_COMPACT);
+    } else {
+      if (rc == EXIT_OK) {
+        /* The body is drawn from memory, so that it can be cut to the screen. */
+        char *text_out = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text_out, &len), *saved = stdout;
+        if (mem) {
+          stdout = mem;
+          print_watch(j, c);
+          stdout = saved;
+          fclose(mem);
+          free(body);
+          body = text_out;
+        }
+        strftime(last_ok, sizeof last_ok, "%H:%M:%S", localtime(&now));
+      }
+      char *frame = NULL;
+      size_t flen = 0;
+      FILE *f = open_memstream(&frame, &flen);
+      if (f) {
+        fprintf(f, "%s  %s  (every %g s, Ctrl-C to stop)\n", url, stamp, interval_s);
+        if (rc != EXIT_OK)
+          fprintf(f, "EMGD CANNOT BE REACHED: %s\nlast answer at %s; trying again every %g s\n", why, last_ok,
+                  interval_s);
+        fprintf(f, "\n%s", body ? body : "");
+        fclose(f);
+        draw(frame, n == 0);
+        free(frame);
+      }
+    }
     json_decref(j);
+    json_decref(c);
     fflush(stdout);
   }
+  free(body);
   return rc;
 }
 
@@ -674,6 +856,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
   static const struct option longopts[] = {
     { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
     { "json", no_argument, 0, 'j' },        { "count", required_argument, 0, 'c' },
+    { "wide", no_argument, 0, 'w' },
     { "interval", required_argument, 0, 'i' }, { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
     { "password", required_argument, 0, ACCOUNT_OPT_PASSWORD },
     { "connector", required_argument, 0, ACCOUNT_OPT_CONNECTOR },
@@ -700,6 +883,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     case 't': o->token = optarg; break;
     case 'C': ca_file = optarg; break;
     case 'j': o->json = true; break;
+    case 'w': wide = true; break;
     case 'c':
       if (parse_count(optarg, 1, &o->count) == -1) {
         fprintf(stderr, "emgctl: --count takes a whole number of at least 1\n");

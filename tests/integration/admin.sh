@@ -134,7 +134,7 @@ api /api/connectors > "$TMP/connectors-flow.json"
 api /api/queues > "$TMP/queues-flow.json"
 api /api/dlr > "$TMP/dlr-flow.json"
 api /metrics > "$TMP/metrics-flow.txt"
-ctl connectors > "$TMP/ctl-connectors-flow.txt"
+ctl --wide connectors > "$TMP/ctl-connectors-flow.txt"
 check "status: version, node 9, persist off (no journal), ISO start time" \
   jqe "$TMP/status-flow.json" '(.version | test("^[0-9]+\\.[0-9]+\\.[0-9]+$")) and .node_id == 9
     and .persist == false and .spool == null and .database == null and (.started | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$"))
@@ -278,10 +278,10 @@ check "message $id while paused: received on ucp-in, queued on smpp-out" \
     and .events[0].detail == \"load\" and .receipt.to_origin == null"
 check "the same message by its hex id ($hex)" \
   [ "$(api "/api/messages/$hex" | jq -r .id)" = "$id" ]
-ctl queue smpp-out 0 3 > "$TMP/ctl-queue.txt"
+ctl --wide queue smpp-out 0 3 > "$TMP/ctl-queue.txt"
 check "emgctl queue smpp-out 0 3: header, three rows with id, addresses and origin" bash -c "
   grep -q '^smpp-out: 50 waiting (paused); from 0, 3 shown\$' '$TMP/ctl-queue.txt' &&
-  grep -Eq '^ID +KIND +FROM +TO +ORIGIN +PRIO +AGE \(s\) +ATTEMPTS +NEXT ATTEMPT \(UTC\) +LAST ERROR\$' '$TMP/ctl-queue.txt' &&
+  grep -Eq '^ID +KIND +FROM +TO +ORIGIN +PRIO +AGE \(s\) +TRIES +NEXT ATTEMPT \(UTC\) +LAST ERROR / STATE\$' '$TMP/ctl-queue.txt' &&
   grep -Eq '^$id +message +4917000[0-9]+ +$to +ucp-in/load +0 +[0-9.]+ +0 +- +-\$' '$TMP/ctl-queue.txt' &&
   [ \$(grep -c ' message ' '$TMP/ctl-queue.txt') = 3 ]"
 ctl queues > "$TMP/ctl-queues.txt"
@@ -307,10 +307,11 @@ check "message $id: delivered, receipt delivered to ucp-in, one SMSC id, times i
 ctl msg "$id" > "$TMP/ctl-msg.txt"
 check "emgctl msg: the state, and the history as a table" bash -c "
   grep -q '^message $id ($hex): delivered\$' '$TMP/ctl-msg.txt' &&
-  grep -Eq '^TIME \(UTC\) +EVENT +CONNECTOR +STATE +DETAIL\$' '$TMP/ctl-msg.txt' &&
-  grep -Eq '^[0-9-]{10} [0-9:.]{12} +received +ucp-in +- +load\$' '$TMP/ctl-msg.txt' &&
-  grep -Eq '^[0-9-]{10} [0-9:.]{12} +receipt +smpp-out +delivered +[0-9a-zA-Z]+\$' '$TMP/ctl-msg.txt' &&
-  [ \$(grep -cE '^[0-9-]{10} ' '$TMP/ctl-msg.txt') = 6 ]"
+  grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2} +EVENT +CONNECTOR +STATE +DETAIL\$' '$TMP/ctl-msg.txt' &&
+  grep -Eq '^[0-9:]{8}\.[0-9]{3} +received +ucp-in +- +load\$' '$TMP/ctl-msg.txt' &&
+  grep -Eq '^[0-9:]{8}\.[0-9]{3} +receipt +smpp-out +delivered +[0-9a-zA-Z]+\$' '$TMP/ctl-msg.txt' &&
+  [ \$(grep -cE '^[0-9:]{8}\.[0-9]{3} ' '$TMP/ctl-msg.txt') = 6 ] &&
+  [ \$('$BIN/emgctl' --url $URL --token $TOKEN --wide msg $id | grep -cE '^[0-9-]{10} [0-9:.]{12} ') = 6 ]"
 check "emgctl --json msg: the API's answer" [ "$(ctl --json msg "$hex" | jq -r '.events | length')" = 6 ]
 check "an id the history does not hold: 404 with a reason; emgctl exit 1" bash -c "
   curl -s -H 'Authorization: Bearer $TOKEN' $URL/api/messages/12345 | jq -e '.error | test(\"not in the recent history\")' >/dev/null &&
@@ -378,14 +379,51 @@ check "emgctl status: header, totals, rates, limits with units" bash -c "
   grep -q '^journal: none (persist off)\$' '$TMP/ctl-status.txt' && grep -q '^database: none\$' '$TMP/ctl-status.txt' &&
   grep -q '^plugins: none\$' '$TMP/ctl-status.txt'"
 settle /api/connectors "(.connectors[0].receipts_out == $((N + 50))) and .connectors[1].receipts_in == $((N + 50))"
-ctl connectors > "$TMP/ctl-connectors.txt"
-check "emgctl connectors: connector rows, instance rows, the total" bash -c "
-  grep -Eq '^smpp-out +smpp client +2/2 bound +127\.0\.0\.1:$SINK_PORT_a +0/100 +0 +$((N + 50)) +$((N + 50)) +0 ' '$TMP/ctl-connectors.txt' &&
-  grep -Eq '^ucp-in +ucp server +0/4 bound +127\.0\.0\.1:$UCP_PORT +0/40 +$((N + 50)) +0 +0 +$((N + 50)) ' '$TMP/ctl-connectors.txt' &&
+ctl --wide connectors > "$TMP/ctl-connectors.txt"
+check "emgctl --wide connectors: connector rows, instance rows, the total" bash -c "
+  grep -Eq '^smpp-out +smpp client +2/2 +127\.0\.0\.1:$SINK_PORT_a +0/100 +0 +$((N + 50)) +$((N + 50)) +0 ' '$TMP/ctl-connectors.txt' &&
+  grep -Eq '^ucp-in +ucp server +0/4 +127\.0\.0\.1:$UCP_PORT +0/40 +$((N + 50)) +0 +0 +$((N + 50)) ' '$TMP/ctl-connectors.txt' &&
   [ \$(grep -cE '^ +[0-3] +(bound|idle|paused|down) ' '$TMP/ctl-connectors.txt') = 8 ] &&
-  grep -Eq '^total +4/8 bound +0/340 +$((N + 50)) +$((N + 50)) +$((N + 50)) +$((N + 50)) ' '$TMP/ctl-connectors.txt' &&
+  grep -Eq '^total +4/8 +0/340 +$((N + 50)) +$((N + 50)) +$((N + 50)) +$((N + 50)) ' '$TMP/ctl-connectors.txt' &&
   grep -Eq '^LATENCY \(ms\) +ACKS ' '$TMP/ctl-connectors.txt' &&
   grep -Eq '^ucp-in +$((N + 50)) +<=[0-9.]+ +<=[0-9.]+ ' '$TMP/ctl-connectors.txt'"
+ctl connectors > "$TMP/ctl-connectors-narrow.txt"
+check "emgctl connectors (narrow): the connectors' rows and total, no instance rows" bash -c "
+  grep -Eq '^smpp-out +smpp cli +2/2 +0/100 +0 +$((N + 50)) +$((N + 50)) +0 +0\$' '$TMP/ctl-connectors-narrow.txt' &&
+  ! grep -qE '^ +[0-3] +(bound|idle)' '$TMP/ctl-connectors-narrow.txt' &&
+  grep -Eq '^total +4/8 +0/340 ' '$TMP/ctl-connectors-narrow.txt'"
+
+# Each table at 80 x 24 in a terminal (tmux): no line wider than 80.
+# tmux_run NAME COMMAND...: runs it in an 80 x 24 pane; its screen and
+# scroll-back (wrapped lines joined) into $TMP/tmux-NAME.txt.
+tmux_run() {
+  local name=$1
+  shift
+  tmux -L "emg-$$" new-session -d -x 80 -y 24 -s "$name" "$* ; sleep 30"
+  sleep "${TMUX_WAIT:-1}"
+  tmux -L "emg-$$" capture-pane -p -J -S - -t "$name" > "$TMP/tmux-$name.txt"
+  tmux -L "emg-$$" kill-session -t "$name"
+}
+fits_80() { ! awk 'length($0) > 80 { bad = 1 } END { exit !bad }' "$1"; }
+EMGCTL="'$BIN/emgctl' --url $URL --token $TOKEN"
+for what in status connectors queues accounts; do
+  tmux_run "$what" "$EMGCTL $what"
+  check "emgctl $what at 80 x 24: every line fits ($(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$TMP/tmux-$what.txt") columns at most)" \
+    fits_80 "$TMP/tmux-$what.txt"
+done
+check "... and each shows its table" bash -c "
+  grep -q '^TOTALS' '$TMP/tmux-status.txt' && grep -q '^smpp-out ' '$TMP/tmux-connectors.txt' &&
+  grep -q '^QUEUE ' '$TMP/tmux-queues.txt' && grep -q '^load ' '$TMP/tmux-accounts.txt'"
+TMUX_WAIT=2 tmux_run watch "$EMGCTL watch --interval 0.5"
+check "emgctl watch at 80 x 24: redrawn in place within the screen, the status and the connectors" bash -c "
+  [ \$(wc -l < '$TMP/tmux-watch.txt') -le 24 ] && grep -q '^$URL  [0-9-]* [0-9:]*  (every 0.5 s' '$TMP/tmux-watch.txt' &&
+  grep -q '^received .*/s, sent ' '$TMP/tmux-watch.txt' && grep -q '^ucp-in ' '$TMP/tmux-watch.txt'" 
+check "... every line fits" fits_80 "$TMP/tmux-watch.txt"
+dead=$(free_port)
+TMUX_WAIT=2 tmux_run dead "'$BIN/emgctl' --url http://127.0.0.1:$dead --token $TOKEN watch --interval 0.5"
+check "emgctl watch with emgd down says so clearly, in place" bash -c "
+  grep -q '^EMGD CANNOT BE REACHED: http://127.0.0.1:$dead/api/status: ' '$TMP/tmux-dead.txt' &&
+  grep -q '^last answer at never; trying again every 0.5 s' '$TMP/tmux-dead.txt' && [ \$(wc -l < '$TMP/tmux-dead.txt') -le 24 ]"
 check "emgctl --json connectors, queues: the API's answers" bash -c "
   [ \$('$BIN/emgctl' --url $URL --token $TOKEN --json connectors | jq '.connectors | length') = 3 ] &&
   [ \$('$BIN/emgctl' --url $URL --token $TOKEN --json queues | jq '.queues | length') = 3 ]"
@@ -508,7 +546,7 @@ check "metrics: the plugin's refusals, the journal's size and state" bash -c "
   [ '$(metric "$TMP/p-metrics.txt" emg_spool_failing)' = 0 ] && [ '$(metric "$TMP/p-metrics.txt" emg_spool_disk_bytes)' -gt 0 ]"
 ctl status > "$TMP/p-status.txt"
 check "emgctl status: the journal's state and the plugin table" bash -c "
-  grep -Eq '^journal: ok, [1-9][0-9]* bytes on disk, ' '$TMP/p-status.txt' &&
+  grep -Eq '^journal: ok, [0-9]+\.[0-9] MB on disk, ' '$TMP/p-status.txt' &&
   grep -Eq '^PLUGIN +CALLS +REFUSED +FLAGGED +ERRORS +TIME-OUTS\$' '$TMP/p-status.txt' &&
   grep -Eq '^blacklist +[0-9]+ +$refused +0 +0 +0\$' '$TMP/p-status.txt' &&
   grep -Eq '^refused_plugin +$refused\$' '$TMP/p-status.txt'"

@@ -24,7 +24,7 @@ $(conf_server in smpp "$SMPP_IN" 2)
 routes = ( { to = "out"; } );
 CONF
 load() { smpp_load "$@" --connections 2 --window 100; }
-level_shown() { admin_ctl queue out 0 1 | grep -Eq '^[0-9]+ +message +[0-9]+ +4920[0-9]+ +in/load +3 '; }
+level_shown() { admin_ctl --wide queue out 0 1 | grep -Eq '^[0-9]+ +message +[0-9]+ +4920[0-9]+ +in/load +3 '; }
 start_emgd p "$TMP/p.conf"
 wait_port "$SMPP_IN"
 wait_port "$ADMIN_PORT"
