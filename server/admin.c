@@ -1157,6 +1157,28 @@ static enum MHD_Result queue_listing_reply(struct MHD_Connection *conn, struct c
   return j ? reply_json(conn, MHD_HTTP_OK, j) : reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 }
 
+/* GET /api/messages?smsc_id=X: the recent messages an SMSC knows by X
+ * (their sent event names it), newest first, each with its state. */
+static enum MHD_Result search_reply(struct MHD_Connection *conn, struct core *c, const char *smsc_id)
+{
+  if (!smsc_id || !*smsc_id || strlen(smsc_id) >= HISTORY_DETAIL_LEN)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "smsc_id: the SMSC's message id (up to 39 characters)");
+  uint64_t ids[16];
+  size_t n = history_search(c->history, HISTORY_SENT, smsc_id, ids, 16);
+  struct history_entry *events = calloc(ADMIN_EVENTS_MAX, sizeof *events);
+  json_t *list = json_array();
+  for (size_t i = 0; events && list && i < n; i++) {
+    struct message_view v;
+    size_t k = history_find(c->history, ids[i], events, ADMIN_EVENTS_MAX);
+    message_view(c, events, k, &v);
+    json_array_append_new(list, json_pack("{s:o, s:s, s:s}", "id", json_id(ids[i]), "state", v.state, "summary",
+                                          v.summary));
+  }
+  free(events);
+  return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:o, s:I}", "smsc_id", smsc_id, "messages", list,
+                                                 "history_capacity", (json_int_t)history_capacity(c->history)));
+}
+
 static enum MHD_Result drop_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
 {
   for (unsigned i = 0; i < c->n_connectors; i++)
@@ -1277,6 +1299,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:b}", "connector", connector_config(target)->name,
                                                    "paused", pause));
   }
+  if (get && strcmp(url, "/api/messages") == 0)
+    return search_reply(conn, c, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "smsc_id"));
   if ((get || del) && starts_with(url, messages_prefix)) {
     uint64_t id;
     if (parse_msg_id(url + sizeof messages_prefix - 1, &id) == -1)

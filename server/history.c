@@ -133,6 +133,42 @@ size_t history_find(const struct history *h, uint64_t id, struct history_entry *
   return found;
 }
 
+size_t history_search(const struct history *h, enum history_event event, const char *detail, uint64_t *ids,
+                      size_t max)
+{
+  if (!h || !h->slots || !max)
+    return 0;
+  struct history *m = (struct history *)h;
+  size_t found = 0;
+  int64_t times[64];
+  if (max > 64)
+    max = 64;
+  for (size_t i = 0; i <= h->mask; i++) {
+    struct slot *s = &m->slots[i];
+    uint64_t before = atomic_load_explicit(&s->seq, memory_order_acquire);
+    if (!before || (before & 1) || s->e.event != event || strncmp(s->e.detail, detail, HISTORY_DETAIL_LEN) != 0)
+      continue;
+    struct history_entry copy = s->e;
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) != before)
+      continue;
+    /* Keep the newest max, newest first: an insertion into a short list. */
+    size_t at = found;
+    while (at > 0 && times[at - 1] < copy.time_ms)
+      at--;
+    if (at >= max)
+      continue;
+    size_t last = found < max ? found : max - 1;
+    memmove(&ids[at + 1], &ids[at], (last - at) * sizeof *ids);
+    memmove(&times[at + 1], &times[at], (last - at) * sizeof *times);
+    ids[at] = copy.id;
+    times[at] = copy.time_ms;
+    if (found < max)
+      found++;
+  }
+  return found;
+}
+
 size_t history_capacity(const struct history *h)
 {
   return h && h->slots ? h->mask + 1 : 0;

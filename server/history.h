@@ -61,6 +61,12 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
  * Returns how many were found. */
 size_t history_find(const struct history *h, uint64_t id, struct history_entry *out, size_t max);
 
+/* The ids of messages with an event of this kind whose detail is detail
+ * (a message sent as an SMSC's id: HISTORY_SENT), newest first, up to max
+ * into ids. Returns how many. A walk over the whole ring: for lookups. */
+size_t history_search(const struct history *h, enum history_event event, const char *detail, uint64_t *ids,
+                      size_t max);
+
 /* Events the ring holds at most, and events recorded so far (counted as
  * writers claim slots, a few dozen at a time: an upper bound). */
 size_t history_capacity(const struct history *h);

@@ -673,7 +673,8 @@ static void usage(FILE *out)
           "                                change an account of general.accounts_file at once;\n"
           "                                credit NAME --credit N sets, --credit +N/-N adds\n"
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
-          "  msg ID                        one message's history (ID decimal or 0x hex)\n"
+          "  msg ID                        one message's history: ID is ours (decimal or 0x hex) or\n"
+          "                                the SMSC's (recent messages)\n"
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
           "  drain NAME                    move what waits for NAME to the other connectors of\n"
           "                                each message's route that can take it\n"
@@ -715,6 +716,69 @@ static void show(json_t *j, bool json, void (*print)(json_t *), int flags)
     print(j);
   }
 }
+
+/* emgctl msg X: the message whose id is X, else the recent ones an SMSC
+ * knows by X (one: shown; several: listed). */
+static int show_message(const char *url, const char *token, const char *id, const char *escaped, bool json)
+{
+  char path[600], why[512] = "";
+  json_t *j = NULL;
+  int rc = EXIT_ERROR;
+  if (is_msg_id(id)) {
+    snprintf(path, sizeof path, "/api/messages/%s", escaped);
+    request_why = why;
+    request_why_len = sizeof why;
+    rc = request_json(url, token, "GET", path, NULL, &j);
+    request_why = NULL;
+    if (rc == EXIT_OK || rc == EXIT_UNAUTHORISED) {
+      if (rc == EXIT_UNAUTHORISED)
+        fprintf(stderr, "emgctl: %s\n", why);
+      else
+        show(j, json, print_message, JSON_INDENT(2));
+      json_decref(j);
+      return rc;
+    }
+  }
+  snprintf(path, sizeof path, "/api/messages?smsc_id=%s", escaped);
+  if ((rc = request_json(url, token, "GET", path, NULL, &j)) != EXIT_OK)
+    return rc;
+  json_t *list = json_object_get(j, "messages"), *m;
+  size_t n = json_array_size(list), i;
+  if (n == 0) {
+    fprintf(stderr, "emgctl: msg: no message %s in the recent history (%s), nor one an SMSC knows by it\n", id,
+            why[0] ? why : "not one of our ids");
+    json_decref(j);
+    return EXIT_ERROR;
+  }
+  if (n == 1) {
+    char one[64];
+    snprintf(one, sizeof one, "%s", text(json_array_get(list, 0), "id"));
+    json_decref(j);
+    snprintf(path, sizeof path, "/api/messages/%s", one);
+    if ((rc = request_json(url, token, "GET", path, NULL, &j)) == EXIT_OK) {
+      if (!json)
+        printf("SMSC id %s: message %s\n", id, one);
+      show(j, json, print_message, JSON_INDENT(2));
+    }
+    json_decref(j);
+    return rc;
+  }
+  if (json) {
+    json_dumpf(j, stdout, JSON_INDENT(2));
+    putchar('\n');
+  } else {
+    printf("SMSC id %s: %zu recent messages, newest first\n", id, n);
+    struct table t;
+    table_init(&t, "lll");
+    table_row(&t, "ID" SEP "STATE" SEP "SUMMARY");
+    json_array_foreach(list, i, m)
+      table_row(&t, "%s" SEP "%s" SEP "%s", text(m, "id"), text(m, "state"), text(m, "summary"));
+    table_print(&t);
+  }
+  json_decref(j);
+  return EXIT_OK;
+}
+
 
 /* What watch shows on a terminal: the status in brief, then the
  * connectors' traffic. */
@@ -971,10 +1035,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "/api/queues/%s/messages?offset=%ld&limit=%ld", name, offset, limit);
     print = print_queue;
   } else if (strcmp(command, "msg") == 0 && extra == 1) {
-    if (!is_msg_id(arg)) {
-      fprintf(stderr, "emgctl: msg: '%s' is no message id (decimal, or hex after 0x)\n", arg);
-      rc = EXIT_USAGE;
-    }
+    /* Our id, else the SMSC's: looked up below. */
     snprintf(path, sizeof path, "/api/messages/%s", name);
     print = print_message;
   } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0 ||
@@ -1020,6 +1081,8 @@ int main(int argc, char **argv)
   curl_global_init(CURL_GLOBAL_DEFAULT);
   if (!print) {
     rc = watch(url, token, json, count, interval_s);
+  } else if (print == print_message) {
+    rc = show_message(url, token, arg, name, json);
   } else {
     json_t *j = NULL;
     rc = request_json(url, token, method, path, send, &j);

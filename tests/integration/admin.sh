@@ -312,6 +312,16 @@ check "emgctl msg: the state, and the history as a table" bash -c "
   grep -Eq '^[0-9:]{8}\.[0-9]{3} +receipt +smpp-out +delivered +[0-9a-zA-Z]+\$' '$TMP/ctl-msg.txt' &&
   [ \$(grep -cE '^[0-9:]{8}\.[0-9]{3} ' '$TMP/ctl-msg.txt') = 6 ] &&
   [ \$('$BIN/emgctl' --url $URL --token $TOKEN --wide msg $id | grep -cE '^[0-9-]{10} [0-9:.]{12} ') = 6 ]"
+smsc_id=$(api "/api/messages/$id" | jq -r '.events[] | select(.event == "sent") | .detail')
+api "/api/messages?smsc_id=$smsc_id" > "$TMP/by-smsc.json"
+check "the message an SMSC knows as $smsc_id: found by that id" \
+  jqe "$TMP/by-smsc.json" "[.messages[].id | tostring] == [\"$id\"] and .messages[0].state == \"delivered\""
+check "emgctl msg by the SMSC's id shows the message" bash -c "
+  '$BIN/emgctl' --url $URL --token $TOKEN msg $smsc_id > '$TMP/ctl-msg-smsc.txt' &&
+  grep -q '^SMSC id $smsc_id: message $id\$' '$TMP/ctl-msg-smsc.txt' && grep -q '^message $id ' '$TMP/ctl-msg-smsc.txt'"
+rc=0; ctl msg no-such-id > /dev/null 2> "$TMP/ctl-msg-none.txt" || rc=$?
+check "emgctl msg of an id neither ours nor an SMSC's: exit 1, saying so" \
+  bash -c "[ $rc = 1 ] && grep -q 'nor one an SMSC knows by it' '$TMP/ctl-msg-none.txt'"
 check "emgctl --json msg: the API's answer" [ "$(ctl --json msg "$hex" | jq -r '.events | length')" = 6 ]
 check "an id the history does not hold: 404 with a reason; emgctl exit 1" bash -c "
   curl -s -H 'Authorization: Bearer $TOKEN' $URL/api/messages/12345 | jq -e '.error | test(\"not in the recent history\")' >/dev/null &&
@@ -350,9 +360,8 @@ status extra
 queue
 queue smpp-out x
 queue smpp-out 0 0
-msg 12x
-msg 0xZZ
 msg
+msg a b
 pause
 watch --count 0
 watch --interval 0
