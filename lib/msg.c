@@ -97,3 +97,12 @@ int msg_receipt_wanted(uint8_t dlr_mask, uint8_t state)
     return 0;
   }
 }
+
+const char *msg_state_name(uint8_t state)
+{
+  static const char *const names[] = { NULL, "enroute", "delivered", "expired", "deleted",
+                                       "undeliverable", "accepted", "unknown", "rejected" };
+  if (state == MSG_STATE_SMSC_ACCEPTED || state == MSG_STATE_SMSC_REJECTED)
+    return state == MSG_STATE_SMSC_ACCEPTED ? "smsc_accepted" : "smsc_rejected";
+  return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
+}

@@ -124,6 +124,10 @@ struct msg_receipt {
   struct msg_addr dst;     /* its recipient */
 };
 
+/* The name of an enum msg_state ("delivered", "smsc_accepted", ...); NULL
+ * for 0 (no state), "unknown" for a value that is none. */
+const char *msg_state_name(uint8_t state);
+
 /* A copy of m that owns its payload, in one allocation (free with
  * msg_free). NULL when out of memory. */
 /* Sets an address as SMPP or UCP carries it. A leading '+' before digits

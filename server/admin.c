@@ -190,14 +190,9 @@ static int parse_msg_id(const char *text, uint64_t *id)
   return 0;
 }
 
-/* The names of enum msg_state (lib/msg.h); NULL for 0 (no state). */
 static const char *state_name(uint8_t state)
 {
-  static const char *const names[] = { NULL, "enroute", "delivered", "expired", "deleted",
-                                       "undeliverable", "accepted", "unknown", "rejected" };
-  if (state == MSG_STATE_SMSC_ACCEPTED || state == MSG_STATE_SMSC_REJECTED)
-    return state == MSG_STATE_SMSC_ACCEPTED ? "smsc_accepted" : "smsc_rejected";
-  return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
+  return msg_state_name(state);
 }
 
 /* "throttled" for PROTO_E_THROTTLED: what a retry was for. */

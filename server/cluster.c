@@ -122,7 +122,7 @@ static bool resolved(struct cluster *c, struct pending *p, const struct db_messa
   }
   if (!p->counted) {
     p->counted = true;
-    core_log_receipt(core, row->id, &p->receipt);
+    core_log_receipt(core, row->id, NULL, -1, &p->receipt);
     if (p->receipt.state == MSG_STATE_DELIVERED)
       atomic_fetch_add(&core->stats.delivered, 1);
   }

@@ -381,6 +381,7 @@ static const struct key general_keys[] = {
   { UINT_KEY("id_window", id_window, 1, 1000000, 100) },
   { ENUM_KEY("log_level", log_level, log_levels, CONFIG_LOG_INFO) },
   { FILE_KEY("log_file", log_file, 0), .not_file = LOG_JOURNAL },
+  { FILE_KEY("access_log", access_log, 0) },
   { SIZE_KEY("dlr_table_size", dlr_table_size, 1, 100000000, 1000000) },
   { UINT_KEY("dlr_ttl", dlr_ttl_s, 1, 31536000, 172800) },
   { UINT_KEY("mo_join_timeout", mo_join_timeout_s, 0, 86400, 60) },

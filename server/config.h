@@ -264,6 +264,7 @@ struct config {
   unsigned id_window;                 /* default 100 */
   enum config_log_level log_level;    /* default info */
   char log_file[CONFIG_PATH_LEN];     /* "" = stderr, "journal" = the systemd journal, else a file */
+  char access_log[CONFIG_PATH_LEN];   /* a line per message in its final state; "" = none */
   size_t dlr_table_size;              /* default 1000000 */
   unsigned dlr_ttl_s;                 /* how long a receipt is awaited; default 172800 (48 h) */
   unsigned mo_join_timeout_s;         /* how long the parts of a long MO wait for each other; 0 = not

@@ -190,7 +190,7 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
                         info.msg_id, r);
   history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
               r->err, r->id);
-  core_log_receipt(in->conn->core, info.msg_id, r);
+  core_log_receipt(in->conn->core, info.msg_id, &info, (int)in->conn->index, r);
   if (r->state == MSG_STATE_DELIVERED)
     atomic_fetch_add(&in->conn->core->stats.delivered, 1);
   uint64_t ticket = connector_receipt_to_origin(in, &info, r);

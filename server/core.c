@@ -20,7 +20,7 @@ void core_dlr_dropped(void *core, const struct dlr_dropped *dropped, size_t n, e
   for (size_t i = 0; i < n; i++) {
     history_add(c->history, dropped[i].msg_id, HISTORY_RECEIPT_GIVEN_UP, dropped[i].out_connector,
                 MSG_STATE_UNKNOWN, 0, reason[why]);
-    core_log_receipt(c, dropped[i].msg_id, &r);
+    core_log_receipt(c, dropped[i].msg_id, NULL, dropped[i].out_connector, &r);
   }
   if (!c->spool)
     return;
@@ -91,6 +91,8 @@ void core_destroy(struct core *c)
   c->history = NULL;
   series_destroy(c->series);
   c->series = NULL;
+  access_log_close(c->access_log);
+  c->access_log = NULL;
   schedule_destroy(c->schedule);
   c->schedule = NULL;
   mo_join_destroy(c->mo_join);
@@ -191,9 +193,41 @@ void core_swap_plugins(struct core *c, struct plugin_host *h)
   c->retired_plugins[c->n_retired_plugins++] = old;
 }
 
+static const char *connector_name_of(const struct core *c, int index)
+{
+  return index >= 0 && (unsigned)index < c->cfg->n_connectors ? c->cfg->connectors[index].name : NULL;
+}
+
+/* A message's final state in the access log. */
+static void access_final(struct core *c, uint64_t id, const char *account, int in, int out, const struct msg_addr *from,
+                   const struct msg_addr *to, const uint8_t *udh, uint16_t udh_len, const char *state,
+                   const char *smsc_id, unsigned error)
+{
+  struct access_line l = { .id = id, .account = account, .in = connector_name_of(c, in),
+                           .out = connector_name_of(c, out), .from = from ? from->addr : NULL,
+                           .to = to ? to->addr : NULL, .state = state, .smsc_id = smsc_id, .error = error };
+  struct sms_text_concat concat;
+  if (udh_len && sms_text_udh_parse(udh, udh_len, &concat) > 0 && concat.total) {
+    l.part = concat.seq;
+    l.parts = concat.total;
+  }
+  access_log_write(c->access_log, &l);
+}
+
 void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, int target,
                     const char *smsc_id, uint8_t state, uint16_t error)
 {
+  /* Final: failed, or sent with no receipt to wait for (to a client of
+   * ours: delivered). */
+  if (c->access_log && (kind == DB_LOG_FAILED || (kind == DB_LOG_SENT && !smsc_id))) {
+    const char *name = kind == DB_LOG_FAILED ? msg_state_name(state)
+                       : target >= 0 && (unsigned)target < c->cfg->n_connectors &&
+                             c->cfg->connectors[target].mode == CONFIG_CONN_SERVER
+                         ? "delivered"
+                         : "sent";
+    access_final(c, m->id, m->origin.user, m->origin.connector, target, &m->src, &m->dst, m->udh, m->udh_len, name, NULL,
+           error);
+  }
   if (!c->db_log)
     return;
   struct db_log_event ev;
@@ -215,8 +249,22 @@ void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, 
   db_log_event(c->db_log, &ev);
 }
 
-void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt *r)
+void core_log_receipt(struct core *c, uint64_t msg_id, const struct dlr_info *info, int via,
+                      const struct msg_receipt *r)
 {
+  if (c->access_log && msg_state_final(r->state)) {
+    struct access_line l = { .id = msg_id, .out = connector_name_of(c, via), .state = msg_state_name(r->state),
+                             .smsc_id = r->id, .error = r->err };
+    if (info) {
+      l.account = info->origin_user;
+      l.in = connector_name_of(c, info->origin_connector);
+      l.from = info->src.addr;
+      l.to = info->dst.addr;
+      l.part = info->part_seq;
+      l.parts = info->part_total;
+    }
+    access_log_write(c->access_log, &l);
+  }
   if (!c->db_log)
     return;
   struct db_log_event ev = { .kind = DB_LOG_RECEIPT, .msg_id = msg_id, .state = r->state,

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "access_log.h"
 #include "auth_guard.h"
 #include "config.h"
 #include "db.h"
@@ -97,6 +98,7 @@ struct core {
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
   struct series_set *series;          /* the counters' recent past, for the console; NULL = none */
+  struct access_log *access_log;      /* a line per message in its final state; NULL = none */
   struct schedule *schedule;          /* messages held until their deferred time */
   struct mo_join *mo_join;            /* parts of long MOs waiting for each other; NULL = not joined */
   struct receipt_join *receipt_join;  /* long MTs answered by one receipt; NULL = no connector combines */
@@ -177,8 +179,11 @@ void core_swap_plugins(struct core *c, struct plugin_host *h);
 void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, int target,
                     const char *smsc_id, uint8_t state, uint16_t error);
 
-/* The message log: a receipt for message msg_id. */
-void core_log_receipt(struct core *c, uint64_t msg_id, const struct msg_receipt *r);
+/* The message log: a receipt for message msg_id (and, a final one, the
+ * access log: info says whose message it was, via the connector it went
+ * out on; NULL and -1 when not known). */
+void core_log_receipt(struct core *c, uint64_t msg_id, const struct dlr_info *info, int via,
+                      const struct msg_receipt *r);
 
 /* (AdC, SCTS) must stay unique across restarts: a new process stamps UCP
  * references from a second past anything the previous one can have handed

@@ -126,6 +126,8 @@ static void on_tick(struct evloop *loop, void *arg)
     core_sample_rates(&d->core);
     if (d->core.series)
       series_sample_core(d->core.series, &d->core, time(NULL));
+    if (d->core.access_log)
+      access_log_flush(d->core.access_log);
     accounts_tick(d->core.accounts, clock_now_ns());
     account_admin_tick(&d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
@@ -230,6 +232,9 @@ static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
       if (log_reopen() == -1)
         LOGE(d->log, "SIGHUP: cannot open the log file %s again: %s; writing on to the old one",
              d->cfg->log_file, strerror(errno));
+      if (d->core.access_log && access_log_reopen(d->core.access_log) == -1)
+        LOGE(d->log, "SIGHUP: cannot open the access log %s again: %s; writing on to the old one",
+             d->cfg->access_log, strerror(errno));
       char why[512];
       reload(d, why, sizeof why);
       continue;
@@ -769,6 +774,14 @@ int main(int argc, char **argv)
     return 1;
   }
   d.core.n_connectors = d.cfg->n_connectors;
+  if (d.cfg->access_log[0]) {
+    char why[CONFIG_PATH_LEN + 128];
+    if (!(d.core.access_log = access_log_open(d.cfg->access_log, why, sizeof why))) {
+      LOGE(d.log, "cannot open the access log %s (general.access_log in %s)", why, path);
+      core_destroy(&d.core);
+      return 1;
+    }
+  }
   char plugin_err[2048];
   struct plugin_host *plugins = plugin_host_load(d.cfg, plugin_err, sizeof plugin_err);
   if (!plugins) {

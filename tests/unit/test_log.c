@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <log4c.h>
+#include "access_log.h"
 #include "clock.h"
 #include "log.h"
 #include "testutil.h"
@@ -519,6 +520,50 @@ static void test_rate_limited_lines(void)
   CU_ASSERT_EQUAL(skipped, 0);
 }
 
+/* The access log: one line a message; values with blanks, quotes or
+ * control characters quoted and escaped; a reopen after a rename writes a
+ * new file. */
+static void test_access_log(void)
+{
+  char dir[] = "/tmp/emg-access-XXXXXX", path[64], moved[80], err[256];
+  CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/access.log", dir);
+  snprintf(moved, sizeof moved, "%s/access.log.1", dir);
+  struct access_log *a = access_log_open(path, err, sizeof err);
+  CU_ASSERT_FATAL(a != NULL);
+  struct access_line l = { .id = 42, .account = "acme", .in = "smpp-in", .out = NULL, .from = "My \"Shop\"",
+                           .to = "4917\n1", .part = 2, .parts = 3, .state = "delivered", .smsc_id = "ab c",
+                           .error = 7 };
+  access_log_write(a, &l);
+  access_log_flush(a);
+  CU_ASSERT_EQUAL(rename(path, moved), 0);
+  CU_ASSERT_EQUAL(access_log_reopen(a), 0);
+  l.id = 43;
+  access_log_write(a, &l);
+  access_log_close(a);
+  char line[512] = "";
+  FILE *f = fopen(moved, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+  fclose(f);
+  const char *rest = strstr(line, " id=42 ");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rest);
+  CU_ASSERT_STRING_EQUAL(rest, " id=42 account=acme in=smpp-in out=- from=\"My \\\"Shop\\\"\" to=\"4917\\x0a1\" "
+                               "part=2/3 state=delivered smsc_id=\"ab c\" error=7\n");
+  CU_ASSERT_EQUAL(line[10], 'T');
+  f = fopen(path, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL(strstr(line, " id=43 "));
+  unlink(path);
+  unlink(moved);
+  rmdir(dir);
+  /* A file that cannot be opened: the reason, naming it. */
+  CU_ASSERT_PTR_NULL(access_log_open("/nonexistent-dir/access.log", err, sizeof err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent-dir/access.log: No such file"));
+}
+
 void suite_log(void);
 void suite_log(void)
 {
@@ -532,6 +577,7 @@ void suite_log(void)
     { "8 threads x 10000 lines", test_threads },
     { "dropped and counted when the writer is behind", test_drop_when_behind },
     { "rate-limited lines", test_rate_limited_lines },
+    { "the access log: fields, quoting, reopen", test_access_log },
     { NULL, NULL },
   };
   test_add_suite("log", cases);
