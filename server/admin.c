@@ -21,6 +21,7 @@
 #include "account.h"
 #include "account_admin.h"
 #include "admin_history.h"
+#include "admin_session.h"
 #include "admin.h"
 #include "cluster.h"
 #include "connector.h"
@@ -62,7 +63,12 @@ struct admin {
   struct http_tls *tls;            /* HTTPS, or NULL */
   char token[160];
   size_t token_len;
+  struct admin_sessions *sessions; /* the console's logins */
 };
+
+/* The console's sessions: at most this many at once, each for 12 hours. */
+#define ADMIN_SESSIONS_MAX 64
+#define ADMIN_SESSION_TTL_S 43200
 
 /* ---- replies ---- */
 
@@ -81,8 +87,9 @@ static bool token_matches(const struct admin *a, const char *header)
   return diff == 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                             char *body)
+/* A reply with a Set-Cookie header (set_cookie NULL: none). */
+static enum MHD_Result reply_cookie(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+                                    const char *set_cookie)
 {
   if (!body)
     return MHD_NO;   /* out of memory: libmicrohttpd closes the connection */
@@ -92,6 +99,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     free(body);
     return MHD_NO;
   }
+  if (set_cookie)
+    MHD_add_response_header(r, "Set-Cookie", set_cookie);
   MHD_add_response_header(r, "Content-Type", type);
   MHD_add_response_header(r, "Cache-Control", "no-store");
   if (status == MHD_HTTP_UNAUTHORIZED)
@@ -99,6 +108,11 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
   enum MHD_Result rc = MHD_queue_response(conn, status, r);
   MHD_destroy_response(r);
   return rc;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body)
+{
+  return reply_cookie(conn, status, type, body, NULL);
 }
 
 /* Takes j; a NULL j (a json_pack that failed: out of memory) gives a 500. */
@@ -1203,14 +1217,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (core_login_blocked(c, peer))
     return reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed attempts from this address: try later");
   const char *authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-  if (!token_matches(a, authorization)) {
+  const char *cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
+  char csrf[ADMIN_SESSION_HEX];
+  int64_t session_ends = 0, now_s = time(NULL);
+  bool by_token = token_matches(a, authorization);
+  bool by_session = !by_token && !authorization && admin_session_find(a->sessions, cookie, now_s, csrf, &session_ends);
+  if (!by_token && !by_session) {
     /* A request with no credentials at all (a browser's first look, a
-     * probe) is no guess: only a wrong one counts. */
+     * probe, a session that ended) is no guess: only a wrong token counts. */
     if (authorization) {
       LOGW(a->core->log, "admin API: request from %s refused: wrong bearer token", peer);
       auth_guard_failed(c->auth_guard, peer, "an admin request");
     }
-    return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+    return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token (or no session)");
+  }
+  /* A session's actions must come from the console's own page: another
+   * site's page can make the browser send the cookie, not the token. */
+  if (by_session && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 &&
+      !admin_session_same_site(csrf, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-CSRF-Token"),
+                               MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
+                               MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"), a->tls != NULL)) {
+    LOGW(a->core->log, "admin API: %s %s from %s refused: not from the console's own page (CSRF token or origin)",
+         method, url, peer);
+    return reply_error(conn, MHD_HTTP_FORBIDDEN, "refused: the request does not come from the console's own page");
   }
   /* The first call only announces a request; its body (kept in *state,
    * at most ADMIN_MAX_BODY) comes in the calls after. */
@@ -1240,6 +1269,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   static const char queues_prefix[] = "/api/queues/", connectors_prefix[] = "/api/connectors/",
                     messages_prefix[] = "/api/messages/";
   struct connector *target;
+  if (post && strcmp(url, "/api/login") == 0) {
+    /* The token, once, for a session cookie the page's requests carry. */
+    if (!by_token)
+      return reply_error(conn, MHD_HTTP_BAD_REQUEST, "log in with the token: Authorization: Bearer TOKEN");
+    char id[ADMIN_SESSION_HEX], set[256];
+    admin_session_new(a->sessions, now_s, id, csrf, &session_ends);
+    admin_session_cookie(set, sizeof set, id, ADMIN_SESSION_TTL_S, a->tls != NULL);
+    LOGI(a->core->log, "admin API: a console session for %s", peer);
+    json_t *j = json_pack("{s:s, s:o}", "csrf", csrf, "expires", json_time_ms(session_ends * 1000));
+    char *text_out = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+    json_decref(j);
+    return reply_cookie(conn, MHD_HTTP_OK, "application/json", text_out, set);
+  }
+  if (get && strcmp(url, "/api/session") == 0) {
+    if (!by_session)
+      return reply_json(conn, MHD_HTTP_OK, json_pack("{s:b}", "session", 0));
+    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:b, s:s, s:o}", "session", 1, "csrf", csrf, "expires",
+                                                   json_time_ms(session_ends * 1000)));
+  }
+  if (post && strcmp(url, "/api/logout") == 0) {
+    char set[256];
+    admin_session_end(a->sessions, cookie);
+    admin_session_cookie(set, sizeof set, NULL, 0, a->tls != NULL);
+    return reply_cookie(conn, MHD_HTTP_OK, "application/json", strdup("{\"session\": false}"), set);
+  }
   if (get && strcmp(url, "/api/status") == 0)
     return reply_json(conn, MHD_HTTP_OK, status_json(a));
   if (get && strcmp(url, "/api/connectors") == 0)
@@ -1339,8 +1393,10 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
     free(a);
     return NULL;
   }
-  if (!(a->guard = http_edge_guard_create(ADMIN_REQUEST_TIMEOUT_S))) {
+  if (!(a->guard = http_edge_guard_create(ADMIN_REQUEST_TIMEOUT_S)) ||
+      !(a->sessions = admin_sessions_create(ADMIN_SESSIONS_MAX, ADMIN_SESSION_TTL_S))) {
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    http_edge_guard_destroy(a->guard);
     http_tls_destroy(a->tls);
     free(a);
     return NULL;
@@ -1360,6 +1416,7 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
   http_tls_attach(a->tls, a->daemon);
   if (!a->daemon) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
+    admin_sessions_destroy(a->sessions);
     http_edge_guard_destroy(a->guard);
     http_tls_destroy(a->tls);
     free(a);
@@ -1388,5 +1445,6 @@ void admin_stop(struct admin *a)
   MHD_stop_daemon(a->daemon);
   http_tls_destroy(a->tls);
   http_edge_guard_destroy(a->guard);
+  admin_sessions_destroy(a->sessions);
   free(a);
 }

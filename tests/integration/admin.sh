@@ -449,6 +449,40 @@ if command -v script > /dev/null; then
   check "emgctl watch on a terminal clears the screen (ANSI)" grep -q $'\033\\[H\033\\[2J' "$TMP/watch-tty.txt"
 fi
 
+# --- 4b. The console's login: the token once, for a session cookie; a
+#         session's actions need its CSRF token and the page's own origin.
+jar="$TMP/cookies"
+login_code=$(curl -s -o "$TMP/login.json" -D "$TMP/login.headers" -w '%{http_code}' -c "$jar" -X POST \
+  -H "Authorization: Bearer $TOKEN" "$URL/api/login")
+csrf=$(jq -r .csrf "$TMP/login.json")
+check "login: 200, a 256-bit CSRF token and an expiry" \
+  bash -c "[ $login_code = 200 ] && [[ '$csrf' =~ ^[0-9a-f]{64}\$ ]] && jq -e '.expires | test(\"Z\$\")' '$TMP/login.json' >/dev/null"
+check "login: the cookie is HttpOnly, SameSite=Strict, for 12 hours" \
+  grep -qiE '^Set-Cookie: emg_session=[0-9a-f]{64}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200' "$TMP/login.headers"
+check "login with a wrong token or none: 401" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer wrong' "$URL/api/login")/$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/api/login")" = 401/401 ]
+check "the cookie alone reads the API; the session says its CSRF token" bash -c "
+  [ \$(curl -s -o /dev/null -w '%{http_code}' -b '$jar' $URL/api/status) = 200 ] &&
+  [ \"\$(curl -s -b '$jar' $URL/api/session | jq -r '[.session, .csrf] | map(tostring) | join(\" \")')\" = 'true $csrf' ]"
+pause_as() {  # pause_as CURL-OPTIONS...: smpp-bulk's pause with the session cookie; the status
+  curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST "$@" "$URL/api/connectors/smpp-bulk/pause"
+}
+no_csrf=$(pause_as)
+bulk_paused=$(curl -s -b "$jar" "$URL/api/queues" | jq '.queues[] | select(.connector == "smpp-bulk") | .paused')
+check "a session's action without its CSRF token: 403, and nothing paused ($no_csrf, paused $bulk_paused)" \
+  [ "$no_csrf/$bulk_paused" = 403/false ]
+check "... from another origin (a CSRF attempt), even with the token: 403" \
+  [ "$(pause_as -H "X-CSRF-Token: $csrf" -H 'Origin: http://evil.example')" = 403 ]
+check "... logged as refused, naming the request" grep -q "POST /api/connectors/smpp-bulk/pause from .* refused: not from the console's own page" "$TMP/g.log"
+check "... with its CSRF token from the page's own origin: done" \
+  [ "$(pause_as -H "X-CSRF-Token: $csrf" -H "Origin: $URL")" = 200 ]
+check "... and the resume" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -X POST -H "X-CSRF-Token: $csrf" "$URL/api/connectors/smpp-bulk/resume")" = 200 ]
+check "the bearer token needs no CSRF token (API clients, emgctl)" \
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" "$URL/api/connectors/smpp-bulk/resume")" = 200 ]
+curl -s -o /dev/null -b "$jar" -c "$jar" -X POST -H "X-CSRF-Token: $csrf" "$URL/api/logout"
+check "after the logout the cookie reads nothing" [ "$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" "$URL/api/status")" = 401 ]
+
 # --- 5. 100,000 messages held in smpp-bulk's queue: listing deep into it,
 #        again and again, does not stall traffic on smpp-out, nor the
 #        messages that keep joining smpp-bulk's queue meanwhile (they need
