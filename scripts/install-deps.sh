@@ -17,7 +17,7 @@ packages=(
   # independent implementations the tests cross-check against
   libsmpp34-dev libnet-smpp-perl tshark kannel libio-socket-ssl-perl stunnel4
   # benchmarks and tests (node-smpp, an independent SMSC, runs on Node.js)
-  procps psmisc iproute2 strace jq curl nodejs chromium gnuplot-nox tmux
+  procps psmisc iproute2 strace jq curl nodejs chromium chromium-driver python3-selenium gnuplot-nox tmux
 )
 
 missing=()

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# status_page.sh BUILD - emgd's embedded status page in headless Chromium:
-# it loads, shows the connectors of the running configuration with the
-# state of each instance (paused while the operator pauses one) and the
-# queues, and its msgs/s chart moves while emgload runs. The screenshot is kept in
-# BUILD/artifacts/status-page.png.
+# status_page.sh BUILD - the operator's console (emgd's embedded page) in
+# headless Chromium driven by Selenium (tests/integration/console.py): log
+# in with the token, see the connectors of this configuration, watch the
+# chart move with a time axis while emgload runs, pause smpp-out from the
+# page and see its queue hold, resume it, find a message by its SMSC id, and
+# a page of another origin refused when it posts a pause with the
+# operator's cookie. Screenshots are kept in BUILD/artifacts/console-*.png.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
-start_sink s smpp --user emg --password secret
-ucp=$(free_port); admin=$(free_port)
+start_sink s smpp --user emg --password secret --dlr-delay 0-300
+ucp=$(free_port); smpp=$(free_port); admin=$(free_port); evil=$(free_port)
+TOKEN=page-token-0123456789
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 11; persist = false; };
-admin: { listen = "127.0.0.1:$admin"; token = "page-token-0123456789"; };
+admin: { listen = "127.0.0.1:$admin"; token = "$TOKEN"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
+  { name = "smpp-in"; protocol = "smpp"; mode = "server"; listen = "127.0.0.1:$smpp"; instances = 1;
+    users = ( { name = "probe"; password = "secret"; } ); },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s"; instances = 2;
     system_id = "emg"; password = "secret"; }
 );
@@ -23,62 +28,45 @@ routes = ( { to = "smpp-out"; } );
 CONF
 start_emgd g "$TMP/emgd.conf"
 wait_port "$ucp"
+wait_port "$admin"
+
+# One message whose SMSC id the page will be asked for.
+perl "$(dirname "$0")/smpp_probe.pl" "$smpp" send probe secret 4917000001 4917100001 "find me" > "$TMP/probe.out"
+id=$(sed -n 's/^message_id=//p' "$TMP/probe.out")
+delivered() {
+  curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/messages/$id" > "$TMP/msg.json" &&
+    [ "$(jq -r .state "$TMP/msg.json")" = delivered ]
+}
+check "a message $id sent and delivered" wait_until 100 delivered
+smsc_id=$(jq -r '.events[] | select(.event == "sent") | .detail' "$TMP/msg.json")
+
+# Traffic for the chart and the pause, through the whole browser session.
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
-  --duration 6 --rate 2000 --json --quiet --give-up 30 > "$TMP/load.json" &
+  --duration 40 --rate 1000 --json --quiet --give-up 60 > "$TMP/load.json" &
 load_pid=$!
 STARTED_PIDS+=("$load_pid")
-sleep 1
 
-# The flags the machine needs for a headless Chromium with no network but loopback.
-browse() {
-  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$TMP/profile-$1" --virtual-time-budget=5000 "${@:2}" 2>>"$TMP/chromium.log"
-}
-url="http://127.0.0.1:$admin/#token=page-token-0123456789"
-browse a --dump-dom "$url" > "$TMP/dom1.html"
-browse b --dump-dom "$url" > "$TMP/dom2.html"
+# A page of another origin (same host, another port) that posts a pause.
+mkdir -p "$TMP/evil"
+cat > "$TMP/evil/index.html" <<HTML
+<!DOCTYPE html><html><body><form id="f" method="POST" action="http://127.0.0.1:$admin/api/connectors/smpp-out/pause"></form>
+<script>document.getElementById('f').submit();</script></body></html>
+HTML
+(cd "$TMP/evil" && exec /usr/bin/python3 -m http.server --bind 127.0.0.1 "$evil" > "$TMP/evil.log" 2>&1) &
+STARTED_PIDS+=("$!")
+wait_port "$evil"
+sleep 2
+
 mkdir -p "$BIN/artifacts"
-browse c --window-size=1400,1100 --screenshot="$BIN/artifacts/status-page.png" "$url" >/dev/null
-
-check "the page is served without the token" \
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$admin/")" = 200 ]
-check "it shows the running connectors" \
-  bash -c "grep -q '<td>ucp-in</td>' '$TMP/dom1.html' && grep -q '<td>smpp-out</td>' '$TMP/dom1.html'"
-check "it reached the API with the token (no error shown)" grep -q 'id="error"></div>' "$TMP/dom1.html"
-points=$(grep -o 'data-points="[0-9]*"' "$TMP/dom1.html" | grep -o '[0-9]*')
-last=$(grep -o 'data-last="[0-9]*"' "$TMP/dom1.html" | grep -o '[0-9]*')
-check "the chart has samples ($points) and a rate above zero ($last)" bash -c "[ '${points:-0}' -ge 2 ] && [ '${last:-0}' -gt 0 ]"
-r1=$(grep -o '<td>received</td><td>[0-9]*' "$TMP/dom1.html" | grep -o '[0-9]*$')
-r2=$(grep -o '<td>received</td><td>[0-9]*' "$TMP/dom2.html" | grep -o '[0-9]*$')
-check "the counts move between two loads ($r1 -> $r2)" bash -c "[ '${r2:-0}' -gt '${r1:-0}' ]"
-check "a screenshot was kept" [ -s "$BIN/artifacts/status-page.png" ]
-instance() {  # instance DOM KEY: the cells of one instance row, as text separated by |
-  grep -o "<tr data-key=\"$2\">.*" "$1" | sed 's#</tr>.*##; s#<td[^>]*>#|#g; s#</td>##g; s#<tr[^>]*>##'
-}
-check "instances: both of smpp-out's bound to the sink as emg (trx)" bash -c "
-  [ \"\$(grep -o '<tr data-key=\"smpp-out/[01]\"><td>smpp-out</td><td>[01]</td><td class=\"up\">bound</td><td>127.0.0.1:$SINK_PORT_s</td><td>emg</td><td>trx</td>' '$TMP/dom1.html' | wc -l)\" = 2 ]"
-check "instances: ucp-in's two, one bound to emgload as load, one idle" bash -c "
-  grep -q '<tr data-key=\"ucp-in/[01]\"><td>ucp-in</td><td>[01]</td><td class=\"up\">bound</td><td>127.0.0.1:[0-9]*</td><td>load</td>' '$TMP/dom1.html' &&
-  grep -q '<tr data-key=\"ucp-in/[01]\"><td>ucp-in</td><td>[01]</td><td>idle</td><td>–</td>' '$TMP/dom1.html'"
-out0=$(instance "$TMP/dom2.html" smpp-out/0 | cut -d'|' -f10)
-out1=$(instance "$TMP/dom2.html" smpp-out/1 | cut -d'|' -f10)
-check "instances: counts per instance (smpp-out's messages out: $out0 + $out1)" \
-  bash -c "[ $((${out0:-0} + ${out1:-0})) -gt 0 ] && [ '${out0//[0-9]/}${out1//[0-9]/}' = '' ]"
-check "queues: a row per connector and one for ucp-in's account" bash -c "
-  grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>–</td><td>[0-9]*</td>' '$TMP/dom1.html' &&
-  grep -q '<tr data-key=\"ucp-in/load\"><td>ucp-in</td><td>load</td>' '$TMP/dom1.html'"
-acct=$(instance "$TMP/dom2.html" account/load)
-check "accounts: a row per account, its state and submits ($acct)" \
-  bash -c "echo '$acct' | grep -Eq '^\|load\|enabled\|[0-9]+\|–\|[0-9]+\|–\|unlimited\|[1-9][0-9]*\|0\|0\|0$'"
-curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/pause" > /dev/null
-browse d --dump-dom "$url" > "$TMP/dom3.html"
-curl -s -X POST -H 'Authorization: Bearer page-token-0123456789' "http://127.0.0.1:$admin/api/connectors/smpp-out/resume" > /dev/null
-check "paused: smpp-out's instances and its connector row show it, its queue says so" bash -c "
-  [ \"\$(grep -o '<tr data-key=\"smpp-out/[01]\"><td>smpp-out</td><td>[01]</td><td class=\"paused\">paused</td>' '$TMP/dom3.html' | wc -l)\" = 2 ] &&
-  grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>smpp</td><td>client</td><td>[^<]*</td><td class=\"paused\">paused</td>' '$TMP/dom3.html' &&
-  grep -q '<tr data-key=\"smpp-out\"><td>smpp-out</td><td>–</td><td>[0-9]*</td><td>[^<]*</td><td>yes</td>' '$TMP/dom3.html'"
-check "the page has no external assets" bash -c "! grep -Eq '(src|href)=\"(https?:)?//' '$TMP/dom1.html'"
-wait "$load_pid" || true
-stop_emgd g 20
+rc=0
+/usr/bin/python3 "$(dirname "$0")/console.py" "http://127.0.0.1:$admin" "$TOKEN" "$BIN/artifacts" "$smsc_id" "$id" \
+  "http://127.0.0.1:$evil/" > "$TMP/console.out" 2>&1 || rc=$?
+cat "$TMP/console.out"
+check "the console in the browser: every step as the operator expects (console.py exit $rc)" [ $rc = 0 ]
+check "screenshots kept" bash -c "for f in connectors chart paused search; do [ -s '$BIN/artifacts/console-'\$f.png ] || exit 1; done"
+check "the cross-origin post was refused by emgd, and logged" grep -q "POST /api/connectors/smpp-out/pause from .* refused: not from the console's own page" "$TMP/g.log"
+kill "$load_pid" 2>/dev/null || true
+wait "$load_pid" 2>/dev/null || true
+stop_emgd g
+stop_sink s
 finish

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+# console.py ADMIN_URL TOKEN ARTIFACTS SMSC_ID MESSAGE_ID EVIL_URL - the
+# status page in headless Chromium, driven by Selenium as an operator
+# would: log in with the token, see the connectors, watch the chart move
+# with a time axis while traffic flows, pause smpp-out from the page (its
+# queue holds), resume it (the queue drains), find a message by its SMSC
+# id; then a page of another origin tries to pause smpp-out with the
+# operator's cookie and is refused. Screenshots go to ARTIFACTS. Prints
+# "ok - ..." / "FAIL - ..." lines; exits 1 on any failure.
+# SPDX-License-Identifier: Apache-2.0
+import json
+import re
+import sys
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+url, token, artifacts, smsc_id, message_id, evil_url = sys.argv[1:7]
+failed = 0
+
+
+def check(what, ok):
+    global failed
+    print(("ok   - " if ok else "FAIL - ") + what, flush=True)
+    failed += 0 if ok else 1
+
+
+def api(path):
+    req = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+def queue_of(name):
+    return next(q for q in api("/api/queues")["queues"] if q["connector"] == name)
+
+
+def until(fn, seconds=15):
+    """fn() until it is true, at most seconds; its last value."""
+    end = time.time() + seconds
+    value = fn()
+    while not value and time.time() < end:
+        time.sleep(0.2)
+        value = fn()
+    return value
+
+
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1400",
+             "--disable-background-networking", "--disable-component-update", "--no-first-run"):
+    options.add_argument(flag)
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+wait = WebDriverWait(driver, 15)
+try:
+    driver.get(url + "/")
+    login = wait.until(ec.visibility_of_element_located((By.ID, "login")))
+    check("the page opens on its login form, the console hidden",
+          login.is_displayed() and not driver.find_element(By.ID, "console").is_displayed())
+    driver.find_element(By.ID, "token").send_keys("not-the-token")
+    driver.find_element(By.ID, "login-button").click()
+    check("a wrong token: the form says so",
+          until(lambda: driver.find_element(By.ID, "login-error").text == "wrong token", 5))
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.ID, "login-button").click()
+    wait.until(ec.visibility_of_element_located((By.ID, "console")))
+    # The tables are drawn again every second: read them in one script.
+    js = driver.execute_script
+    rows = lambda: js("return [...document.querySelectorAll('#connectors tr[data-key]')].map(r => r.dataset.key)")
+    check("logged in: the connectors of the configuration (%s)" % until(rows),
+          until(lambda: rows() == ["ucp-in", "smpp-in", "smpp-out"]))
+    check("the session is a cookie the page's script cannot read",
+          "emg_session" not in driver.execute_script("return document.cookie"))
+    driver.save_screenshot(artifacts + "/console-connectors.png")
+
+    chart = driver.find_element(By.ID, "chart")
+    check("the chart has samples and a rate above zero",
+          until(lambda: int(chart.get_attribute("data-points")) >= 2 and int(chart.get_attribute("data-last")) > 0))
+    ticks = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#chart text.tick")]
+    check("... with a time axis (%s)" % ", ".join(ticks),
+          len(ticks) >= 3 and all(re.fullmatch(r"\d{2}:\d{2}:\d{2}", t) for t in ticks))
+    check("... and its unit", driver.find_element(By.ID, "scale").text.endswith("msgs/s"))
+    before = driver.find_element(By.ID, "rx").get_attribute("points")
+    check("the chart moves while traffic flows",
+          until(lambda: driver.find_element(By.ID, "rx").get_attribute("points") != before, 5))
+    driver.save_screenshot(artifacts + "/console-chart.png")
+
+    def click(action, connector):
+        for _ in range(10):
+            try:
+                driver.find_element(By.CSS_SELECTOR,
+                                    'button[data-action="%s"][data-connector="%s"]' % (action, connector)).click()
+                break
+            except StaleElementReferenceException:
+                time.sleep(0.1)
+        alert = wait.until(ec.alert_is_present())
+        asked = alert.text
+        alert.accept()
+        return asked
+
+    def cell(table, key, n):
+        return js("const c = document.querySelector('#%s tr[data-key=\\'%s\\'] td:nth-child(%d)');"
+                  " return c ? c.textContent : null" % (table, key, n))
+
+    def state(connector):
+        return cell("connectors", connector, 5)
+
+    asked = click("pause", "smpp-out")
+    check("pause asks first (%s)" % asked, asked == "pause smpp-out?")
+    check("smpp-out shows paused", until(lambda: state("smpp-out") == "paused"))
+    held = until(lambda: queue_of("smpp-out")["queued"] > 0)
+    q1 = queue_of("smpp-out")["queued"]
+    time.sleep(1.5)
+    q2 = queue_of("smpp-out")["queued"]
+    check("its queue holds what comes (%d, then %d)" % (q1, q2), held and q2 > q1 and queue_of("smpp-out")["paused"])
+    check("the page shows the queue held", until(lambda: cell("queues", "smpp-out", 5) == "yes"))
+    driver.save_screenshot(artifacts + "/console-paused.png")
+    click("resume", "smpp-out")
+    check("resumed: running again", until(lambda: state("smpp-out") == "running"))
+    check("... and the queue drains", until(lambda: queue_of("smpp-out")["queued"] == 0, 20))
+
+    driver.find_element(By.ID, "query").send_keys(smsc_id)
+    driver.find_element(By.ID, "find").click()
+    found = until(lambda: driver.find_elements(By.CSS_SELECTOR, "#result div[data-id]"), 5)
+    text = found[0].text if found else ""
+    check("found by its SMSC id %s: %s" % (smsc_id, text),
+          found and found[0].get_attribute("data-id") == message_id and ": delivered" in text)
+    driver.save_screenshot(artifacts + "/console-search.png")
+
+    # Another origin's page posts a pause with the operator's cookie.
+    driver.get(evil_url)
+    body = until(lambda: driver.find_element(By.TAG_NAME, "body").text if "refused" in
+                 driver.find_element(By.TAG_NAME, "body").text or "bearer" in
+                 driver.find_element(By.TAG_NAME, "body").text else "", 10)
+    check("a page of another origin posting a pause is refused (%s)" % body.strip().replace("\n", " "),
+          bool(body))
+    check("... and smpp-out is not paused", not queue_of("smpp-out")["paused"])
+    driver.get(url + "/")
+    check("the console is still logged in after a reload",
+          until(lambda: driver.find_element(By.ID, "console").is_displayed(), 10))
+    driver.find_element(By.ID, "logout").click()
+    check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
+finally:
+    driver.quit()
+sys.exit(1 if failed else 0)
