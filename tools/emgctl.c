@@ -680,6 +680,7 @@ static void usage(FILE *out)
           "                                each message's route that can take it\n"
           "  reload                        re-read the configuration\n"
           "  watch [--count N] [--interval S]  the status every S seconds (default 1)\n"
+          "  top [--count N] [--interval S]    the busiest connectors and accounts, every S seconds\n"
           "  --wide                        every column (the tables fit 80 columns without it)\n"
           "  --version, -h/--help          the version, this text\n"
           "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN;\n"
@@ -827,35 +828,171 @@ static void draw(const char *frame, bool first)
   fputs("\033[J", stdout);
 }
 
-/* The status every interval_s, count times (0: until interrupted). On a
- * terminal the screen is redrawn in place, fitting it, and says so when
- * emgd cannot be reached; otherwise the refreshes follow each other
- * (JSON: one object per line). Returns the exit code of the last request. */
-static int watch(const char *url, const char *token, bool json, long count, double interval_s)
+/* ---- top: the busiest connectors and accounts ---- */
+
+struct busy {
+  char name[96];
+  double a, b, c;                  /* connectors: in, out, errors a second; accounts: submitted, refused */
+  double queue;                    /* connectors: the queue now */
+};
+
+static long long round_ll(double v)
+{
+  return (long long)(v < 0 ? v - 0.5 : v + 0.5);
+}
+
+static int busier(const void *x, const void *y)
+{
+  const struct busy *p = x, *q = y;
+  double u = p->a + p->b, v = q->a + q->b;
+  return u < v ? 1 : u > v ? -1 : strcmp(p->name, q->name);
+}
+
+/* The mean of a series' last values in a /api/history answer. */
+static double mean_of(json_t *answer, const char *series)
+{
+  json_t *values = at(json_object_get(at(answer, "series"), series), "values"), *v;
+  size_t i, n = json_array_size(values);
+  double sum = 0;
+  json_array_foreach(values, i, v)
+    sum += json_number_value(v);
+  return n ? sum / (double)n : 0;
+}
+
+static double last_of(json_t *answer, const char *series)
+{
+  json_t *values = at(json_object_get(at(answer, "series"), series), "values");
+  size_t n = json_array_size(values);
+  return n ? json_number_value(json_array_get(values, n - 1)) : 0;
+}
+
+/* The rates over the last 10 s of every connector and account, from emgd's
+ * history, busiest first. Returns the exit code of the requests. */
+static int print_top(const char *url, const char *token)
+{
+  json_t *list = NULL, *s;
+  int rc = request_json(url, token, "GET", "/api/history", NULL, &list);
+  if (rc != EXIT_OK)
+    return rc;
+  struct busy conn[64], acct[64];
+  size_t nc = 0, na = 0, i;
+  json_array_foreach(at(list, "series"), i, s) {
+    const char *name = text(s, "name"), *dot;
+    size_t len = strlen(name);
+    if (strncmp(name, "connector.", 10) == 0 && len > 13 && strcmp(name + len - 3, ".in") == 0 && nc < 64)
+      snprintf(conn[nc++].name, sizeof conn[0].name, "%.*s", (int)(len - 13), name + 10);
+    else if (strncmp(name, "account.", 8) == 0 && (dot = strrchr(name, '.')) && strcmp(dot, ".submitted") == 0 &&
+             na < 64)
+      snprintf(acct[na++].name, sizeof acct[0].name, "%.*s", (int)(dot - name - 8), name + 8);
+  }
+  json_decref(list);
+  /* Four series a connector, two an account: within the 32 a request may name. */
+  for (size_t k = 0; k < nc && rc == EXIT_OK; k++) {
+    char path[1024];
+    json_t *h = NULL;
+    snprintf(path, sizeof path, "/api/history?since=-10&step=1&series=connector.%.95s.in,connector.%.95s.out,"
+             "connector.%.95s.errors,connector.%.95s.queue", conn[k].name, conn[k].name, conn[k].name, conn[k].name);
+    if ((rc = request_json(url, token, "GET", path, NULL, &h)) != EXIT_OK)
+      break;
+    char key[160];
+    snprintf(key, sizeof key, "connector.%.95s.in", conn[k].name);
+    conn[k].a = mean_of(h, key);
+    snprintf(key, sizeof key, "connector.%.95s.out", conn[k].name);
+    conn[k].b = mean_of(h, key);
+    snprintf(key, sizeof key, "connector.%.95s.errors", conn[k].name);
+    conn[k].c = mean_of(h, key);
+    snprintf(key, sizeof key, "connector.%.95s.queue", conn[k].name);
+    conn[k].queue = last_of(h, key);
+    json_decref(h);
+  }
+  for (size_t k = 0; k < na && rc == EXIT_OK; k++) {
+    char path[1024], key[160];
+    json_t *h = NULL;
+    snprintf(path, sizeof path, "/api/history?since=-10&step=1&series=account.%.95s.submitted,account.%.95s.refused",
+             acct[k].name, acct[k].name);
+    if ((rc = request_json(url, token, "GET", path, NULL, &h)) != EXIT_OK)
+      break;
+    snprintf(key, sizeof key, "account.%.95s.submitted", acct[k].name);
+    acct[k].a = mean_of(h, key);
+    snprintf(key, sizeof key, "account.%.95s.refused", acct[k].name);
+    acct[k].b = mean_of(h, key);
+    json_decref(h);
+  }
+  if (rc != EXIT_OK)
+    return rc;
+  qsort(conn, nc, sizeof *conn, busier);
+  qsort(acct, na, sizeof *acct, busier);
+  struct table t;
+  char n1[24], n2[24], n3[24], n4[24];
+  table_init(&t, "lrrrr");
+  table_row(&t, "CONNECTOR" SEP "IN/s" SEP "OUT/s" SEP "ERRORS/s" SEP "QUEUED");
+  for (size_t k = 0; k < nc; k++)
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s", conn[k].name, count_text(round_ll(conn[k].a), n1, sizeof n1),
+              count_text(round_ll(conn[k].b), n2, sizeof n2), count_text(round_ll(conn[k].c), n3, sizeof n3),
+              count_text(round_ll(conn[k].queue), n4, sizeof n4));
+  table_print(&t);
+  putchar('\n');
+  table_init(&t, "lrr");
+  table_row(&t, "ACCOUNT" SEP "SUBMITTED/s" SEP "REFUSED/s");
+  for (size_t k = 0; k < na; k++)
+    table_row(&t, "%s" SEP "%s" SEP "%s", acct[k].name, count_text(round_ll(acct[k].a), n1, sizeof n1),
+              count_text(round_ll(acct[k].b), n2, sizeof n2));
+  table_print(&t);
+  printf("rates: the mean of the last 10 s (emgd's history); busiest first\n");
+  return EXIT_OK;
+}
+
+/* The status (or, top, the busiest connectors and accounts) every
+ * interval_s, count times (0: until interrupted). On a terminal the screen
+ * is redrawn in place, fitting it, and says so when emgd cannot be
+ * reached; otherwise the refreshes follow each other (JSON: one status
+ * object per line). Returns the exit code of the last request. */
+static int watch(const char *url, const char *token, bool json, long count, double interval_s, bool top)
 {
   bool tty = isatty(STDOUT_FILENO) && !json;
   int rc = EXIT_OK;
   char why[512] = "", last_ok[16] = "never";
-  char *body = NULL;   /* the last frame's status and connectors */
+  char *body = NULL;   /* the last good frame's body */
   for (long n = 0; count == 0 || n < count; n++) {
     if (n) {
       struct timespec pause = { (time_t)interval_s, (long)((interval_s - (double)(time_t)interval_s) * 1e9) };
       nanosleep(&pause, NULL);
     }
     json_t *j = NULL, *c = NULL;
+    char *text_out = NULL;
+    size_t len = 0;
     if (tty) {
       request_why = why;
       request_why_len = sizeof why;
     }
-    rc = request_json(url, token, "GET", "/api/status", NULL, &j);
-    if (rc == EXIT_OK && tty)
-      rc = request_json(url, token, "GET", "/api/connectors", NULL, &c);
+    if (top) {
+      /* The body is drawn into memory, so that a terminal's can be cut to the screen. */
+      FILE *mem = open_memstream(&text_out, &len), *saved = stdout;
+      if (mem) {
+        stdout = mem;
+        rc = print_top(url, token);
+        stdout = saved;
+        fclose(mem);
+      }
+    } else {
+      rc = request_json(url, token, "GET", "/api/status", NULL, &j);
+      if (rc == EXIT_OK && tty)
+        rc = request_json(url, token, "GET", "/api/connectors", NULL, &c);
+      FILE *mem = tty && rc == EXIT_OK ? open_memstream(&text_out, &len) : NULL, *saved = stdout;
+      if (mem) {
+        stdout = mem;
+        print_watch(j, c);
+        stdout = saved;
+        fclose(mem);
+      }
+    }
     request_why = NULL;
     if (rc == EXIT_UNAUTHORISED) {
       if (tty)
         fprintf(stderr, "emgctl: %s\n", why);
       json_decref(j);
       json_decref(c);
+      free(text_out);
       free(body);
       return rc;
     }
@@ -867,23 +1004,18 @@ static int watch(const char *url, const char *token, bool json, long count, doub
         putchar('\n');
       if (!json)
         printf("--- %s (every %g s, Ctrl-C to stop)\n", stamp, interval_s);
-      if (j)
+      if (top && text_out)
+        fputs(text_out, stdout);
+      else if (j)
         show(j, json, print_status, JSON_COMPACT);
+      free(text_out);
     } else {
       if (rc == EXIT_OK) {
-        /* The body is drawn from memory, so that it can be cut to the screen. */
-        char *text_out = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text_out, &len), *saved = stdout;
-        if (mem) {
-          stdout = mem;
-          print_watch(j, c);
-          stdout = saved;
-          fclose(mem);
-          free(body);
-          body = text_out;
-        }
+        free(body);
+        body = text_out;
         strftime(last_ok, sizeof last_ok, "%H:%M:%S", localtime(&now));
+      } else {
+        free(text_out);
       }
       char *frame = NULL;
       size_t flen = 0;
@@ -1014,8 +1146,12 @@ int main(int argc, char **argv)
   if (strcmp(command, "status") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/status");
     print = print_status;
-  } else if (strcmp(command, "watch") == 0 && extra == 0) {
+  } else if ((strcmp(command, "watch") == 0 || strcmp(command, "top") == 0) && extra == 0) {
     print = NULL;
+    if (json && strcmp(command, "top") == 0) {
+      fprintf(stderr, "emgctl: top has no JSON form: GET /api/history gives its figures\n");
+      rc = EXIT_USAGE;
+    }
   } else if (strcmp(command, "connectors") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/connectors");
     print = print_connectors;
@@ -1080,7 +1216,7 @@ int main(int argc, char **argv)
     url = "http://127.0.0.1:8480";
   curl_global_init(CURL_GLOBAL_DEFAULT);
   if (!print) {
-    rc = watch(url, token, json, count, interval_s);
+    rc = watch(url, token, json, count, interval_s, strcmp(command, "top") == 0);
   } else if (print == print_message) {
     rc = show_message(url, token, arg, name, json);
   } else {

@@ -174,6 +174,12 @@ check "dlr: the table's counters, within its size" \
 check "metrics mid-run: valid Prometheus text, histograms cumulative to +Inf == _count" check_metrics "$TMP/metrics-flow.txt"
 check "emgctl connectors mid-run: one row per instance, smpp-out's bound to the sink" \
   bash -c "[ \$(grep -cE '^ +[0-9]+ +bound +127\.0\.0\.1:$SINK_PORT_a +emg +trx +[0-9]+/50 ' '$TMP/ctl-connectors-flow.txt') = 2 ]"
+ctl top --count 1 > "$TMP/ctl-top-flow.txt"
+check "emgctl top mid-run: the busiest first, with their rates; load's submits a second" bash -c "
+  grep -A1 '^CONNECTOR ' '$TMP/ctl-top-flow.txt' | tail -1 | grep -Eq '^(ucp-in|smpp-out) +[0-9.]+k? +[0-9.]+k? ' &&
+  [ \"\$(grep -A1 '^CONNECTOR ' '$TMP/ctl-top-flow.txt' | tail -1 | awk '{ print (\$2 + \$3 > 0) }')\" = 1 ] &&
+  grep -Eq '^smpp-bulk +0 +0 +0 +0\$' '$TMP/ctl-top-flow.txt' &&
+  grep -Eq '^load +[1-9][0-9.]*k? +0\$' '$TMP/ctl-top-flow.txt'"
 wait "$load_pid" || true
 
 settle /api/connectors "(.connectors[0] | [.submits_in, .receipts_out]) == [$N, $N] and .connectors[1].receipts_in == $N"
@@ -415,14 +421,15 @@ tmux_run() {
 }
 fits_80() { ! awk 'length($0) > 80 { bad = 1 } END { exit !bad }' "$1"; }
 EMGCTL="'$BIN/emgctl' --url $URL --token $TOKEN"
-for what in status connectors queues accounts; do
+for what in status connectors queues accounts top; do
   tmux_run "$what" "$EMGCTL $what"
   check "emgctl $what at 80 x 24: every line fits ($(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$TMP/tmux-$what.txt") columns at most)" \
     fits_80 "$TMP/tmux-$what.txt"
 done
 check "... and each shows its table" bash -c "
   grep -q '^TOTALS' '$TMP/tmux-status.txt' && grep -q '^smpp-out ' '$TMP/tmux-connectors.txt' &&
-  grep -q '^QUEUE ' '$TMP/tmux-queues.txt' && grep -q '^load ' '$TMP/tmux-accounts.txt'"
+  grep -q '^QUEUE ' '$TMP/tmux-queues.txt' && grep -q '^load ' '$TMP/tmux-accounts.txt' &&
+  grep -Eq '^CONNECTOR +IN/s' '$TMP/tmux-top.txt'"
 TMUX_WAIT=2 tmux_run watch "$EMGCTL watch --interval 0.5"
 check "emgctl watch at 80 x 24: redrawn in place within the screen, the status and the connectors" bash -c "
   [ \$(wc -l < '$TMP/tmux-watch.txt') -le 24 ] && grep -q '^$URL  [0-9-]* [0-9:]*  (every 0.5 s' '$TMP/tmux-watch.txt' &&
