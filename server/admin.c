@@ -21,6 +21,8 @@
 #include "account.h"
 #include "account_admin.h"
 #include "admin_history.h"
+#include "admin_json.h"
+#include "admin_messages.h"
 #include "admin_session.h"
 #include "admin.h"
 #include "cluster.h"
@@ -35,9 +37,6 @@
 extern const unsigned char status_html[];
 extern const unsigned long status_html_len;
 
-/* Most events one message can have in the history that a lookup shows:
- * a message retried this often has more to say than a screen holds. */
-#define ADMIN_EVENTS_MAX 256
 /* Most queue items one listing returns. */
 #define ADMIN_LIST_MAX 10000
 #define ADMIN_LIST_DEFAULT 100
@@ -140,74 +139,6 @@ static int64_t now_ms(void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Unix ms as ISO 8601 UTC with milliseconds; null for 0 (never, unknown). */
-static json_t *json_time_ms(int64_t ms)
-{
-  if (ms <= 0)
-    return json_null();
-  time_t secs = (time_t)(ms / 1000);
-  struct tm tm;
-  char text[40];
-  gmtime_r(&secs, &tm);
-  size_t n = strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(text + n, sizeof text - n, ".%03dZ", (int)(ms % 1000));
-  return json_string(text);
-}
-
-/* Message ids are 64 bits: as JSON numbers they would lose their low digits
- * in JavaScript and jq (doubles), so the API writes them as decimal strings. */
-static json_t *json_id(uint64_t id)
-{
-  char text[24];
-  snprintf(text, sizeof text, "%" PRIu64, id);
-  return json_string(text);
-}
-
-/* A string a peer gave (address, account, SMSC id, error text). jansson
- * takes UTF-8 only: text that is not (a detail cut mid-character) shows
- * its other bytes as '?' rather than losing the whole answer. */
-static json_t *json_text(const char *s)
-{
-  json_t *j = json_string(s);
-  if (j)
-    return j;
-  char copy[256];
-  size_t i = 0;
-  for (; s[i] && i + 1 < sizeof copy; i++)
-    copy[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-  copy[i] = '\0';
-  return json_string(copy);
-}
-
-static json_t *json_text_or_null(const char *s)
-{
-  return s && *s ? json_text(s) : json_null();
-}
-
-/* A message id as an operator writes it: decimal, or hex after "0x".
- * Returns 0, or -1 when text is no such number. */
-static int parse_msg_id(const char *text, uint64_t *id)
-{
-  int base = 10;
-  if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text += 2;
-  }
-  if (!isxdigit((unsigned char)text[0]))
-    return -1;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, base);
-  if (*end || errno == ERANGE)
-    return -1;
-  *id = v;
-  return 0;
-}
-
-static const char *state_name(uint8_t state)
-{
-  return msg_state_name(state);
-}
 
 /* "throttled" for PROTO_E_THROTTLED: what a retry was for. */
 static void status_text(uint8_t status, char *out, size_t cap)
@@ -222,10 +153,6 @@ static void status_text(uint8_t status, char *out, size_t cap)
   out[i] = '\0';
 }
 
-static const char *connector_name(const struct core *c, unsigned index)
-{
-  return index < c->n_connectors ? connector_config(c->connectors[index])->name : "?";
-}
 
 /* ---- totals: one table for /api/status and /metrics ---- */
 
@@ -700,198 +627,6 @@ static json_t *queue_messages_json(struct core *core, struct connector *conn, si
                    (json_int_t)limit, "paused", connector_paused(conn), "messages", list);
 }
 
-/* ---- one message ---- */
-
-/* Where a message stands, from its events (oldest first). */
-struct message_view {
-  const char *state;           /* "received", "queued", "sent", "failed", or a final receipt state */
-  char summary[200];
-  uint8_t smsc_receipt;        /* state of the last receipt from an SMSC; 0 = none */
-  const char *to_origin;       /* the receipt for the origin: "queued", "delivered", NULL */
-  int origin_connector;        /* -1 until known */
-};
-
-static void message_view(const struct core *c, const struct history_entry *e, size_t n,
-                         struct message_view *v)
-{
-  v->state = "received";
-  snprintf(v->summary, sizeof v->summary, "received");
-  v->smsc_receipt = 0;
-  v->to_origin = NULL;
-  v->origin_connector = -1;
-  for (size_t i = 0; i < n; i++) {
-    const char *where = connector_name(c, e[i].connector), *state = state_name(e[i].state);
-    switch (e[i].event) {
-    case HISTORY_RECEIVED:
-      v->origin_connector = e[i].connector;
-      break;
-    case HISTORY_QUEUED:
-      v->state = "queued";
-      snprintf(v->summary, sizeof v->summary, "queued on %s%s%s", where, e[i].detail[0] ? " for " : "",
-               e[i].detail);
-      break;
-    case HISTORY_JOINED:
-      /* The whole ("N parts") is queued; a part ("into ID") is done. */
-      if (strncmp(e[i].detail, "into ", 5) == 0 || strcmp(e[i].detail, "a part had already") == 0)
-        v->state = "joined";
-      snprintf(v->summary, sizeof v->summary, "long MO joined for %s: %s", where, e[i].detail);
-      break;
-    case HISTORY_SCHEDULED:
-      v->state = "scheduled";
-      snprintf(v->summary, sizeof v->summary, "held for %s until %s UTC", where, e[i].detail);
-      break;
-    case HISTORY_REROUTED:
-      v->state = "queued";
-      snprintf(v->summary, sizeof v->summary, "queued on %s, moved from %s", where, e[i].detail);
-      break;
-    case HISTORY_RETRY:
-      v->state = "queued";
-      snprintf(v->summary, sizeof v->summary, "queued on %s for another attempt (%s)", where,
-               e[i].detail[0] ? e[i].detail : "retry");
-      break;
-    case HISTORY_SENT:
-      v->state = "sent";
-      snprintf(v->summary, sizeof v->summary, "sent on %s as %s, awaiting its receipt", where,
-               e[i].detail[0] ? e[i].detail : "?");
-      break;
-    case HISTORY_FAILED:
-      v->state = "failed";
-      snprintf(v->summary, sizeof v->summary, "failed on %s: %s%s%s", where, state ? state : "refused",
-               e[i].detail[0] ? ", " : "", e[i].detail);
-      break;
-    case HISTORY_RECEIPT:
-      v->smsc_receipt = e[i].state;
-      if (msg_state_final(e[i].state)) {
-        v->state = state ? state : "unknown";
-        snprintf(v->summary, sizeof v->summary, "%s (receipt from %s)", v->state, where);
-      } else {
-        snprintf(v->summary, sizeof v->summary, "sent on %s, receipt says %s", where,
-                 state ? state : "unknown");
-      }
-      break;
-    case HISTORY_RECEIPT_GIVEN_UP:
-      /* The gateway's own receipt in state UNKNOWN, as the message log
-       * has it: the answer is the same from either source. */
-      v->smsc_receipt = e[i].state;
-      v->state = "unknown";
-      snprintf(v->summary, sizeof v->summary, "sent on %s, no receipt awaited any more (%s)", where,
-               e[i].detail);
-      break;
-    case HISTORY_RECEIPT_QUEUED:
-    case HISTORY_RECEIPT_DELIVERED:
-      /* A message to a server connector, or one that failed, has no SMSC
-       * receipt: the receipt to its origin carries its outcome. */
-      if (!v->smsc_receipt && e[i].state && msg_state_final(e[i].state) && strcmp(v->state, "failed") != 0)
-        v->state = state;
-      v->to_origin = e[i].event == HISTORY_RECEIPT_QUEUED ? "queued" : "delivered";
-      v->origin_connector = e[i].connector;
-      break;
-    case HISTORY_REPLACED: {
-      size_t len = strlen(v->summary);
-      snprintf(v->summary + len, sizeof v->summary - len, "; replaced by %s", e[i].detail);
-      break;
-    }
-    case HISTORY_RECEIPT_HELD: {
-      size_t len = strlen(v->summary);
-      snprintf(v->summary + len, sizeof v->summary - len, "; a part: its origin hears of the whole message");
-      break;
-    }
-    default:
-      break;
-    }
-  }
-  if (v->to_origin) {
-    size_t len = strlen(v->summary);
-    snprintf(v->summary + len, sizeof v->summary - len, "; its receipt %s to %s", v->to_origin,
-             connector_name(c, (unsigned)v->origin_connector));
-  }
-}
-
-static json_t *event_json(const struct core *c, const struct history_entry *e)
-{
-  return json_pack("{s:o, s:I, s:s, s:s, s:o, s:I, s:o}", "time", json_time_ms(e->time_ms), "time_ms",
-                   (json_int_t)e->time_ms, "event", history_event_name(e->event), "connector",
-                   connector_name(c, e->connector), "state", json_text_or_null(state_name(e->state)),
-                   "code", (json_int_t)e->code, "detail", json_text_or_null(e->detail));
-}
-
-/* A message as the message log has it: its row's states and times as events. */
-static json_t *logged_message_json(const struct db_message *row)
-{
-  json_t *events = json_array();
-  struct { int64_t ms; const char *event; const char *connector; const char *state; const char *detail; } e[] = {
-    { row->received_ms, "received", row->origin_connector, NULL, row->origin_user },
-    { row->sent_ms, "sent", row->target_connector, NULL, row->smsc_id },
-    { row->receipt_ms, "receipt", row->target_connector,
-      row->has_receipt ? state_name(row->receipt_state) : NULL, NULL },
-    { row->final_ms, "final", row->target_connector, row->state ? state_name(row->state) : NULL, NULL },
-  };
-  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
-    if (e[i].ms)
-      json_array_append_new(events, json_pack("{s:o, s:I, s:s, s:s, s:o, s:o}", "time", json_time_ms(e[i].ms),
-                                              "time_ms", (json_int_t)e[i].ms, "event", e[i].event,
-                                              "connector", e[i].connector, "state", json_text_or_null(e[i].state),
-                                              "detail", json_text_or_null(e[i].detail)));
-  char hex[24], summary[160];
-  snprintf(hex, sizeof hex, "0x%" PRIx64, row->id);
-  const char *state = row->state ? state_name(row->state) : "queued";
-  snprintf(summary, sizeof summary, "%s (from the message log of node %u)", state, row->node_id);
-  return json_pack("{s:o, s:s, s:s, s:s, s:{s:o, s:o, s:s}, s:s, s:o}", "id", json_id(row->id), "id_hex", hex,
-                   "state", state, "summary", summary, "receipt", "from_smsc",
-                   json_text_or_null(row->has_receipt ? state_name(row->receipt_state) : NULL), "to_origin",
-                   json_null(), "origin", row->origin_connector, "source", "database", "events", events);
-}
-
-/* GET /api/messages/ID: the message's events and where it stands; 404 with
- * a reason when the history holds nothing of it. */
-static enum MHD_Result message_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
-{
-  struct history_entry *events = calloc(ADMIN_EVENTS_MAX, sizeof *events);
-  if (!events)
-    return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-  size_t n = history_find(c->history, id, events, ADMIN_EVENTS_MAX);
-  /* With a database, a message the ring no longer holds is looked up in
-   * the message log (in this thread: it may block up to its time-out, which
-   * only delays this answer). Without one, or when it is not there either: 404. */
-  if (!n && c->cluster) {
-    free(events);
-    struct db_message row;
-    char err[256];
-    int found = cluster_message(c->cluster, id, &row, err);
-    if (found < 0)
-      return reply_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-                        json_pack("{s:s, s:s, s:o}", "error", "the message log cannot answer now", "reason",
-                                  err, "id", json_id(id)));
-    if (found)
-      return reply_json(conn, MHD_HTTP_OK, logged_message_json(&row));
-    events = NULL;
-  }
-  if (!n) {
-    free(events);
-    char why[200];
-    snprintf(why, sizeof why,
-             "message %" PRIu64 " is not in the recent history (it keeps the last %zu events)", id,
-             history_capacity(c->history));
-    return reply_json(conn, MHD_HTTP_NOT_FOUND, json_pack("{s:s, s:o}", "error", why, "id", json_id(id)));
-  }
-  struct message_view v;
-  message_view(c, events, n, &v);
-  json_t *list = json_array();
-  for (size_t i = 0; i < n; i++)
-    json_array_append_new(list, event_json(c, &events[i]));
-  free(events);
-  char hex[24];
-  snprintf(hex, sizeof hex, "0x%" PRIx64, id);
-  return reply_json(
-    conn, MHD_HTTP_OK,
-    json_pack("{s:o, s:s, s:s, s:o, s:{s:o, s:o, s:o}, s:s, s:o}", "id", json_id(id), "id_hex", hex,
-              "state", v.state, "summary", json_text(v.summary), "receipt", "from_smsc",
-              json_text_or_null(state_name(v.smsc_receipt)), "to_origin",
-              json_text_or_null(v.to_origin), "origin",
-              v.origin_connector < 0 ? json_null() : json_string(connector_name(c, (unsigned)v.origin_connector)),
-              "source", "history", "events", list));
-}
-
 /* ---- metrics ---- */
 
 static void metric_head(FILE *f, const char *name, const char *type, const char *help)
@@ -1166,39 +901,6 @@ static enum MHD_Result queue_listing_reply(struct MHD_Connection *conn, struct c
   return j ? reply_json(conn, MHD_HTTP_OK, j) : reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 }
 
-/* GET /api/messages?smsc_id=X: the recent messages an SMSC knows by X
- * (their sent event names it), newest first, each with its state. */
-static enum MHD_Result search_reply(struct MHD_Connection *conn, struct core *c, const char *smsc_id)
-{
-  if (!smsc_id || !*smsc_id || strlen(smsc_id) >= HISTORY_DETAIL_LEN)
-    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "smsc_id: the SMSC's message id (up to 39 characters)");
-  uint64_t ids[16];
-  size_t n = history_search(c->history, HISTORY_SENT, smsc_id, ids, 16);
-  struct history_entry *events = calloc(ADMIN_EVENTS_MAX, sizeof *events);
-  json_t *list = json_array();
-  for (size_t i = 0; events && list && i < n; i++) {
-    struct message_view v;
-    size_t k = history_find(c->history, ids[i], events, ADMIN_EVENTS_MAX);
-    message_view(c, events, k, &v);
-    json_array_append_new(list, json_pack("{s:o, s:s, s:s}", "id", json_id(ids[i]), "state", v.state, "summary",
-                                          v.summary));
-  }
-  free(events);
-  return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:o, s:I}", "smsc_id", smsc_id, "messages", list,
-                                                 "history_capacity", (json_int_t)history_capacity(c->history)));
-}
-
-static enum MHD_Result drop_reply(struct MHD_Connection *conn, struct core *c, uint64_t id)
-{
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    if (connector_drop_message(core_connector(c, i), id, "dropped by the operator"))
-      return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b}", "id", json_id(id), "dropped", 1));
-  if (connector_cancel_scheduled(c, id, "cancelled by the operator before its time"))
-    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:o, s:b, s:b}", "id", json_id(id), "dropped", 1,
-                                                   "scheduled", 1));
-  return reply_error(conn, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
@@ -1348,13 +1050,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return reply_json(conn, MHD_HTTP_OK, json_pack("{s:s, s:b}", "connector", connector_config(target)->name,
                                                    "paused", pause));
   }
-  if (get && strcmp(url, "/api/messages") == 0)
-    return search_reply(conn, c, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "smsc_id"));
+  if (get && strcmp(url, "/api/messages") == 0) {
+    json_t *answer = NULL;
+    unsigned status = admin_message_search(c, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "smsc_id"),
+                                           &answer);
+    return reply_json(conn, status, answer);
+  }
   if ((get || del) && starts_with(url, messages_prefix)) {
     uint64_t id;
     if (parse_msg_id(url + sizeof messages_prefix - 1, &id) == -1)
       return reply_error(conn, MHD_HTTP_BAD_REQUEST, "a message id is a decimal number, or hex after 0x");
-    return get ? message_reply(conn, c, id) : drop_reply(conn, c, id);
+    json_t *answer = NULL;
+    unsigned status = get ? admin_message_get(c, id, &answer) : admin_message_drop(c, id, &answer);
+    return reply_json(conn, status, answer);
   }
   return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such resource");
 }
