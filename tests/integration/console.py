@@ -144,6 +144,19 @@ try:
     driver.get(url + "/")
     check("the console is still logged in after a reload",
           until(lambda: driver.find_element(By.ID, "console").is_displayed(), 10))
+    for _ in range(10):
+        try:
+            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="connector:smpp-out"]').click()
+            break
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    detail = until(lambda: js("const d = document.getElementById('detail'); return !d.hidden &&"
+                              " +document.getElementById('detail-chart').dataset.points >= 2"
+                              " ? document.getElementById('detail-title').textContent : ''"), 10)
+    legend = js("return document.getElementById('detail-legend').textContent")
+    check("a connector's own page: its last ten minutes charted (%s; %s)" % (detail, legend),
+          detail == "connector smpp-out: the last ten minutes" and "out" in legend and "queue" in legend)
+    driver.save_screenshot(artifacts + "/console-connector.png")
     driver.find_element(By.ID, "logout").click()
     check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
 finally:

@@ -63,7 +63,7 @@ rc=0
   "http://127.0.0.1:$evil/" > "$TMP/console.out" 2>&1 || rc=$?
 cat "$TMP/console.out"
 check "the console in the browser: every step as the operator expects (console.py exit $rc)" [ $rc = 0 ]
-check "screenshots kept" bash -c "for f in connectors chart paused search; do [ -s '$BIN/artifacts/console-'\$f.png ] || exit 1; done"
+check "screenshots kept" bash -c "for f in connectors chart paused search connector; do [ -s '$BIN/artifacts/console-'\$f.png ] || exit 1; done"
 check "the cross-origin post was refused by emgd, and logged" grep -q "POST /api/connectors/smpp-out/pause from .* refused: not from the console's own page" "$TMP/g.log"
 kill "$load_pid" 2>/dev/null || true
 wait "$load_pid" 2>/dev/null || true
