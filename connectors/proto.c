@@ -46,6 +46,21 @@ static const char *const status_names[] = {
 
 #undef NAME
 
+enum proto_op proto_response_op(enum proto_op request)
+{
+  switch (request) {
+  case PROTO_OP_BIND: return PROTO_OP_BIND_RESP;
+  case PROTO_OP_SUBMIT: return PROTO_OP_SUBMIT_RESP;
+  case PROTO_OP_DELIVER: return PROTO_OP_DELIVER_RESP;
+  case PROTO_OP_KEEPALIVE: return PROTO_OP_KEEPALIVE_RESP;
+  case PROTO_OP_UNBIND: return PROTO_OP_UNBIND_RESP;
+  case PROTO_OP_QUERY: return PROTO_OP_QUERY_RESP;
+  case PROTO_OP_CANCEL: return PROTO_OP_CANCEL_RESP;
+  case PROTO_OP_REPLACE: return PROTO_OP_REPLACE_RESP;
+  default: return PROTO_OP_NONE;
+  }
+}
+
 const char *proto_op_name(enum proto_op op)
 {
   if ((unsigned)op < sizeof op_names / sizeof op_names[0] && op_names[op])

@@ -166,6 +166,10 @@ extern const struct proto_ops ucp_proto_ops;
 /* The adapter for "smpp" / "ucp", or NULL. */
 const struct proto_ops *proto_find(const char *name);
 
+/* The op that answers request op (BIND_RESP for BIND, ...); NONE for an
+ * op that is no request. */
+enum proto_op proto_response_op(enum proto_op request);
+
 /* Name of an op / a status, for logs. */
 const char *proto_op_name(enum proto_op op);
 const char *proto_status_name(enum proto_status s);

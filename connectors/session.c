@@ -149,21 +149,6 @@ static bool gone(const struct session *s)
   return s->destroyed || s->fd < 0;
 }
 
-static enum proto_op response_op(enum proto_op request)
-{
-  switch (request) {
-  case PROTO_OP_BIND: return PROTO_OP_BIND_RESP;
-  case PROTO_OP_SUBMIT: return PROTO_OP_SUBMIT_RESP;
-  case PROTO_OP_DELIVER: return PROTO_OP_DELIVER_RESP;
-  case PROTO_OP_KEEPALIVE: return PROTO_OP_KEEPALIVE_RESP;
-  case PROTO_OP_UNBIND: return PROTO_OP_UNBIND_RESP;
-  case PROTO_OP_QUERY: return PROTO_OP_QUERY_RESP;
-  case PROTO_OP_CANCEL: return PROTO_OP_CANCEL_RESP;
-  case PROTO_OP_REPLACE: return PROTO_OP_REPLACE_RESP;
-  default: return PROTO_OP_NONE;
-  }
-}
-
 /* ---- output ---- */
 
 static void update_interest(struct session *s)
@@ -544,7 +529,7 @@ static bool allowed(const struct session *s, enum proto_op op)
 static void peer_request(struct session *s, const struct proto_pdu *req)
 {
   if (s->state != SESSION_BOUND || !allowed(s, req->op)) {
-    answer(s, req, response_op(req->op), PROTO_E_BIND_STATE);
+    answer(s, req, proto_response_op(req->op), PROTO_E_BIND_STATE);
     return;
   }
   if (s->h->on_request)
@@ -556,7 +541,7 @@ static void peer_request(struct session *s, const struct proto_pdu *req)
 static void peer_response(struct session *s, const struct proto_pdu *resp)
 {
   const struct window_entry *e = window_find(s->window, resp->ref);
-  if (!e || (resp->op != PROTO_OP_NACK && resp->op != response_op(e->tag & ~TAG_APP))) {
+  if (!e || (resp->op != PROTO_OP_NACK && resp->op != proto_response_op(e->tag & ~TAG_APP))) {
     s->stats.unknown_responses++;
     return;
   }

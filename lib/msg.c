@@ -106,3 +106,12 @@ const char *msg_state_name(uint8_t state)
     return state == MSG_STATE_SMSC_ACCEPTED ? "smsc_accepted" : "smsc_rejected";
   return state < sizeof names / sizeof names[0] ? names[state] : "unknown";
 }
+
+bool msg_concat(const struct msg *m, struct sms_text_concat *c)
+{
+  if (!m->udh_len || sms_text_udh_parse(m->udh, m->udh_len, c) < 0) {
+    c->total = 0;
+    return false;
+  }
+  return c->total > 0;
+}

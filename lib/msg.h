@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "sms_text.h"
 
 #define MSG_ADDR_LEN 48  /* UTF-8 bytes with NUL: SMPP C21, UCP 16 digits, 11 GSM chars alphanumeric */
 #define MSG_ID_LEN 65    /* protocol message ids, NUL included (SMPP C65) */
@@ -123,6 +124,11 @@ struct msg_receipt {
   struct msg_addr src;     /* of the original message: its sender */
   struct msg_addr dst;     /* its recipient */
 };
+
+/* The concatenation IE of m's UDH, into *c: true when m is a part of a
+ * concatenated message (c->total is its parts, c->seq its number), false
+ * when it has none or its UDH is malformed (c->total 0). */
+bool msg_concat(const struct msg *m, struct sms_text_concat *c);
 
 /* The name of an enum msg_state ("delivered", "smsc_accepted", ...); NULL
  * for 0 (no state), "unknown" for a value that is none. */

@@ -118,29 +118,20 @@ static void find_message(struct core *core, uint64_t id, unsigned origin, const 
     st->where = WHERE_UNKNOWN;
 }
 
-static enum proto_op response_of(enum proto_op op)
-{
-  return op == PROTO_OP_QUERY ? PROTO_OP_QUERY_RESP : op == PROTO_OP_CANCEL ? PROTO_OP_CANCEL_RESP
-                                                                            : PROTO_OP_REPLACE_RESP;
-}
-
 /* Answers on the instance's session (if it still has one). */
 static void respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
                     enum proto_status status, const char *client_id, const struct msg_receipt *answer)
 {
   struct proto_pdu resp;
   memset(&resp, 0, sizeof resp);
-  resp.op = response_of(op);
+  resp.op = proto_response_op(op);
   resp.ref = ref;
   resp.raw_status = raw_status;
   resp.status = status;
   str_copy(resp.msgid, sizeof resp.msgid, client_id);
   if (answer)
     resp.receipt = *answer;
-  if (status != PROTO_OK)
-    in->counted.refused++;
-  if (in->session)
-    session_respond(in->session, &resp);
+  connector_answer(in, &resp);
 }
 
 /* ---- held or queued: done here ---- */
@@ -168,7 +159,7 @@ static void collect_part(const struct qitem *it, void *ctx)
 static bool is_part(const struct msg *m)
 {
   struct sms_text_concat c;
-  return m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &c) > 0 && c.total > 1;
+  return msg_concat(m, &c) && c.total > 1;
 }
 
 /* A client's cancel of a message still held or queued on connector
@@ -313,7 +304,6 @@ static void answer_back(struct about_request *r, enum proto_status status, const
   r->status = status;
   if (answer)
     r->answer = *answer;
-  r->next = NULL;
   if (r->item) {
     r->item->about = NULL;   /* the request outlives its item */
     qitem_free(r->item);
@@ -349,18 +339,32 @@ void connector_about_sent_back(struct instance *in, struct qitem *it, const stru
   answer_back(r, status, resp->op == PROTO_OP_QUERY_RESP ? &resp->receipt : NULL);
 }
 
+/* The first request waiting to be passed on to c's SMSC, taken out; with
+ * due_before, only one whose deadline is before it. NULL when there is
+ * none. Without the lock while none waits: the pump runs for every batch. */
+static struct about_request *about_take(struct connector *c, uint64_t due_before)
+{
+  if (!atomic_load(&c->about_waiting))
+    return NULL;
+  pthread_mutex_lock(&c->about_lock);
+  struct about_request *r = c->about_head;
+  if (r && due_before && r->deadline_ms >= due_before)
+    r = NULL;
+  if (r) {
+    if (!(c->about_head = r->next))
+      c->about_tail = NULL;
+    atomic_fetch_sub(&c->about_waiting, 1);
+  }
+  pthread_mutex_unlock(&c->about_lock);
+  return r;
+}
+
 void connector_about_pump(struct instance *in)
 {
   struct connector *c = in->conn;
   uint64_t now = clock_now_ns() / 1000000;
-  while (atomic_load(&c->about_waiting) && in->session && session_can_send(in->session) > 0) {
-    pthread_mutex_lock(&c->about_lock);
-    struct about_request *r = c->about_head;
-    if (r && !(c->about_head = r->next))
-      c->about_tail = NULL;
-    if (r)
-      atomic_fetch_sub(&c->about_waiting, 1);
-    pthread_mutex_unlock(&c->about_lock);
+  while (in->session && session_can_send(in->session) > 0) {
+    struct about_request *r = about_take(c, 0);
     if (!r)
       return;
     struct proto_pdu pdu;
@@ -384,19 +388,8 @@ void connector_about_pump(struct instance *in)
 void connector_about_expire(struct connector *c)
 {
   uint64_t now = clock_now_ns() / 1000000;
-  while (atomic_load(&c->about_waiting)) {
-    pthread_mutex_lock(&c->about_lock);
-    struct about_request *r = c->about_head;
-    if (r && r->deadline_ms < now) {
-      if (!(c->about_head = r->next))
-        c->about_tail = NULL;
-      atomic_fetch_sub(&c->about_waiting, 1);
-    } else {
-      r = NULL;
-    }
-    pthread_mutex_unlock(&c->about_lock);
-    if (!r)
-      return;
+  struct about_request *r;
+  while ((r = about_take(c, now))) {
     LOGI(c->log, "%s of %s: no session to pass it on within %u ms", proto_op_name(r->op), r->smsc_id,
          ABOUT_WAIT_MS);
     answer_back(r, PROTO_E_MESSAGE_STATE, NULL);

@@ -277,6 +277,10 @@ uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type t
 
 /* ---- connector_submit.c ---- */
 
+/* Sends resp, an answer to a request, on the instance's session (if it
+ * has one), counting a refusal. */
+void connector_answer(struct instance *in, const struct proto_pdu *resp);
+
 /* Answers a request on the instance's session (if it has one). */
 void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
                        enum proto_status status, const char *msgid);

@@ -32,11 +32,16 @@ void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, e
   resp.status = status;
   if (msgid)
     str_copy(resp.msgid, sizeof resp.msgid, msgid);   /* 64 characters at most */
-  if (status != PROTO_OK)
+  connector_answer(in, &resp);
+}
+
+void connector_answer(struct instance *in, const struct proto_pdu *resp)
+{
+  if (resp->status != PROTO_OK)
     in->counted.refused++;
   /* An instance ending (or between sessions) has nobody to answer. */
   if (in->session)
-    session_respond(in->session, &resp);
+    session_respond(in->session, resp);
 }
 
 /* The id the client will know the message by: UCP "AdC:SCTS" (unique per
@@ -206,8 +211,7 @@ static struct qlist split_message(struct instance *in, struct msg *m, enum confi
   struct sms_text_concat concat = { 0 };
   int n = 1;
   if (m->coding == SMS_TEXT_GSM7 || m->coding == SMS_TEXT_8BIT || m->coding == SMS_TEXT_UCS2) {
-    bool has_concat = m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 &&
-                      concat.total > 0;
+    bool has_concat = msg_concat(m, &concat);
     if (!has_concat)
       n = sms_text_segment_count(&p, SMS_TEXT_REF8);
   }

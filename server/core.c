@@ -199,15 +199,13 @@ static const char *connector_name_of(const struct core *c, int index)
 }
 
 /* A message's final state in the access log. */
-static void access_final(struct core *c, uint64_t id, const char *account, int in, int out, const struct msg_addr *from,
-                   const struct msg_addr *to, const uint8_t *udh, uint16_t udh_len, const char *state,
-                   const char *smsc_id, unsigned error)
+static void access_final(struct core *c, const struct msg *m, int out, const char *state, unsigned error)
 {
-  struct access_line l = { .id = id, .account = account, .in = connector_name_of(c, in),
-                           .out = connector_name_of(c, out), .from = from ? from->addr : NULL,
-                           .to = to ? to->addr : NULL, .state = state, .smsc_id = smsc_id, .error = error };
+  struct access_line l = { .id = m->id, .account = m->origin.user, .in = connector_name_of(c, m->origin.connector),
+                           .out = connector_name_of(c, out), .from = m->src.addr, .to = m->dst.addr,
+                           .state = state, .error = error };
   struct sms_text_concat concat;
-  if (udh_len && sms_text_udh_parse(udh, udh_len, &concat) > 0 && concat.total) {
+  if (msg_concat(m, &concat)) {
     l.part = concat.seq;
     l.parts = concat.total;
   }
@@ -225,8 +223,7 @@ void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, 
                              c->cfg->connectors[target].mode == CONFIG_CONN_SERVER
                          ? "delivered"
                          : "sent";
-    access_final(c, m->id, m->origin.user, m->origin.connector, target, &m->src, &m->dst, m->udh, m->udh_len, name, NULL,
-           error);
+    access_final(c, m, target, name, error);
   }
   if (!c->db_log)
     return;
@@ -240,8 +237,7 @@ void core_log_event(struct core *c, enum db_log_kind kind, const struct msg *m, 
   ev.state = state;
   ev.error = error;
   struct sms_text_concat concat;
-  if (kind == DB_LOG_ACCEPTED && m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 &&
-      concat.total) {
+  if (kind == DB_LOG_ACCEPTED && msg_concat(m, &concat)) {
     ev.segment_ref = concat.ref;
     ev.segment_seq = concat.seq;
     ev.segment_count = concat.total;

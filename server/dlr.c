@@ -33,7 +33,6 @@
 #include "bigmem.h"
 #include "dlr.h"
 #include "hexutil.h"
-#include "sms_text.h"
 #include "strutil.h"
 
 #define SHARDS_MAX 64
@@ -705,7 +704,7 @@ void dlr_info_from_msg(struct dlr_info *info, const struct msg *m)
   info->dst = m->dst;
   info->callback_method = m->callback_method;
   struct sms_text_concat concat;
-  if (m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 && concat.total > 1) {
+  if (msg_concat(m, &concat) && concat.total > 1) {
     info->part_seq = concat.seq;
     info->part_total = concat.total;
   }

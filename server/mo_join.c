@@ -144,7 +144,7 @@ enum mo_join_result mo_join_add(struct mo_join *j, struct qitem *it, unsigned ta
   const struct msg *m = it->msg;
   struct sms_text_concat c;
   *whole = NULL;
-  if (it->kind != QITEM_MSG || !m->udh_len || sms_text_udh_parse(m->udh, m->udh_len, &c) < 0 || c.total < 2)
+  if (it->kind != QITEM_MSG || !msg_concat(m, &c) || c.total < 2)
     return MO_JOIN_PASS;
   pthread_mutex_lock(&j->lock);
   struct group *g = group_find(j, m, &c);

@@ -241,7 +241,7 @@ static int weighted(const struct route *rt, const struct msg *m, router_usable_f
   struct rotation *rot = rt->rotation;
   struct sms_text_concat concat;
   /* A malformed UDH is the out connector's business; here it is only no concatenation. */
-  bool part = m->udh_len && sms_text_udh_parse(m->udh, m->udh_len, &concat) > 0 && concat.total;
+  bool part = msg_concat(m, &concat);
   uint64_t ticket = part ? concat_key(m, &concat)
                          : atomic_fetch_add_explicit(&rot->next, 1, memory_order_relaxed);
   unsigned picked = rot->sequence[ticket % rot->cycle];
