@@ -1053,7 +1053,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (get && strcmp(url, "/api/messages") == 0) {
     json_t *answer = NULL;
     unsigned status = admin_message_search(c, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "smsc_id"),
-                                           &answer);
+                                           MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "to"),
+                                           MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "q"), &answer);
     return reply_json(conn, status, answer);
   }
   if ((get || del) && starts_with(url, messages_prefix)) {

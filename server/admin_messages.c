@@ -10,6 +10,7 @@
 #include "admin_messages.h"
 #include "cluster.h"
 #include "connector.h"
+#include "dlr.h"
 #include "history.h"
 
 /* Most events one message can have in the history that a lookup shows:
@@ -34,6 +35,8 @@ struct message_view {
   uint8_t smsc_receipt;        /* state of the last receipt from an SMSC; 0 = none */
   const char *to_origin;       /* the receipt for the origin: "queued", "delivered", NULL */
   int origin_connector;        /* -1 until known */
+  char to[HISTORY_DETAIL_LEN]; /* its recipient, "" when the history lost it */
+  int64_t received_ms;         /* 0 when the history lost it */
 };
 
 static void message_view(const struct core *c, const struct history_entry *e, size_t n,
@@ -44,11 +47,17 @@ static void message_view(const struct core *c, const struct history_entry *e, si
   v->smsc_receipt = 0;
   v->to_origin = NULL;
   v->origin_connector = -1;
+  v->to[0] = '\0';
+  v->received_ms = 0;
   for (size_t i = 0; i < n; i++) {
     const char *where = connector_name(c, e[i].connector), *state = state_name(e[i].state);
     switch (e[i].event) {
     case HISTORY_RECEIVED:
       v->origin_connector = e[i].connector;
+      v->received_ms = e[i].time_ms;
+      break;
+    case HISTORY_ADDRESSED:
+      memcpy(v->to, e[i].detail, sizeof v->to);
       break;
     case HISTORY_QUEUED:
       v->state = "queued";
@@ -214,26 +223,150 @@ unsigned admin_message_get(struct core *c, uint64_t id, json_t **answer)
               "source", "history", "events", list));
 }
 
-/* GET /api/messages?smsc_id=X: the recent messages an SMSC knows by X
- * (their sent event names it), newest first, each with its state. */
-unsigned admin_message_search(struct core *c, const char *smsc_id, json_t **answer)
+/* ---- search ---- */
+
+/* Most messages a search shows: an operator narrows a search that finds more. */
+#define SEARCH_MAX 16
+
+struct search {
+  struct core *c;
+  struct { uint64_t id; json_t *row; } found[SEARCH_MAX * 3];
+  size_t n;
+  struct history_entry *events;
+};
+
+static bool search_has(const struct search *s, uint64_t id)
 {
-  if (!smsc_id || !*smsc_id || strlen(smsc_id) >= HISTORY_DETAIL_LEN)
-    return answer_error(answer, MHD_HTTP_BAD_REQUEST, "smsc_id: the SMSC's message id (up to 39 characters)");
-  uint64_t ids[16];
-  size_t n = history_search(c->history, HISTORY_SENT, smsc_id, ids, 16);
-  struct history_entry *events = calloc(ADMIN_EVENTS_MAX, sizeof *events);
-  json_t *list = json_array();
-  for (size_t i = 0; events && list && i < n; i++) {
-    struct message_view v;
-    size_t k = history_find(c->history, ids[i], events, ADMIN_EVENTS_MAX);
-    message_view(c, events, k, &v);
-    json_array_append_new(list, json_pack("{s:o, s:s, s:s}", "id", json_id(ids[i]), "state", v.state, "summary",
-                                          v.summary));
+  for (size_t i = 0; i < s->n; i++)
+    if (s->found[i].id == id)
+      return true;
+  return false;
+}
+
+static void search_add(struct search *s, uint64_t id, json_t *row)
+{
+  if (!row)
+    return;
+  if (s->n < sizeof s->found / sizeof s->found[0] && !search_has(s, id)) {
+    s->found[s->n].id = id;
+    s->found[s->n++].row = row;
+  } else {
+    json_decref(row);
   }
-  free(events);
-  return answer_json(answer, MHD_HTTP_OK, json_pack("{s:s, s:o, s:I}", "smsc_id", smsc_id, "messages", list,
-                                                 "history_capacity", (json_int_t)history_capacity(c->history)));
+}
+
+/* A message the history holds, as a search lists it. */
+static void search_add_recent(struct search *s, uint64_t id, const char *matched)
+{
+  if (search_has(s, id))
+    return;
+  struct message_view v;
+  size_t k = history_find(s->c->history, id, s->events, ADMIN_EVENTS_MAX);
+  message_view(s->c, s->events, k, &v);
+  search_add(s, id, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:s}", "id", json_id(id), "matched", matched, "state",
+                              v.state, "summary", v.summary, "to", json_text_or_null(v.to), "received",
+                              json_time_ms(v.received_ms), "source", "history"));
+}
+
+static void search_add_logged(struct search *s, const struct db_message *row, const char *matched)
+{
+  const char *state = row->state ? state_name(row->state) : "queued";
+  char summary[200];
+  snprintf(summary, sizeof summary, "%s on %s%s%s (from the message log of node %u)", state,
+           row->target_connector[0] ? row->target_connector : "no connector yet", row->smsc_id[0] ? " as " : "",
+           row->smsc_id, row->node_id);
+  search_add(s, row->id, json_pack("{s:o, s:s, s:s, s:s, s:o, s:o, s:s}", "id", json_id(row->id), "matched", matched,
+                                   "state", state, "summary", summary, "to", json_text_or_null(row->dst.addr),
+                                   "received", json_time_ms(row->received_ms), "source", "database"));
+}
+
+/* The message log's messages an SMSC knows by smsc_id (normalised for each
+ * client connector as its DLR table keys it), or sent to a recipient. */
+static int search_logged(struct search *s, enum db_message_key key, const char *value, char *err)
+{
+  struct db *db = cluster_admin_db(s->c->cluster);
+  struct db_message rows[SEARCH_MAX];
+  const char *matched = key == DB_MESSAGE_BY_RECIPIENT ? "to" : "smsc_id";
+  if (key == DB_MESSAGE_BY_RECIPIENT) {
+    int n = db_message_search(db, key, value, NULL, rows, SEARCH_MAX, err);
+    for (int i = 0; i < n; i++)
+      search_add_logged(s, &rows[i], matched);
+    return n < 0 ? n : 0;
+  }
+  for (unsigned i = 0; i < s->c->n_connectors; i++) {
+    const struct config_connector *cfg = connector_config(core_connector(s->c, i));
+    char normal[DLR_ID_LEN];
+    if (cfg->mode != CONFIG_CONN_CLIENT ||
+        dlr_id_normalize(normal, sizeof normal, value, (enum dlr_id_type)cfg->msgid_submit) < 0)
+      continue;
+    int n = db_message_search(db, key, normal, cfg->name, rows, SEARCH_MAX, err);
+    if (n < 0)
+      return n;
+    for (int k = 0; k < n; k++)
+      search_add_logged(s, &rows[k], matched);
+  }
+  return 0;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+unsigned admin_message_search(struct core *c, const char *smsc_id, const char *to, const char *any, json_t **answer)
+{
+  const char *value = any ? any : smsc_id ? smsc_id : to;
+  if ((!!smsc_id + !!to + !!any) != 1 || !*value || strlen(value) >= HISTORY_DETAIL_LEN)
+    return answer_error(answer, MHD_HTTP_BAD_REQUEST,
+                        "give one of smsc_id (the SMSC's message id), to (a recipient) or q (either, or our "
+                        "message id), up to 39 characters");
+  struct search *s = calloc(1, sizeof *s);
+  if (!s || !(s->events = calloc(ADMIN_EVENTS_MAX, sizeof *s->events))) {
+    free(s);
+    return answer_error(answer, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+  }
+  s->c = c;
+  bool by_smsc = !to, by_recipient = !smsc_id;
+  uint64_t id, ids[SEARCH_MAX];
+  char err[DB_ERR_LEN] = "";
+  int db_rc = 0;
+  if (any && parse_msg_id(any, &id) == 0) {
+    if (history_find(c->history, id, s->events, 1))
+      search_add_recent(s, id, "id");
+    else if (c->cluster) {
+      struct db_message row;
+      db_rc = cluster_message(c->cluster, id, &row, err);
+      if (db_rc > 0)
+        search_add_logged(s, &row, "id");
+    }
+  }
+  size_t n = by_smsc ? history_search(c->history, HISTORY_SENT, value, ids, SEARCH_MAX) : 0;
+  for (size_t i = 0; i < n; i++)
+    search_add_recent(s, ids[i], "smsc_id");
+  n = by_recipient ? history_search(c->history, HISTORY_ADDRESSED, value, ids, SEARCH_MAX) : 0;
+  for (size_t i = 0; i < n; i++)
+    search_add_recent(s, ids[i], "to");
+  /* Older messages from the message log, when there is one: on this
+   * thread, as for one message (it may wait up to the database's time-out). */
+  if (c->cluster && db_rc >= 0 && by_smsc)
+    db_rc = search_logged(s, DB_MESSAGE_BY_SMSC_ID, value, err);
+  if (c->cluster && db_rc >= 0 && by_recipient)
+    db_rc = search_logged(s, DB_MESSAGE_BY_RECIPIENT, value, err);
+  qsort(s->found, s->n, sizeof s->found[0], newest_first);
+  json_t *list = json_array();
+  for (size_t i = 0; i < s->n; i++)
+    if (i < SEARCH_MAX)
+      json_array_append_new(list, s->found[i].row);
+    else
+      json_decref(s->found[i].row);
+  json_t *j = json_pack("{s:s, s:o, s:I, s:b}", smsc_id ? "smsc_id" : to ? "to" : "q", value, "messages", list,
+                        "history_capacity", (json_int_t)history_capacity(c->history), "more", s->n > SEARCH_MAX);
+  if (j && db_rc < 0)
+    json_object_set_new(j, "database_error", json_text(err));
+  free(s->events);
+  free(s);
+  return answer_json(answer, MHD_HTTP_OK, j);
 }
 
 unsigned admin_message_drop(struct core *c, uint64_t id, json_t **answer)

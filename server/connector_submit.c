@@ -411,6 +411,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   for (struct qitem *it = parts.head; it; it = it->next) {
     history_add(core->history, it->msg->id, HISTORY_RECEIVED, (uint16_t)c->index, 0, 0, m->origin.user);
     history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, user);
+    history_add(core->history, it->msg->id, HISTORY_ADDRESSED, (uint16_t)c->index, 0, 0, it->msg->dst.addr);
     core_log_event(core, DB_LOG_ACCEPTED, it->msg, target, NULL, 0, 0);
   }
   LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",

@@ -47,7 +47,7 @@
 #define DB_NAME_LEN 64             /* connector names (CONFIG_NAME_LEN) */
 
 /* The schema version this code needs: the number of the last sql/NNN_*.sql. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 enum db_error {
   DB_OK = 0,
@@ -250,6 +250,14 @@ struct db_message {
 /* History: the row of message id. Returns 1 (filled *out), 0 when the log
  * has no such message, or DB_E_*. */
 int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err);
+
+/* Search: the newest messages (up to max into out) sent to a recipient
+ * (value; with or without a leading '+', target_connector unused), or sent
+ * on target_connector and known to its SMSC as value (normalised, see
+ * dlr_id_normalize). Returns how many, or DB_E_*. */
+enum db_message_key { DB_MESSAGE_BY_RECIPIENT, DB_MESSAGE_BY_SMSC_ID };
+int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
+                      struct db_message *out, size_t max, char *err);
 
 /* Cross-node receipts: the message that connector `target_connector` sent
  * and the SMSC knows as smsc_id (normalised), for a receipt the local DLR

@@ -27,37 +27,37 @@ static int64_t col_i64(const PGresult *r, int row, int col)
   return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
-static void message_parse(const PGresult *r, struct db_message *m)
+static void message_parse(const PGresult *r, int row, struct db_message *m)
 {
   memset(m, 0, sizeof *m);
-  m->id = (uint64_t)strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-  m->node_id = (unsigned)col_i64(r, 0, 1);
-  m->received_ms = col_i64(r, 0, 2);
-  str_copy(m->origin_connector, sizeof m->origin_connector, PQgetvalue(r, 0, 3));
-  str_copy(m->origin_user, sizeof m->origin_user, PQgetvalue(r, 0, 4));
-  str_copy(m->origin_ref, sizeof m->origin_ref, PQgetvalue(r, 0, 5));
-  str_copy(m->src.addr, sizeof m->src.addr, PQgetvalue(r, 0, 6));
-  m->src.ton = (uint8_t)col_i64(r, 0, 7);
-  m->src.npi = (uint8_t)col_i64(r, 0, 8);
-  str_copy(m->dst.addr, sizeof m->dst.addr, PQgetvalue(r, 0, 9));
-  m->dst.ton = (uint8_t)col_i64(r, 0, 10);
-  m->dst.npi = (uint8_t)col_i64(r, 0, 11);
-  m->dlr_mask = (uint8_t)col_i64(r, 0, 12);
-  m->segment_ref = (uint16_t)col_i64(r, 0, 13);
-  m->segment_seq = (uint8_t)col_i64(r, 0, 14);
-  m->segment_count = (uint8_t)col_i64(r, 0, 15);
-  m->attempts = (unsigned)col_i64(r, 0, 16);
-  str_copy(m->target_connector, sizeof m->target_connector, PQgetvalue(r, 0, 17));
-  str_copy(m->smsc_id, sizeof m->smsc_id, PQgetvalue(r, 0, 18));
-  m->sent_ms = col_i64(r, 0, 19);
-  m->state = (uint8_t)col_i64(r, 0, 20);
-  m->state_ms = col_i64(r, 0, 21);
-  m->error_code = (int)col_i64(r, 0, 22);
-  m->final_ms = col_i64(r, 0, 23);
-  m->has_receipt = !PQgetisnull(r, 0, 24);
-  m->receipt_state = (uint8_t)col_i64(r, 0, 24);
-  m->receipt_ms = col_i64(r, 0, 25);
-  m->done_ms = col_i64(r, 0, 26);
+  m->id = (uint64_t)strtoll(PQgetvalue(r, row, 0), NULL, 10);
+  m->node_id = (unsigned)col_i64(r, row, 1);
+  m->received_ms = col_i64(r, row, 2);
+  str_copy(m->origin_connector, sizeof m->origin_connector, PQgetvalue(r, row, 3));
+  str_copy(m->origin_user, sizeof m->origin_user, PQgetvalue(r, row, 4));
+  str_copy(m->origin_ref, sizeof m->origin_ref, PQgetvalue(r, row, 5));
+  str_copy(m->src.addr, sizeof m->src.addr, PQgetvalue(r, row, 6));
+  m->src.ton = (uint8_t)col_i64(r, row, 7);
+  m->src.npi = (uint8_t)col_i64(r, row, 8);
+  str_copy(m->dst.addr, sizeof m->dst.addr, PQgetvalue(r, row, 9));
+  m->dst.ton = (uint8_t)col_i64(r, row, 10);
+  m->dst.npi = (uint8_t)col_i64(r, row, 11);
+  m->dlr_mask = (uint8_t)col_i64(r, row, 12);
+  m->segment_ref = (uint16_t)col_i64(r, row, 13);
+  m->segment_seq = (uint8_t)col_i64(r, row, 14);
+  m->segment_count = (uint8_t)col_i64(r, row, 15);
+  m->attempts = (unsigned)col_i64(r, row, 16);
+  str_copy(m->target_connector, sizeof m->target_connector, PQgetvalue(r, row, 17));
+  str_copy(m->smsc_id, sizeof m->smsc_id, PQgetvalue(r, row, 18));
+  m->sent_ms = col_i64(r, row, 19);
+  m->state = (uint8_t)col_i64(r, row, 20);
+  m->state_ms = col_i64(r, row, 21);
+  m->error_code = (int)col_i64(r, row, 22);
+  m->final_ms = col_i64(r, row, 23);
+  m->has_receipt = !PQgetisnull(r, row, 24);
+  m->receipt_state = (uint8_t)col_i64(r, row, 24);
+  m->receipt_ms = col_i64(r, row, 25);
+  m->done_ms = col_i64(r, row, 26);
 }
 
 /* Runs a one-row message query: 1 with *out, 0 for no row, or DB_E_*. */
@@ -69,7 +69,7 @@ static int message_query(struct db *db, const char *sql, int n, const char *cons
   int rc = db_query(db, sql, n, params, &r, err);
   pthread_mutex_unlock(&db->lock);
   if (rc == 0 && PQntuples(r) > 0) {
-    message_parse(r, out);
+    message_parse(r, 0, out);
     rc = 1;
   }
   PQclear(r);
@@ -82,6 +82,34 @@ int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err
   snprintf(key, sizeof key, "%" PRId64, (int64_t)id);
   const char *const params[] = { key };
   return message_query(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, err);
+}
+
+int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
+                      struct db_message *out, size_t max, char *err)
+{
+  char limit[16];
+  snprintf(limit, sizeof limit, "%zu", max);
+  /* A recipient with or without its leading '+' is one: both spellings
+   * are looked up, each through the index. */
+  const char *bare = value[0] == '+' ? value + 1 : value;
+  char plus[MSG_ADDR_LEN + 1];
+  snprintf(plus, sizeof plus, "+%s", bare);
+  const char *const by_dst[] = { bare, plus, limit }, *const by_smsc[] = { target_connector, value, limit };
+  const char *sql = key == DB_MESSAGE_BY_RECIPIENT
+    ? MESSAGE_COLUMNS " WHERE dst_addr IN ($1, $2) ORDER BY id DESC LIMIT $3"
+    : MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT $3";
+  PGresult *r = NULL;
+  pthread_mutex_lock(&db->lock);
+  int rc = db_query(db, sql, 3, key == DB_MESSAGE_BY_RECIPIENT ? by_dst : by_smsc, &r, err);
+  pthread_mutex_unlock(&db->lock);
+  if (rc == 0) {
+    int rows = PQntuples(r);
+    for (int i = 0; i < rows && (size_t)i < max; i++)
+      message_parse(r, i, &out[i]);
+    rc = rows < (int)max ? rows : (int)max;
+  }
+  PQclear(r);
+  return rc;
 }
 
 int db_receipt_lookup(struct db *db, const char *target_connector, const char *smsc_id, struct db_message *out,

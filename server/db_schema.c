@@ -13,6 +13,7 @@
 extern const unsigned char db_sql_001_init[];
 extern const unsigned char db_sql_002_handoff_dlr_mask[];
 extern const unsigned char db_sql_003_accounts[];
+extern const unsigned char db_sql_004_message_log_recipient[];
 
 static const struct migration {
   int version;
@@ -22,6 +23,7 @@ static const struct migration {
   { 1, "001_init", db_sql_001_init },
   { 2, "002_handoff_dlr_mask", db_sql_002_handoff_dlr_mask },
   { 3, "003_accounts", db_sql_003_accounts },
+  { 4, "004_message_log_recipient", db_sql_004_message_log_recipient },
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == DB_SCHEMA_VERSION,

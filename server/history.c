@@ -99,10 +99,17 @@ void history_add(struct history *h, uint64_t id, enum history_event event, uint1
   atomic_compare_exchange_strong_explicit(&s->seq, &odd, 2 * n + 2, memory_order_release, memory_order_relaxed);
 }
 
+/* Where an event comes among those of the same millisecond: in the order
+ * of the list, but its recipient right after a message's receipt. */
+static unsigned event_rank(uint8_t event)
+{
+  return event == HISTORY_ADDRESSED ? 2 * HISTORY_RECEIVED + 1 : 2u * event;
+}
+
 /* Earlier in the message's life: by time, then by the order of events. */
 static bool entry_before(const struct history_entry *a, const struct history_entry *b)
 {
-  return a->time_ms < b->time_ms || (a->time_ms == b->time_ms && a->event < b->event);
+  return a->time_ms < b->time_ms || (a->time_ms == b->time_ms && event_rank(a->event) < event_rank(b->event));
 }
 
 size_t history_find(const struct history *h, uint64_t id, struct history_entry *out, size_t max)
@@ -133,11 +140,20 @@ size_t history_find(const struct history *h, uint64_t id, struct history_entry *
   return found;
 }
 
+/* An address with or without its leading '+' is one recipient. */
+static const char *without_plus(const char *addr)
+{
+  return addr[0] == '+' ? addr + 1 : addr;
+}
+
 size_t history_search(const struct history *h, enum history_event event, const char *detail, uint64_t *ids,
                       size_t max)
 {
   if (!h || !h->slots || !max)
     return 0;
+  bool address = event == HISTORY_ADDRESSED;
+  if (address)
+    detail = without_plus(detail);
   struct history *m = (struct history *)h;
   size_t found = 0;
   int64_t times[64];
@@ -146,7 +162,8 @@ size_t history_search(const struct history *h, enum history_event event, const c
   for (size_t i = 0; i <= h->mask; i++) {
     struct slot *s = &m->slots[i];
     uint64_t before = atomic_load_explicit(&s->seq, memory_order_acquire);
-    if (!before || (before & 1) || s->e.event != event || strncmp(s->e.detail, detail, HISTORY_DETAIL_LEN) != 0)
+    if (!before || (before & 1) || s->e.event != event ||
+        strncmp(address ? without_plus(s->e.detail) : s->e.detail, detail, HISTORY_DETAIL_LEN) != 0)
       continue;
     struct history_entry copy = s->e;
     atomic_thread_fence(memory_order_acquire);
@@ -183,6 +200,6 @@ const char *history_event_name(uint8_t event)
 {
   static const char *const names[] = { "?", "received", "queued", "sent", "retry", "failed",
                                        "receipt", "receipt_queued", "receipt_delivered", "receipt_given_up",
-                                       "rerouted", "scheduled", "joined", "receipt_held", "replaced" };
+                                       "rerouted", "scheduled", "joined", "receipt_held", "replaced", "to" };
   return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }

@@ -1,7 +1,7 @@
 /* emgctl.c - the operator's command line for emgd's admin API.
  *
  * usage: emgctl [--url URL] [--token T] [--json] COMMAND
- *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg ID |
+ *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg X |
  *   pause NAME | resume NAME | drain NAME | reload | watch [--count N] [--interval S] |
  *   accounts | account add|set|enable|disable|delete|credit|show NAME [options]
  * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
@@ -673,8 +673,8 @@ static void usage(FILE *out)
           "                                change an account of general.accounts_file at once;\n"
           "                                credit NAME --credit N sets, --credit +N/-N adds\n"
           "  queue NAME [OFFSET [LIMIT]]   the messages waiting for NAME (default 0 50)\n"
-          "  msg ID                        one message's history: ID is ours (decimal or 0x hex) or\n"
-          "                                the SMSC's (recent messages)\n"
+          "  msg X                         find messages: X is our id (decimal or 0x hex), an\n"
+          "                                SMSC's id or a recipient; one is shown with its history\n"
           "  pause NAME | resume NAME      stop or restart a connector's sending\n"
           "  drain NAME                    move what waits for NAME to the other connectors of\n"
           "                                each message's route that can take it\n"
@@ -701,13 +701,6 @@ static int parse_count(const char *text_in, long min, long *out)
   return 0;
 }
 
-static bool is_msg_id(const char *id)
-{
-  if (id[0] == '0' && (id[1] == 'x' || id[1] == 'X'))
-    return id[2] && strspn(id + 2, "0123456789abcdefABCDEF") == strlen(id + 2) && strlen(id + 2) <= 16;
-  return id[0] && strspn(id, "0123456789") == strlen(id) && strlen(id) <= 20;
-}
-
 static void show(json_t *j, bool json, void (*print)(json_t *), int flags)
 {
   if (json) {
@@ -718,47 +711,40 @@ static void show(json_t *j, bool json, void (*print)(json_t *), int flags)
   }
 }
 
-/* emgctl msg X: the message whose id is X, else the recent ones an SMSC
- * knows by X (one: shown; several: listed). */
+/* emgctl msg X: the messages whose id is X, that an SMSC knows by X, or
+ * sent to X, recent ones from emgd's history and older ones from its
+ * message log. One: shown whole; several: listed, newest first. */
 static int show_message(const char *url, const char *token, const char *id, const char *escaped, bool json)
 {
-  char path[600], why[512] = "";
+  char path[600];
   json_t *j = NULL;
-  int rc = EXIT_ERROR;
-  if (is_msg_id(id)) {
-    snprintf(path, sizeof path, "/api/messages/%s", escaped);
-    request_why = why;
-    request_why_len = sizeof why;
-    rc = request_json(url, token, "GET", path, NULL, &j);
-    request_why = NULL;
-    if (rc == EXIT_OK || rc == EXIT_UNAUTHORISED) {
-      if (rc == EXIT_UNAUTHORISED)
-        fprintf(stderr, "emgctl: %s\n", why);
-      else
-        show(j, json, print_message, JSON_INDENT(2));
-      json_decref(j);
-      return rc;
-    }
-  }
-  snprintf(path, sizeof path, "/api/messages?smsc_id=%s", escaped);
+  int rc;
+  snprintf(path, sizeof path, "/api/messages?q=%s", escaped);
   if ((rc = request_json(url, token, "GET", path, NULL, &j)) != EXIT_OK)
     return rc;
   json_t *list = json_object_get(j, "messages"), *m;
   size_t n = json_array_size(list), i;
+  const char *db_error = text(j, "database_error");
+  if (*db_error)
+    fprintf(stderr, "emgctl: msg: the message log cannot answer (%s): recent messages only\n", db_error);
   if (n == 0) {
-    fprintf(stderr, "emgctl: msg: no message %s in the recent history (%s), nor one an SMSC knows by it\n", id,
-            why[0] ? why : "not one of our ids");
+    fprintf(stderr, "emgctl: msg: no message %s: not one of our ids, an SMSC's or a recipient's that emgd "
+            "still knows (its history keeps the last %lld events%s)\n", id, num(j, "history_capacity"),
+            *db_error ? "" : ", then its message log if it has a database");
     json_decref(j);
     return EXIT_ERROR;
   }
   if (n == 1) {
-    char one[64];
-    snprintf(one, sizeof one, "%s", text(json_array_get(list, 0), "id"));
+    json_t *only = json_array_get(list, 0);
+    char one[64], how[160];
+    snprintf(one, sizeof one, "%s", text(only, "id"));
+    const char *matched = text(only, "matched");
+    snprintf(how, sizeof how, "%s %s: message %s\n", strcmp(matched, "to") == 0 ? "recipient" : "SMSC id", id, one);
     json_decref(j);
     snprintf(path, sizeof path, "/api/messages/%s", one);
     if ((rc = request_json(url, token, "GET", path, NULL, &j)) == EXIT_OK) {
-      if (!json)
-        printf("SMSC id %s: message %s\n", id, one);
+      if (!json && strcmp(matched, "id") != 0)
+        fputs(how, stdout);
       show(j, json, print_message, JSON_INDENT(2));
     }
     json_decref(j);
@@ -768,13 +754,16 @@ static int show_message(const char *url, const char *token, const char *id, cons
     json_dumpf(j, stdout, JSON_INDENT(2));
     putchar('\n');
   } else {
-    printf("SMSC id %s: %zu recent messages, newest first\n", id, n);
+    printf("%s: %zu%s messages, newest first\n", id, n, json_is_true(json_object_get(j, "more")) ? " (of more)" : "");
     struct table t;
-    table_init(&t, "lll");
-    table_row(&t, "ID" SEP "STATE" SEP "SUMMARY");
+    table_init(&t, "llllL");
+    table_row(&t, "ID" SEP "BY" SEP "STATE" SEP "TO" SEP "SUMMARY");
     json_array_foreach(list, i, m)
-      table_row(&t, "%s" SEP "%s" SEP "%s", text(m, "id"), text(m, "state"), text(m, "summary"));
+      table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s", text(m, "id"), text(m, "matched"), text(m, "state"),
+                text(m, "to"), text(m, "summary"));
     table_print(&t);
+    if (!wide)
+      printf("(--wide: each one's summary; emgctl msg ID: its history)\n");
   }
   json_decref(j);
   return EXIT_OK;
@@ -1171,7 +1160,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "/api/queues/%s/messages?offset=%ld&limit=%ld", name, offset, limit);
     print = print_queue;
   } else if (strcmp(command, "msg") == 0 && extra == 1) {
-    /* Our id, else the SMSC's: looked up below. */
+    /* Our id, an SMSC's or a recipient: looked up below. */
     snprintf(path, sizeof path, "/api/messages/%s", name);
     print = print_message;
   } else if ((strcmp(command, "pause") == 0 || strcmp(command, "resume") == 0 ||

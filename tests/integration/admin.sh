@@ -280,8 +280,8 @@ hex=$(printf '0x%x' "$id")
 api "/api/messages/$id" > "$TMP/msg-queued.json"
 check "message $id while paused: received on ucp-in, queued on smpp-out" \
   jqe "$TMP/msg-queued.json" ".id == \"$id\" and .id_hex == \"$hex\" and .state == \"queued\"
-    and .summary == \"queued on smpp-out\" and [.events[] | [.event, .connector]] == [[\"received\", \"ucp-in\"], [\"queued\", \"smpp-out\"]]
-    and .events[0].detail == \"load\" and .receipt.to_origin == null"
+    and .summary == \"queued on smpp-out\" and [.events[] | [.event, .connector]] == [[\"received\", \"ucp-in\"], [\"to\", \"ucp-in\"], [\"queued\", \"smpp-out\"]]
+    and .events[0].detail == \"load\" and .events[1].detail == \"$to\" and .receipt.to_origin == null"
 check "the same message by its hex id ($hex)" \
   [ "$(api "/api/messages/$hex" | jq -r .id)" = "$id" ]
 ctl --wide queue smpp-out 0 3 > "$TMP/ctl-queue.txt"
@@ -302,12 +302,12 @@ check "resumed: smpp-out's queue is empty, its instances bound again" \
   jqe <(api /api/connectors) '.connectors[1] | .queued == 0 and .paused == false and ([.instances[].state] == ["bound", "bound"])'
 check "the sink recorded message $id (to $to)" grep -q "	$to	" "$TMP/a.record"
 api "/api/messages/$id" > "$TMP/msg.json"
-check "message $id: received -> queued -> sent -> receipt -> receipt_queued -> receipt_delivered" \
-  jqe "$TMP/msg.json" '[.events[] | [.event, .connector]] == [["received", "ucp-in"], ["queued", "smpp-out"],
+check "message $id: received -> to -> queued -> sent -> receipt -> receipt_queued -> receipt_delivered" \
+  jqe "$TMP/msg.json" '[.events[] | [.event, .connector]] == [["received", "ucp-in"], ["to", "ucp-in"], ["queued", "smpp-out"],
     ["sent", "smpp-out"], ["receipt", "smpp-out"], ["receipt_queued", "ucp-in"], ["receipt_delivered", "ucp-in"]]'
 check "message $id: delivered, receipt delivered to ucp-in, one SMSC id, times in order" \
   jqe "$TMP/msg.json" '.state == "delivered" and .receipt == {"from_smsc": "delivered", "to_origin": "delivered", "origin": "ucp-in"}
-    and .events[2].detail == .events[3].detail and .events[3].state == "delivered"
+    and .events[3].detail == .events[4].detail and .events[4].state == "delivered"
     and ([.events[].time_ms] | . == sort) and all(.events[]; .time | test("^[0-9-]{10}T[0-9:]{8}\\.[0-9]{3}Z$"))
     and (.summary | startswith("delivered (receipt from smpp-out)"))'
 ctl msg "$id" > "$TMP/ctl-msg.txt"
@@ -316,23 +316,42 @@ check "emgctl msg: the state, and the history as a table" bash -c "
   grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2} +EVENT +CONNECTOR +STATE +DETAIL\$' '$TMP/ctl-msg.txt' &&
   grep -Eq '^[0-9:]{8}\.[0-9]{3} +received +ucp-in +- +load\$' '$TMP/ctl-msg.txt' &&
   grep -Eq '^[0-9:]{8}\.[0-9]{3} +receipt +smpp-out +delivered +[0-9a-zA-Z]+\$' '$TMP/ctl-msg.txt' &&
-  [ \$(grep -cE '^[0-9:]{8}\.[0-9]{3} ' '$TMP/ctl-msg.txt') = 6 ] &&
-  [ \$('$BIN/emgctl' --url $URL --token $TOKEN --wide msg $id | grep -cE '^[0-9-]{10} [0-9:.]{12} ') = 6 ]"
+  [ \$(grep -cE '^[0-9:]{8}\.[0-9]{3} ' '$TMP/ctl-msg.txt') = 7 ] &&
+  [ \$('$BIN/emgctl' --url $URL --token $TOKEN --wide msg $id | grep -cE '^[0-9-]{10} [0-9:.]{12} ') = 7 ]"
 smsc_id=$(api "/api/messages/$id" | jq -r '.events[] | select(.event == "sent") | .detail')
 api "/api/messages?smsc_id=$smsc_id" > "$TMP/by-smsc.json"
 check "the message an SMSC knows as $smsc_id: found by that id" \
-  jqe "$TMP/by-smsc.json" "[.messages[].id | tostring] == [\"$id\"] and .messages[0].state == \"delivered\""
+  jqe "$TMP/by-smsc.json" "[.messages[].id | tostring] == [\"$id\"] and .messages[0].state == \"delivered\"
+    and .messages[0].matched == \"smsc_id\" and .messages[0].to == \"$to\" and .messages[0].source == \"history\""
+check "a recipient's messages: $to's, with or without its '+'" bash -c "
+  for to in '$to' '%2B$to'; do
+    curl -s -H 'Authorization: Bearer $TOKEN' \"$URL/api/messages?to=\$to\" |
+      jq -e '[.messages[] | select(.id == \"$id\" and .matched == \"to\" and .state == \"delivered\")] | length == 1' >/dev/null || exit 1
+  done"
+check "q= finds one id by all it is known as: ours, the SMSC's, its recipient" bash -c "
+  [ \$(curl -s -H 'Authorization: Bearer $TOKEN' '$URL/api/messages?q=$id' | jq -r '.messages[0].matched') = id ] &&
+  [ \$(curl -s -H 'Authorization: Bearer $TOKEN' '$URL/api/messages?q=$smsc_id' | jq -r '.messages[0].id') = $id ] &&
+  curl -s -H 'Authorization: Bearer $TOKEN' '$URL/api/messages?q=$to' | jq -e '.messages | any(.id == \"$id\")' >/dev/null"
+check "a search with two keys, none or a value too long: 400" bash -c "
+  for q in 'to=1&smsc_id=2' '' 'q=' 'to=0123456789012345678901234567890123456789'; do
+    [ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $TOKEN' \"$URL/api/messages?\$q\") = 400 ] || exit 1
+  done"
 check "emgctl msg by the SMSC's id shows the message" bash -c "
   '$BIN/emgctl' --url $URL --token $TOKEN msg $smsc_id > '$TMP/ctl-msg-smsc.txt' &&
   grep -q '^SMSC id $smsc_id: message $id\$' '$TMP/ctl-msg-smsc.txt' && grep -q '^message $id ' '$TMP/ctl-msg-smsc.txt'"
+ctl msg "$to" > "$TMP/ctl-msg-to.txt"
+check "emgctl msg by the recipient: the message, or a list holding it" bash -c "
+  grep -q '^recipient $to: message $id\$' '$TMP/ctl-msg-to.txt' ||
+  { grep -Eq '^$to: [0-9]+ (\(of more\) )?messages, newest first\$' '$TMP/ctl-msg-to.txt' &&
+    grep -Eq '^$id +to +delivered +$to\$' '$TMP/ctl-msg-to.txt'; }"
 rc=0; ctl msg no-such-id > /dev/null 2> "$TMP/ctl-msg-none.txt" || rc=$?
-check "emgctl msg of an id neither ours nor an SMSC's: exit 1, saying so" \
-  bash -c "[ $rc = 1 ] && grep -q 'nor one an SMSC knows by it' '$TMP/ctl-msg-none.txt'"
-check "emgctl --json msg: the API's answer" [ "$(ctl --json msg "$hex" | jq -r '.events | length')" = 6 ]
+check "emgctl msg of an id neither ours, nor an SMSC's, nor a recipient: exit 1, saying so" \
+  bash -c "[ $rc = 1 ] && grep -q \"no message no-such-id: not one of our ids, an SMSC's or a recipient's\" '$TMP/ctl-msg-none.txt'"
+check "emgctl --json msg: the API's answer" [ "$(ctl --json msg "$hex" | jq -r '.events | length')" = 7 ]
 check "an id the history does not hold: 404 with a reason; emgctl exit 1" bash -c "
   curl -s -H 'Authorization: Bearer $TOKEN' $URL/api/messages/12345 | jq -e '.error | test(\"not in the recent history\")' >/dev/null &&
   [ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $TOKEN' $URL/api/messages/12345) = 404 ] &&
-  { '$BIN/emgctl' --url $URL --token $TOKEN msg 12345 2>&1 >/dev/null | grep -q 'not in the recent history'; [ \${PIPESTATUS[0]} = 1 ]; }"
+  { '$BIN/emgctl' --url $URL --token $TOKEN msg 12345 2>&1 >/dev/null | grep -q 'not one of our ids'; [ \${PIPESTATUS[0]} = 1 ]; }"
 check "a malformed id: 400" [ "$(code /api/messages/12ab -H "Authorization: Bearer $TOKEN")" = 400 ]
 
 # --- 3. Authentication and bad arguments.

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "history.h"
@@ -34,6 +35,37 @@ static void test_find_in_order(void)
   CU_ASSERT_STRING_EQUAL(history_event_name(HISTORY_RECEIPT_DELIVERED), "receipt_delivered");
   CU_ASSERT_STRING_EQUAL(history_event_name(HISTORY_RECEIPT_GIVEN_UP), "receipt_given_up");
   CU_ASSERT_STRING_EQUAL(history_event_name(200), "?");
+  history_destroy(h);
+}
+
+/* A recipient's messages and an SMSC's id: newest first, bounded, '+' or not. */
+static void test_search(void)
+{
+  struct history *h = history_create(256);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  for (uint64_t id = 1; id <= 30; id++) {
+    history_add(h, id, HISTORY_RECEIVED, 0, 0, 0, "load");
+    history_add(h, id, HISTORY_QUEUED, 1, 0, 0, NULL);
+    history_add(h, id, HISTORY_ADDRESSED, 0, 0, 0, id % 3 ? "+491701234" : "491709999");
+    history_add(h, id, HISTORY_SENT, 1, 0, 0, id == 17 ? "abc" : "other");
+  }
+  struct history_entry e[8];
+  CU_ASSERT_EQUAL_FATAL(history_find(h, 5, e, 8), 4);
+  CU_ASSERT_EQUAL(e[1].event, HISTORY_ADDRESSED);   /* right after its receipt, in the same ms */
+  CU_ASSERT_STRING_EQUAL(history_event_name(e[1].event), "to");
+  uint64_t ids[64];
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_SENT, "abc", ids, 8), 1);
+  CU_ASSERT_EQUAL(ids[0], 17);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_SENT, "ab", ids, 8), 0);   /* whole ids only */
+  /* 20 of the 30 went to +491701234: the newest 8, with or without '+'. */
+  CU_ASSERT_EQUAL_FATAL(history_search(h, HISTORY_ADDRESSED, "491701234", ids, 8), 8);
+  bool newest_first = true;
+  for (size_t i = 1; i < 8; i++)
+    newest_first = newest_first && ids[i] != ids[i - 1] && ids[i] % 3 && ids[i - 1] % 3;
+  CU_ASSERT(newest_first);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "+491701234", ids, 64), 20);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "+491709999", ids, 64), 10);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_RECEIVED, "491709999", ids, 64), 0);   /* that event's only */
   history_destroy(h);
 }
 
@@ -110,6 +142,7 @@ void suite_history(void)
   static const struct test_case cases[] = {
     { "events of one message, oldest first", test_find_in_order },
     { "the ring overwrites its oldest", test_ring_overwrites_oldest },
+    { "searches: a recipient's messages, an SMSC's id", test_search },
     { "readers during writes see whole events", test_readers_see_whole_events },
     { NULL, NULL },
   };
