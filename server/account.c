@@ -380,6 +380,8 @@ enum account_change accounts_put(struct accounts *a, const struct config_account
     atomic_store(&rt->refused_rate, 0);
     atomic_store(&rt->refused_sender, 0);
     atomic_store(&rt->refused_credit, 0);
+    atomic_store(&rt->delivered, 0);
+    atomic_store(&rt->undelivered, 0);
     atomic_store(&rt->rate_now, 0);
     pthread_mutex_lock(&rt->proven_lock);
     rt->proven_until = 0;
@@ -687,6 +689,14 @@ void accounts_credit_unlimit(struct accounts *a, int slot)
     credit_reset(&a->slots[slot], CONFIG_CREDIT_UNLIMITED);
 }
 
+void accounts_count_receipt(struct accounts *a, const char *name, bool delivered)
+{
+  int s = a && name[0] ? accounts_find(a, name) : -1;
+  if (s >= 0)
+    atomic_fetch_add_explicit(delivered ? &a->slots[s].delivered : &a->slots[s].undelivered, 1,
+                              memory_order_relaxed);
+}
+
 /* ---- what the API shows ---- */
 
 void accounts_tick(struct accounts *a, uint64_t now_ns)
@@ -719,6 +729,8 @@ bool accounts_view(const struct accounts *a, unsigned slot, struct account_view 
   out->refused_rate = atomic_load_explicit(&rt->refused_rate, memory_order_relaxed);
   out->refused_sender = atomic_load_explicit(&rt->refused_sender, memory_order_relaxed);
   out->refused_credit = atomic_load_explicit(&rt->refused_credit, memory_order_relaxed);
+  out->delivered = atomic_load_explicit(&rt->delivered, memory_order_relaxed);
+  out->undelivered = atomic_load_explicit(&rt->undelivered, memory_order_relaxed);
   out->rate_now = atomic_load(&rt->rate_now);
   pthread_mutex_lock(&rt->credit_lock);
   out->credit_left = rt->limited ? rt->credit_left : (int64_t)CONFIG_CREDIT_UNLIMITED;

@@ -138,6 +138,7 @@ struct account_view {
   int64_t credit_left;             /* CONFIG_CREDIT_UNLIMITED as int64 when there is no limit */
   double rate_now;                 /* messages a second over the last second */
   uint64_t submitted, refused_rate, refused_sender, refused_credit;
+  uint64_t delivered, undelivered; /* final receipts given to its sessions */
 };
 /* Samples each account's submits for rate_now: called every second. */
 void accounts_tick(struct accounts *a, uint64_t now_ns);
@@ -170,6 +171,11 @@ int accounts_remove(struct accounts *a, const char *name);
 bool accounts_credit_change(struct accounts *a, int slot, bool add, int64_t value, int64_t *left);
 /* Removes slot's credit limit. */
 void accounts_credit_unlimit(struct accounts *a, int slot);
+
+/* Counts a final receipt on its way to account name's sessions (delivered,
+ * or not: failed, expired, deleted...). Any thread; unknown names are
+ * not counted. */
+void accounts_count_receipt(struct accounts *a, const char *name, bool delivered);
 
 /* ---- refusals ---- */
 

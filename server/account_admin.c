@@ -54,7 +54,7 @@ json_t *account_admin_json(const struct account_view *v)
                       : ac->expires_at && (int64_t)time(NULL) >= ac->expires_at ? "expired" : "enabled";
   return json_pack(
     "{s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:b, s:I, "
-    "s:{s:I, s:I, s:I}}",
+    "s:{s:I, s:I, s:I}, s:{s:I, s:I}}",
     "name", ac->name, "state", state, "defined_in",
     v->shared ? "database" : ac->managed ? "accounts_file" : "config", "enabled", ac->enabled,
     "expires", text_or_null(ac->expires), "connectors",
@@ -67,7 +67,8 @@ json_t *account_admin_json(const struct account_view *v)
     text_or_null(ac->default_sender), "tls_subject", text_or_null(ac->tls_subject), "password",
     ac->password[0] || ac->password_hash[0], "submitted", (json_int_t)v->submitted, "refused", "rate",
     (json_int_t)v->refused_rate, "sender", (json_int_t)v->refused_sender, "credit",
-    (json_int_t)v->refused_credit);
+    (json_int_t)v->refused_credit, "receipts", "delivered", (json_int_t)v->delivered, "undelivered",
+    (json_int_t)v->undelivered);
 }
 
 json_t *account_admin_list(struct core *c)

@@ -33,6 +33,7 @@ struct account_rt {
   _Atomic unsigned binds;
   _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
   _Atomic uint64_t submitted, refused_rate, refused_sender, refused_credit;
+  _Atomic uint64_t delivered, undelivered;   /* final receipts its sessions were given */
   uint64_t rate_sample, rate_sampled_ns; /* accounts_tick's, on its thread */
   _Atomic double rate_now;
   /* The password last proven against the hash, as a keyed digest: a client

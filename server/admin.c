@@ -699,16 +699,19 @@ static void metric_value(FILE *f, const char *name, const char *type, const char
 static void account_metrics(FILE *f, const struct core *c)
 {
   static const struct {
-    const char *name, *type, *help, *reason;
+    const char *name, *type, *help, *label;   /* label: "reason=..." or "state=..." */
     size_t field;                  /* a uint64_t of struct account_view */
   } series[] = {
     { "emg_account_binds", "gauge", "Sessions an account holds now.", NULL, offsetof(struct account_view, binds) },
     { "emg_account_submitted_total", "counter", "Submits an account's limits let through.", NULL,
       offsetof(struct account_view, submitted) },
-    { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason.", "rate",
+    { "emg_account_refused_total", "counter", "Submits an account's limits refused, by reason.", "reason=\"rate",
       offsetof(struct account_view, refused_rate) },
-    { "emg_account_refused_total", NULL, NULL, "sender", offsetof(struct account_view, refused_sender) },
-    { "emg_account_refused_total", NULL, NULL, "credit", offsetof(struct account_view, refused_credit) },
+    { "emg_account_refused_total", NULL, NULL, "reason=\"sender", offsetof(struct account_view, refused_sender) },
+    { "emg_account_refused_total", NULL, NULL, "reason=\"credit", offsetof(struct account_view, refused_credit) },
+    { "emg_account_receipts_total", "counter", "Final receipts given to an account's sessions, by outcome.",
+      "state=\"delivered", offsetof(struct account_view, delivered) },
+    { "emg_account_receipts_total", NULL, NULL, "state=\"undelivered", offsetof(struct account_view, undelivered) },
   };
   for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
     if (series[s].help)
@@ -719,8 +722,8 @@ static void account_metrics(FILE *f, const struct core *c)
         continue;
       fprintf(f, "%s{account=\"", series[s].name);
       label_value(f, v.cfg.name);
-      if (series[s].reason)
-        fprintf(f, "\",reason=\"%s", series[s].reason);
+      if (series[s].label)
+        fprintf(f, "\",%s", series[s].label);
       fprintf(f, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)&v + series[s].field));
     }
   }

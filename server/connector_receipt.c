@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "account.h"
 #include "cluster.h"
 #include "connector_internal.h"
 #include "sms_text.h"
@@ -118,6 +119,8 @@ struct qitem *connector_origin_receipt(struct core *core, struct log_category *l
   if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors ||
       !origin_hears(core, info, r, via))
     return NULL;
+  if (msg_state_final(r->state))
+    accounts_count_receipt(core->accounts, info->origin_user, r->state == MSG_STATE_DELIVERED);
   struct connector *origin = core_connector(core, info->origin_connector);
   *q = connector_user_queue(origin, info->origin_user);
   struct qitem *it = *q ? qitem_new(QITEM_RECEIPT) : NULL;

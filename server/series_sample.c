@@ -1,11 +1,11 @@
 /* series_sample.c - what the console's history records each second: the
  * gateway's totals, each connector's traffic and queue, each account's
- * submits and refusals (series.h keeps them).
+ * submits, refusals and receipts (series.h keeps them).
  *
  * Names: the totals by themselves ("received", "sent", ...), then
  * "connector.NAME.in", ".out", ".receipts_in", ".receipts_out", ".errors",
  * ".refused", ".queue", ".bound", and "account.NAME.submitted", ".refused",
- * ".binds".
+ * ".delivered", ".undelivered", ".binds".
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -68,6 +68,10 @@ static void sample_accounts(struct series_set *s, struct accounts *a)
     put_counter(s, key, "msgs/s", v.submitted);
     snprintf(key, sizeof key, "account.%s.refused", v.cfg.name);
     put_counter(s, key, "refusals/s", v.refused_rate + v.refused_sender + v.refused_credit);
+    snprintf(key, sizeof key, "account.%s.delivered", v.cfg.name);
+    put_counter(s, key, "receipts/s", v.delivered);
+    snprintf(key, sizeof key, "account.%s.undelivered", v.cfg.name);
+    put_counter(s, key, "receipts/s", v.undelivered);
     snprintf(key, sizeof key, "account.%s.binds", v.cfg.name);
     put_gauge(s, key, "sessions", v.binds);
   }

@@ -559,11 +559,15 @@ static void print_accounts(json_t *j)
   json_t *a;
   size_t i;
   struct table t;
-  table_init(&t, "llrrrrr");
+  table_init(&t, "llrrrrrR");
   /* Refusals as rate/sender/credit: the table fits 80 columns. */
-  table_row(&t, "ACCOUNT" SEP "STATE" SEP "BINDS" SEP "RATE/MAX" SEP "CREDIT" SEP "SUBMITTED" SEP "REFUSED R/S/C");
+  table_row(&t, "ACCOUNT" SEP "STATE" SEP "BINDS" SEP "RATE/MAX" SEP "CREDIT" SEP "SUBMITTED" SEP "REFUSED R/S/C" SEP
+                "DELIVERED");
   json_array_foreach(at(j, "accounts"), i, a) {
-    char binds[32], rate[48], credit[32] = "unlimited";
+    char binds[32], rate[48], credit[32] = "unlimited", delivered[48] = "-";
+    long long ok = num(a, "receipts.delivered"), all = ok + num(a, "receipts.undelivered");
+    if (all)
+      snprintf(delivered, sizeof delivered, "%.1f %% of %lld", 100.0 * (double)ok / (double)all, all);
     if (num(a, "max_binds"))
       snprintf(binds, sizeof binds, "%lld/%lld", num(a, "binds"), num(a, "max_binds"));
     else
@@ -574,9 +578,9 @@ static void print_accounts(json_t *j)
       snprintf(rate, sizeof rate, "%.0f/-", real(a, "rate_now"));
     if (json_is_integer(at(a, "credit_left")))
       snprintf(credit, sizeof credit, "%lld", num(a, "credit_left"));
-    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%lld/%lld/%lld", text(a, "name"),
+    table_row(&t, "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%s" SEP "%lld" SEP "%lld/%lld/%lld" SEP "%s", text(a, "name"),
               text(a, "state"), binds, rate, credit, num(a, "submitted"),
-              num(a, "refused.rate"), num(a, "refused.sender"), num(a, "refused.credit"));
+              num(a, "refused.rate"), num(a, "refused.sender"), num(a, "refused.credit"), delivered);
   }
   table_print(&t);
 }

@@ -10,7 +10,7 @@ BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
 TOKEN=accounts-admin-token-0123456789
-start_sink s smpp
+start_sink s smpp --undeliv-rate 0.2
 smpp=$(free_port)
 ucp=$(free_port)
 admin=$(free_port)
@@ -58,9 +58,9 @@ check "a disabled account: ESME_RBINDFAIL ($got)" [ "$got" = 0x0d ]
 got=$(binds old pw 1)
 check "an expired account: ESME_RBINDFAIL ($got)" [ "$got" = 0x0d ]
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user ucponly --password pw \
-  --count 50 --json --quiet --give-up 20 > "$TMP/ucp.json" || true
-check "ucponly sends over ucp-in, its own connector ($(jget "$TMP/ucp.json" .acked) of 50 acked)" \
-  [ "$(jget "$TMP/ucp.json" .acked)" = 50 ]
+  --count 50 --dlr --json --quiet --give-up 20 > "$TMP/ucp.json" || true
+check "ucponly sends over ucp-in, its own connector ($(jget "$TMP/ucp.json" .acked) of 50 acked, their receipts back)" \
+  [ "$(jget "$TMP/ucp.json" .acked)" = 50 -a "$(jget "$TMP/ucp.json" .receipts)" = 50 ]
 
 curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/status" > "$TMP/status.json"
 check "/api/status counts the refusals by reason ($(jq -c .refusals "$TMP/status.json"))" \
@@ -70,15 +70,26 @@ curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/accounts"
 check "/api/accounts lists the four accounts, ucponly with its 50 submits and acme with no session left" \
   [ "$(jq -c '[.accounts[] | [.name, .submitted, .binds, .max_binds]]' "$TMP/accounts.json")" = \
     '[["acme",0,0,2],["off",0,0,0],["old",0,0,0],["ucponly",50,0,0]]' ]
+undelivered=$(jq '.accounts[3].receipts.undelivered' "$TMP/accounts.json")
+# The sink makes a fifth of its receipts UNDELIV: about 10 of 50 (none at all: 1 in 70,000).
+check "ucponly's receipts: delivered and undelivered counted apart (undelivered $undelivered)" \
+  bash -c "[ \$(jq '.accounts[3].receipts | .delivered + .undelivered' '$TMP/accounts.json') = 50 ] &&
+           [ \$(jq '.accounts[0].receipts.delivered' '$TMP/accounts.json') = 0 ] &&
+           [ $undelivered -gt 0 -a $undelivered -lt 30 ]"
 "$BIN/emgctl" --url "http://127.0.0.1:$admin" --token "$TOKEN" accounts > "$TMP/accounts.txt"
 check "emgctl accounts: a table that fits 80 columns, acme's sessions against max_binds" \
   bash -c "[ \$(awk '{ print length }' '$TMP/accounts.txt' | sort -n | tail -1) -le 80 ] &&
            grep -Eq '^acme +enabled +0/2 ' '$TMP/accounts.txt' && grep -Eq '^old +expired ' '$TMP/accounts.txt' && grep -Eq '^ucponly +enabled +0 +[0-9]+/- +unlimited +50 ' '$TMP/accounts.txt'"
+check "emgctl --wide accounts: ucponly's share of receipts delivered" bash -c "
+  '$BIN/emgctl' --url http://127.0.0.1:$admin --token $TOKEN --wide accounts |
+    grep -Eq '^ucponly .* $(awk -v u="$undelivered" 'BEGIN { printf "%.1f", 100 * (50 - u) / 50 }') % of 50\$'"
 curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/metrics" > "$TMP/metrics.txt"
 check "/metrics counts per account" grep -qx 'emg_account_submitted_total{account="ucponly"} 50' "$TMP/metrics.txt"
 check "... and its refusals per reason" \
   bash -c "grep -qx 'emg_account_refused_total{account=\"acme\",reason=\"sender\"} 0' '$TMP/metrics.txt' &&
            grep -qx 'emg_account_binds{account=\"acme\"} 0' '$TMP/metrics.txt'"
+check "... and its receipts by outcome" \
+  grep -qx "emg_account_receipts_total{account=\"ucponly\",state=\"undelivered\"} $undelivered" "$TMP/metrics.txt"
 check "/metrics has them as emg_logins_refused_total" \
   grep -qx 'emg_logins_refused_total{reason="address"} 1' "$TMP/metrics.txt"
 stop_emgd g
