@@ -34,8 +34,8 @@
 #include "proto.h"
 
 /* The status page (server/www/status.html, embedded at build time). */
-extern const unsigned char status_html[];
-extern const unsigned long status_html_len;
+extern const unsigned char status_html[], status_js[];
+extern const unsigned long status_html_len, status_js_len;
 
 /* Most queue items one listing returns. */
 #define ADMIN_LIST_MAX 10000
@@ -102,6 +102,13 @@ static enum MHD_Result reply_cookie(struct MHD_Connection *conn, unsigned status
     MHD_add_response_header(r, "Set-Cookie", set_cookie);
   MHD_add_response_header(r, "Content-Type", type);
   MHD_add_response_header(r, "Cache-Control", "no-store");
+  /* The console runs only its own script, in no other site's frame. */
+  MHD_add_response_header(r, "Content-Security-Policy",
+                          "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
+                          "base-uri 'none'; form-action 'self'");
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(r, "X-Frame-Options", "DENY");
+  MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
   if (status == MHD_HTTP_UNAUTHORIZED)
     MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
   enum MHD_Result rc = MHD_queue_response(conn, status, r);
@@ -916,6 +923,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
     return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
                  strndup((const char *)status_html, status_html_len));
+  if (strcmp(method, "GET") == 0 && strcmp(url, "/status.js") == 0)
+    return reply(conn, MHD_HTTP_OK, "text/javascript; charset=utf-8",
+                 strndup((const char *)status_js, status_js_len));
   /* Guessing the token is braked per address, as logins are. */
   char peer[64];
   http_edge_peer(conn, peer, sizeof peer);

@@ -1,27 +1,33 @@
 #!/usr/bin/python3
-# console.py ADMIN_URL TOKEN ARTIFACTS SMSC_ID MESSAGE_ID EVIL_URL - the
-# status page in headless Chromium, driven by Selenium as an operator
-# would: log in with the token, see the connectors, watch the chart move
-# with a time axis while traffic flows, pause smpp-out from the page (its
-# queue holds), resume it (the queue drains), find a message by its SMSC
-# id; then a page of another origin tries to pause smpp-out with the
-# operator's cookie and is refused. Screenshots go to ARTIFACTS. Prints
+# console.py ADMIN_URL TOKEN ARTIFACTS SMSC_ID MESSAGE_ID EVIL_URL SMPP -
+# the status page in headless Chromium, driven by Selenium as an operator
+# would: log in with the token, see the connectors and the overview's
+# health, watch the chart move with a time axis while traffic flows, pause
+# smpp-out from the page (its queue holds), find a queued message by its
+# recipient and drop it, resume smpp-out (the queue drains), find a message
+# by its SMSC id; add an account, see its own view after a submit on SMPP
+# (host:port SMPP), give it credit, disable and delete it; reload the
+# configuration; then a page of another origin tries to pause smpp-out with
+# the operator's cookie and is refused. Screenshots go to ARTIFACTS. Prints
 # "ok - ..." / "FAIL - ..." lines; exits 1 on any failure.
 # SPDX-License-Identifier: Apache-2.0
 import json
+import os
 import re
+import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-url, token, artifacts, smsc_id, message_id, evil_url = sys.argv[1:7]
+url, token, artifacts, smsc_id, message_id, evil_url, smpp = sys.argv[1:8]
 failed = 0
 
 
@@ -33,8 +39,11 @@ def check(what, ok):
 
 def api(path):
     req = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + token})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return {"http_status": e.code}
 
 
 def queue_of(name):
@@ -78,6 +87,11 @@ try:
     check("the session is a cookie the page's script cannot read",
           "emg_session" not in driver.execute_script("return document.cookie"))
     driver.save_screenshot(artifacts + "/console-connectors.png")
+    level = lambda part: js("const c = document.querySelector('#health tr[data-key=\\'%s\\'] td:nth-child(2)');"
+                            " return c ? c.textContent : null" % part)
+    check("the overview: the journal ok, in flight ok, no database (%s, %s, %s)"
+          % (level("journal"), level("in flight"), level("database")),
+          until(lambda: level("journal") == "ok") and level("in flight") == "ok" and level("database") == "off")
 
     chart = driver.find_element(By.ID, "chart")
     check("the chart has samples and a rate above zero",
@@ -91,16 +105,20 @@ try:
           until(lambda: driver.find_element(By.ID, "rx").get_attribute("points") != before, 5))
     driver.save_screenshot(artifacts + "/console-chart.png")
 
-    def click(action, connector):
-        for _ in range(10):
+    def click(action, connector, kind="connector", answer=None):
+        """Clicks a row's button (the tables are drawn anew every second)
+        and accepts what it asks: its question."""
+        for _ in range(20):
             try:
                 driver.find_element(By.CSS_SELECTOR,
-                                    'button[data-action="%s"][data-connector="%s"]' % (action, connector)).click()
+                                    'button[data-action="%s"][data-%s="%s"]' % (action, kind, connector)).click()
                 break
-            except StaleElementReferenceException:
+            except (StaleElementReferenceException, NoSuchElementException):
                 time.sleep(0.1)
         alert = wait.until(ec.alert_is_present())
         asked = alert.text
+        if answer is not None:
+            alert.send_keys(answer)
         alert.accept()
         return asked
 
@@ -121,10 +139,28 @@ try:
     check("its queue holds what comes (%d, then %d)" % (q1, q2), held and q2 > q1 and queue_of("smpp-out")["paused"])
     check("the page shows the queue held", until(lambda: cell("queues", "smpp-out", 5) == "yes"))
     driver.save_screenshot(artifacts + "/console-paused.png")
+
+    # A queued message found by its recipient, and dropped.
+    waiting = api("/api/queues/smpp-out/messages?limit=1")["messages"][0]
+    victim, recipient = waiting["id"], waiting["to"]
+    query = driver.find_element(By.ID, "query")
+    query.clear()
+    query.send_keys(recipient)
+    driver.find_element(By.ID, "find").click()
+    row = until(lambda: driver.find_elements(By.CSS_SELECTOR, '#result div[data-id="%s"]' % victim), 5)
+    check("found by its recipient %s: message %s, queued (%s)" % (recipient, victim, row[0].text if row else ""),
+          row and row[0].get_attribute("data-state") == "queued" and "found by recipient" in row[0].text)
+    asked = click("drop", victim, kind="id")
+    check("drop asks first (%s)" % asked, asked.startswith("drop message %s?" % victim))
+    gone = until(lambda: api("/api/messages/%s" % victim).get("state") == "failed", 5)
+    check("... and message %s is dropped: %s" % (victim, api("/api/messages/%s" % victim).get("summary")),
+          gone and all(m["id"] != victim for m in api("/api/queues/smpp-out/messages?limit=1000")["messages"]))
+    driver.save_screenshot(artifacts + "/console-dropped.png")
     click("resume", "smpp-out")
     check("resumed: running again", until(lambda: state("smpp-out") == "running"))
     check("... and the queue drains", until(lambda: queue_of("smpp-out")["queued"] == 0, 20))
 
+    driver.find_element(By.ID, "query").clear()
     driver.find_element(By.ID, "query").send_keys(smsc_id)
     driver.find_element(By.ID, "find").click()
     found = until(lambda: driver.find_elements(By.CSS_SELECTOR, "#result div[data-id]"), 5)
@@ -132,6 +168,55 @@ try:
     check("found by its SMSC id %s: %s" % (smsc_id, text),
           found and found[0].get_attribute("data-id") == message_id and ": delivered" in text)
     driver.save_screenshot(artifacts + "/console-search.png")
+
+    # An account added from the page, used, given credit, disabled, deleted.
+    js("document.getElementById('account-form').scrollIntoView()")
+    for field, value in (("new-name", "web1"), ("new-password", "pw1234"), ("new-connectors", "smpp-in"),
+                         ("new-rate", "50"), ("new-credit", "100")):
+        driver.find_element(By.ID, field).send_keys(value)
+    driver.find_element(By.ID, "new-account").click()
+    alert = wait.until(ec.alert_is_present())
+    asked = alert.text
+    alert.accept()
+    added = until(lambda: api("/api/accounts/web1").get("credit_left") == 100, 5)
+    check("an account added from the page (%s): credit 100, at most 50 msgs/s, on smpp-in" % asked,
+          added and api("/api/accounts/web1")["max_rate"] == 50 and api("/api/accounts/web1")["connectors"] == ["smpp-in"])
+    sent = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "smpp_client.py"), "submit",
+                           smpp, "web1", "pw1234", "100"], capture_output=True, text=True, timeout=20).stdout.strip()
+    check("web1 binds at once and submits (%s)" % sent, sent == "0x00000000")
+    for _ in range(10):
+        try:
+            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="account:web1"]').click()
+            break
+        except (StaleElementReferenceException, NoSuchElementException):
+            time.sleep(0.1)
+    info = lambda: js("return document.getElementById('detail').hidden ? '' :"
+                      " document.getElementById('detail-info').textContent")
+    shown = until(lambda: "credit left 99 of 100" in info(), 10)
+    check("its own view: rate against its limit, credit, refusals, receipts (%s)" % info(),
+          shown and "of its limit 50" in info() and "refused: 0 over its rate" in info())
+    js("document.getElementById('detail').scrollIntoView()")
+    driver.save_screenshot(artifacts + "/console-account.png")
+    asked = click("credit", "web1", kind="account", answer="+50")
+    check("credit +50 from the page (%s): 149 left" % asked,
+          until(lambda: api("/api/accounts/web1").get("credit_left") == 149, 5))
+    asked = click("disable", "web1", kind="account")
+    check("disable asks first (%s), and web1 is disabled" % asked,
+          asked == "disable account web1?" and until(lambda: api("/api/accounts/web1").get("state") == "disabled", 5))
+    refused = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "smpp_client.py"),
+                              "statuses", smpp, "web1", "pw1234", "1"], capture_output=True, text=True,
+                             timeout=20).stdout.strip()
+    check("... its bind refused (%s)" % refused, refused == "0x0d")
+    click("delete", "web1", kind="account")
+    check("deleted from the page: gone from the API",
+          until(lambda: api("/api/accounts/web1").get("http_status") == 404, 5))
+    check("... and from the page", until(lambda: not js("return document.querySelector('#accounts tr[data-key=\"account/web1\"]')"), 5))
+
+    driver.find_element(By.ID, "reload").click()
+    alert = wait.until(ec.alert_is_present())
+    alert.accept()
+    check("the configuration reloaded from the page",
+          until(lambda: js("return document.getElementById('notice').textContent") == "configuration reloaded", 5))
 
     # Another origin's page posts a pause with the operator's cookie.
     driver.get(evil_url)
