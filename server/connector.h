@@ -66,6 +66,10 @@ int connector_tls_reload(struct connector *c, const struct config_tls *next, cha
 void connector_pause(struct connector *c, bool paused);
 bool connector_paused(const struct connector *c);
 
+/* Why the router's groups pass c over now ("paused", "no session bound",
+ * "its queue is full (max_queue)"), or NULL when it can take a message. */
+const char *connector_unusable(struct connector *c);
+
 /* Moves what waits in client connector c's queue to the other connectors of
  * each message's route (failover and weighted groups) that can take it now;
  * a message whose route has no other such member stays, in order. Each move

@@ -182,13 +182,21 @@ struct queue *connector_target_queue(struct connector *out, const char *user)
   return sole >= 0 ? &out->user_queues[sole] : NULL;
 }
 
-/* For the router's groups: a connector that can take a message now is not
- * paused by the operator, has a bound session and room in its queue. */
+const char *connector_unusable(struct connector *c)
+{
+  if (connector_paused(c))
+    return "paused";
+  if (connector_bound(c) == 0)
+    return "no session bound";
+  if (!is_server(c) && c->cfg->max_queue && queue_count(&c->out) >= c->cfg->max_queue)
+    return "its queue is full (max_queue)";
+  return NULL;
+}
+
+/* For the router's groups. */
 static bool connector_usable(void *ctx, int index)
 {
-  struct connector *c = core_connector(ctx, (unsigned)index);
-  return !connector_paused(c) && connector_bound(c) > 0 &&
-         (is_server(c) || !c->cfg->max_queue || queue_count(&c->out) < c->cfg->max_queue);
+  return !connector_unusable(core_connector(ctx, (unsigned)index));
 }
 
 /* A message longer than one SMS (and not already a part of one) is split

@@ -24,6 +24,7 @@
 #include "admin.h"
 #include "config.h"
 #include "fd_budget.h"
+#include "group_watch.h"
 #include "cluster.h"
 #include "connector.h"
 #include "core.h"
@@ -48,6 +49,7 @@ struct daemon {
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
   struct unresolved *unresolved;      /* replayed receipts for the cluster, until it starts */
+  struct group_watch *groups;         /* the routes' groups, their switches logged */
   struct log_category *log;
 };
 
@@ -130,6 +132,8 @@ static void on_tick(struct evloop *loop, void *arg)
       access_log_flush(d->core.access_log);
     accounts_tick(d->core.accounts, clock_now_ns());
     account_admin_tick(&d->core);
+    if (d->groups)
+      group_watch_look(d->groups, &d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));
     if (d->core.receipt_join)
       receipt_join_expire(d->core.receipt_join, time(NULL));
@@ -206,6 +210,8 @@ static int reload(struct daemon *d, char *why_out, size_t why_len)
   reload_tls(d, next);
   core_swap_plugins(&d->core, plugins);
   core_swap_router(&d->core, r);
+  if (d->groups && group_watch_routes(d->groups, next) == -1)
+    LOGW(d->log, "reload: out of memory for the groups' watch: their switches are told for the old routes");
   atomic_fetch_add(&d->core.stats.reloads, 1);
   LOGI(d->log, "reloaded %s: %u routes, %u plugins and %u accounts in place", d->path, next->n_routes,
        next->n_plugins, next->n_accounts);
@@ -774,11 +780,14 @@ int main(int argc, char **argv)
     return 1;
   }
   d.core.n_connectors = d.cfg->n_connectors;
+  if (!(d.groups = group_watch_create(d.cfg)))
+    LOGW(d.log, "out of memory for the groups' watch: their switches go unlogged");
   if (d.cfg->access_log[0]) {
     char why[CONFIG_PATH_LEN + 128];
     if (!(d.core.access_log = access_log_open(d.cfg->access_log, why, sizeof why))) {
       LOGE(d.log, "cannot open the access log %s (general.access_log in %s)", why, path);
-      core_destroy(&d.core);
+      group_watch_destroy(d.groups);
+  core_destroy(&d.core);
       return 1;
     }
   }
@@ -854,6 +863,7 @@ int main(int argc, char **argv)
          st.records, st.bytes >> 20, st.fsyncs, st.compacted, st.segments_deleted, st.segments_reused);
     spool_close(d.core.spool);
   }
+  group_watch_destroy(d.groups);
   core_destroy(&d.core);
   LOGI(d.log, "emgd stopped");
   log_shutdown();

@@ -128,7 +128,14 @@ check "paused a: all 300 of the weighted group went to b (a kept its 3/4 of the 
   [ "$(count_to a 4913)/$(( $(count_to b 4913) - b ))" = "$a/300" ]
 check "paused a: the 100 for a alone wait in its queue" \
   [ "$(count_to a 4910)/$(curl -s -H 'Authorization: Bearer routing-test-token-1' "http://127.0.0.1:$admin_port/api/queues" | jq -r '.queues[] | select(.connector == "a") | .queued')" = "500/100" ]
+logged() { grep -q "$1" "$TMP/r.log"; }
+check "the log says the failover group passes over a, why, and where its messages go" \
+  wait_until 30 logged "route of line [0-9]* (failover group): a cannot take messages (paused): messages go to b\$"
+check "... and the weighted group" \
+  wait_until 30 logged "route of line [0-9]* (weighted group): a cannot take messages (paused): messages are shared by b\$"
 check "emgctl resume a" [ "$(ctl resume a)" = "a resumed" ]
+check "resumed: the log says the failover group has a again" \
+  wait_until 30 logged "route of line [0-9]* (failover group): a can take messages again: messages go to a\$"
 settle 4910 600
 check "resumed a: the 100 went out" [ "$(count_to a 4910)" = 600 ]
 
@@ -139,6 +146,8 @@ load f 4912:13 500
 settle 4912 500
 check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
 check "failover: all 500 went to b" [ "$(count_to b 4912)" = 800 ]
+check "failover: the log says a has no session bound" \
+  wait_until 30 logged "(failover group): a cannot take messages (no session bound): messages go to b\$"
 stop_emgd r 20
 stop_sink b
 
