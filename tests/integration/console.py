@@ -11,61 +11,29 @@
 # the operator's cookie and is refused. Screenshots go to ARTIFACTS. Prints
 # "ok - ..." / "FAIL - ..." lines; exits 1 on any failure.
 # SPDX-License-Identifier: Apache-2.0
-import json
 import os
 import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
-from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
+import console_lib
+from console_lib import check, until
+
 url, token, artifacts, smsc_id, message_id, evil_url, smpp = sys.argv[1:8]
-failed = 0
-
-
-def check(what, ok):
-    global failed
-    print(("ok   - " if ok else "FAIL - ") + what, flush=True)
-    failed += 0 if ok else 1
-
-
-def api(path):
-    req = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.load(r)
-    except urllib.error.HTTPError as e:
-        return {"http_status": e.code}
+api = console_lib.api_reader(url, token)
 
 
 def queue_of(name):
     return next(q for q in api("/api/queues")["queues"] if q["connector"] == name)
 
 
-def until(fn, seconds=15):
-    """fn() until it is true, at most seconds; its last value."""
-    end = time.time() + seconds
-    value = fn()
-    while not value and time.time() < end:
-        time.sleep(0.2)
-        value = fn()
-    return value
-
-
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1400",
-             "--disable-background-networking", "--disable-component-update", "--no-first-run"):
-    options.add_argument(flag)
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = console_lib.browser()
 wait = WebDriverWait(driver, 15)
 try:
     driver.get(url + "/")
@@ -105,22 +73,9 @@ try:
           until(lambda: driver.find_element(By.ID, "rx").get_attribute("points") != before, 5))
     driver.save_screenshot(artifacts + "/console-chart.png")
 
-    def click(action, connector, kind="connector", answer=None):
-        """Clicks a row's button (the tables are drawn anew every second)
-        and accepts what it asks: its question."""
-        for _ in range(20):
-            try:
-                driver.find_element(By.CSS_SELECTOR,
-                                    'button[data-action="%s"][data-%s="%s"]' % (action, kind, connector)).click()
-                break
-            except (StaleElementReferenceException, NoSuchElementException):
-                time.sleep(0.1)
-        alert = wait.until(ec.alert_is_present())
-        asked = alert.text
-        if answer is not None:
-            alert.send_keys(answer)
-        alert.accept()
-        return asked
+    def click(action, name, kind="connector", answer=None):
+        return console_lib.click_and_answer(driver, wait, 'button[data-action="%s"][data-%s="%s"]'
+                                            % (action, kind, name), answer)
 
     def cell(table, key, n):
         return js("const c = document.querySelector('#%s tr[data-key=\\'%s\\'] td:nth-child(%d)');"
@@ -246,4 +201,4 @@ try:
     check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
 finally:
     driver.quit()
-sys.exit(1 if failed else 0)
+sys.exit(1 if console_lib.failed else 0)
