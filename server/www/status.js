@@ -304,6 +304,19 @@ async function drawDetail(c, q, a) {
     }
   }
   $('detail-info').textContent = info;
+  if (detail.kind === 'connector' && c.connectors.some(k => k.name === detail.name && k.queued > 0)) {
+    // The message at the head of its queue: the next to go, or the one stuck there.
+    const l = await api(`/api/queues/${encodeURIComponent(detail.name)}/messages?limit=1`);
+    const m = l && l.messages[0];
+    if (m) {
+      const d = document.createElement('div');
+      d.id = 'detail-next';
+      d.textContent = `next in its queue: ${m.kind} ${m.id}` + (m.to ? ` to ${m.to}` : '') +
+                      (m.age_s !== null ? `, ${m.age_s.toFixed(1)} s old` : '') + `, ${m.attempts} attempts` +
+                      (m.last_error ? `, last error ${m.last_error}` : '') + (m.scheduled ? ', held for its time' : '');
+      actions.appendChild(d);
+    }
+  }
 }
 
 // Messages by our id, an SMSC's or a recipient; a queued one can be dropped.

@@ -95,6 +95,17 @@ try:
     check("the page shows the queue held", until(lambda: cell("queues", "smpp-out", 5) == "yes"))
     driver.save_screenshot(artifacts + "/console-paused.png")
 
+    for _ in range(10):
+        try:
+            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="connector:smpp-out"]').click()
+            break
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    head = until(lambda: js("const d = document.getElementById('detail-next'); return d ? d.textContent : ''"), 5)
+    check("smpp-out's own view names the message at the head of its queue (%s)" % head,
+          re.match(r"next in its queue: message \d+ to \d+, [\d.]+ s old, 0 attempts", head or ""))
+    driver.find_element(By.ID, "detail-close").click()
+
     # A queued message found by its recipient, and dropped.
     waiting = api("/api/queues/smpp-out/messages?limit=1")["messages"][0]
     victim, recipient = waiting["id"], waiting["to"]
