@@ -879,38 +879,47 @@ static int print_top(const char *url, const char *token)
       snprintf(acct[na++].name, sizeof acct[0].name, "%.*s", (int)(dot - name - 8), name + 8);
   }
   json_decref(list);
-  /* Four series a connector, two an account: within the 32 a request may name. */
-  for (size_t k = 0; k < nc && rc == EXIT_OK; k++) {
-    char path[1024];
+  /* Every series wanted, asked for 32 at a time (what one request may name):
+   * a few requests whatever the number of connectors and accounts. */
+  static const char *const conn_series[] = { "in", "out", "errors", "queue" }, *const acct_series[] = { "submitted", "refused" };
+  size_t wanted = nc * 4 + na * 2;
+  json_t *all = json_object();
+  char path[8192];
+  size_t len = 0, in_path = 0;
+  for (size_t w = 0; w < wanted && rc == EXIT_OK; w++) {
+    const char *name = w < nc * 4 ? conn[w / 4].name : acct[(w - nc * 4) / 2].name;
+    const char *kind = w < nc * 4 ? "connector" : "account";
+    const char *what = w < nc * 4 ? conn_series[w % 4] : acct_series[(w - nc * 4) % 2];
+    if (!in_path)
+      len = (size_t)snprintf(path, sizeof path, "/api/history?since=-10&step=1&series=");
+    len += (size_t)snprintf(path + len, sizeof path - len, "%s%s.%.95s.%s", in_path ? "," : "", kind, name, what);
+    if (++in_path < 32 && w + 1 < wanted)
+      continue;
     json_t *h = NULL;
-    snprintf(path, sizeof path, "/api/history?since=-10&step=1&series=connector.%.95s.in,connector.%.95s.out,"
-             "connector.%.95s.errors,connector.%.95s.queue", conn[k].name, conn[k].name, conn[k].name, conn[k].name);
-    if ((rc = request_json(url, token, "GET", path, NULL, &h)) != EXIT_OK)
-      break;
-    char key[160];
-    snprintf(key, sizeof key, "connector.%.95s.in", conn[k].name);
-    conn[k].a = mean_of(h, key);
-    snprintf(key, sizeof key, "connector.%.95s.out", conn[k].name);
-    conn[k].b = mean_of(h, key);
-    snprintf(key, sizeof key, "connector.%.95s.errors", conn[k].name);
-    conn[k].c = mean_of(h, key);
-    snprintf(key, sizeof key, "connector.%.95s.queue", conn[k].name);
-    conn[k].queue = last_of(h, key);
+    if ((rc = request_json(url, token, "GET", path, NULL, &h)) == EXIT_OK)
+      json_object_update(all, at(h, "series"));
     json_decref(h);
+    in_path = 0;
+  }
+  json_t *merged = json_pack("{s:o}", "series", all);
+  char key[160];
+  for (size_t k = 0; k < nc && rc == EXIT_OK; k++) {
+    snprintf(key, sizeof key, "connector.%.95s.in", conn[k].name);
+    conn[k].a = mean_of(merged, key);
+    snprintf(key, sizeof key, "connector.%.95s.out", conn[k].name);
+    conn[k].b = mean_of(merged, key);
+    snprintf(key, sizeof key, "connector.%.95s.errors", conn[k].name);
+    conn[k].c = mean_of(merged, key);
+    snprintf(key, sizeof key, "connector.%.95s.queue", conn[k].name);
+    conn[k].queue = last_of(merged, key);
   }
   for (size_t k = 0; k < na && rc == EXIT_OK; k++) {
-    char path[1024], key[160];
-    json_t *h = NULL;
-    snprintf(path, sizeof path, "/api/history?since=-10&step=1&series=account.%.95s.submitted,account.%.95s.refused",
-             acct[k].name, acct[k].name);
-    if ((rc = request_json(url, token, "GET", path, NULL, &h)) != EXIT_OK)
-      break;
     snprintf(key, sizeof key, "account.%.95s.submitted", acct[k].name);
-    acct[k].a = mean_of(h, key);
+    acct[k].a = mean_of(merged, key);
     snprintf(key, sizeof key, "account.%.95s.refused", acct[k].name);
-    acct[k].b = mean_of(h, key);
-    json_decref(h);
+    acct[k].b = mean_of(merged, key);
   }
+  json_decref(merged);
   if (rc != EXIT_OK)
     return rc;
   qsort(conn, nc, sizeof *conn, busier);
