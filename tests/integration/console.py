@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -95,12 +94,7 @@ try:
     check("the page shows the queue held", until(lambda: cell("queues", "smpp-out", 5) == "yes"))
     driver.save_screenshot(artifacts + "/console-paused.png")
 
-    for _ in range(10):
-        try:
-            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="connector:smpp-out"]').click()
-            break
-        except StaleElementReferenceException:
-            time.sleep(0.1)
+    console_lib.click(driver, 'a[data-detail="connector:smpp-out"]')
     head = until(lambda: js("const d = document.getElementById('detail-next'); return d ? d.textContent : ''"), 5)
     check("smpp-out's own view names the message at the head of its queue (%s)" % head,
           re.match(r"next in its queue: message \d+ to \d+, [\d.]+ s old, 0 attempts", head or ""))
@@ -150,12 +144,7 @@ try:
     sent = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "smpp_client.py"), "submit",
                            smpp, "web1", "pw1234", "100"], capture_output=True, text=True, timeout=20).stdout.strip()
     check("web1 binds at once and submits (%s)" % sent, sent == "0x00000000")
-    for _ in range(10):
-        try:
-            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="account:web1"]').click()
-            break
-        except (StaleElementReferenceException, NoSuchElementException):
-            time.sleep(0.1)
+    console_lib.click(driver, 'a[data-detail="account:web1"]')
     info = lambda: js("return document.getElementById('detail').hidden ? '' :"
                       " document.getElementById('detail-info').textContent")
     shown = until(lambda: "credit left 99 of 100" in info(), 10)
@@ -195,12 +184,7 @@ try:
     driver.get(url + "/")
     check("the console is still logged in after a reload",
           until(lambda: driver.find_element(By.ID, "console").is_displayed(), 10))
-    for _ in range(10):
-        try:
-            driver.find_element(By.CSS_SELECTOR, 'a[data-detail="connector:smpp-out"]').click()
-            break
-        except StaleElementReferenceException:
-            time.sleep(0.1)
+    console_lib.click(driver, 'a[data-detail="connector:smpp-out"]')
     detail = until(lambda: js("const d = document.getElementById('detail'); return !d.hidden &&"
                               " +document.getElementById('detail-chart').dataset.points >= 2"
                               " ? document.getElementById('detail-title').textContent : ''"), 10)
@@ -208,8 +192,7 @@ try:
     check("a connector's own page: its last ten minutes charted (%s; %s)" % (detail, legend),
           detail == "connector smpp-out: the last ten minutes" and "out" in legend and "queue" in legend)
     driver.save_screenshot(artifacts + "/console-connector.png")
-    driver.find_element(By.ID, "logout").click()
-    check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
+    console_lib.log_out(driver)
 finally:
     driver.quit()
 sys.exit(1 if console_lib.failed else 0)

@@ -42,8 +42,7 @@ try:
     console_lib.click_and_answer(driver, wait, 'button[data-action="resume"][data-connector="out"]')
     check("... and resumed", until(lambda: paused() is False, 5))
     driver.save_screenshot(artifacts + "/console-https.png")
-    driver.find_element(By.ID, "logout").click()
-    check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
+    console_lib.log_out(driver)
 finally:
     driver.quit()
 sys.exit(1 if console_lib.failed else 0)

@@ -58,19 +58,29 @@ def browser(*flags):
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
-def click_and_answer(driver, wait, selector, answer=None):
-    """Clicks the button of selector (the tables are drawn anew every
-    second, so it is looked up again while stale) and accepts what it asks,
-    typing answer first when given: the question."""
+def click(driver, selector):
+    """Clicks the element of selector: the tables are drawn anew every
+    second, so it is looked up again while stale or not there yet."""
     for _ in range(20):
         try:
             driver.find_element(By.CSS_SELECTOR, selector).click()
-            break
+            return
         except (StaleElementReferenceException, NoSuchElementException):
             time.sleep(0.1)
+
+
+def click_and_answer(driver, wait, selector, answer=None):
+    """Clicks the button of selector and accepts what it asks, typing
+    answer first when given: the question."""
+    click(driver, selector)
     alert = wait.until(ec.alert_is_present())
     asked = alert.text
     if answer is not None:
         alert.send_keys(answer)
     alert.accept()
     return asked
+
+
+def log_out(driver):
+    driver.find_element(By.ID, "logout").click()
+    check("log out: back to the form", until(lambda: driver.find_element(By.ID, "login").is_displayed(), 5))
