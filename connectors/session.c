@@ -1132,6 +1132,14 @@ const char *session_peer(const struct session *s)
   return s->peer;
 }
 
+uint64_t session_reconnect_in_ms(const struct session *s)
+{
+  if (s->cfg.role != SESSION_CLIENT || s->state != SESSION_DISCONNECTED)
+    return 0;
+  uint64_t now = now_ms(s);
+  return s->reconnect_at_ms > now ? s->reconnect_at_ms - now : 0;
+}
+
 const struct tls_conn *session_tls(const struct session *s)
 {
   return s->handshaking ? NULL : s->tls;

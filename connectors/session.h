@@ -151,6 +151,9 @@ enum session_state session_state(const struct session *s);
 enum proto_bind_mode session_bind_mode(const struct session *s);
 const char *session_user(const struct session *s);   /* bound account */
 const char *session_peer(const struct session *s);   /* "HOST:PORT" */
+/* A client waiting to reconnect: milliseconds until its next attempt; 0
+ * otherwise. */
+uint64_t session_reconnect_in_ms(const struct session *s);
 /* The connection's TLS, or NULL (plain TCP, or not connected). */
 const struct tls_conn *session_tls(const struct session *s);
 

@@ -367,8 +367,11 @@ static void on_disconnect(struct session *s, const char *reason)
     bind_release(in);
     atomic_store(&in->busy, false);
   } else {
-    LOGW(in->log, "instance %u: connection to %s lost: %s", in->index, in->conn->cfg->connect,
-         reason);
+    uint64_t again_ms = session_reconnect_in_ms(s);
+    char again[48] = "";
+    if (again_ms)
+      snprintf(again, sizeof again, "; next attempt in %.1f s", (double)again_ms / 1000.0);
+    LOGW(in->log, "instance %u: connection to %s lost: %s%s", in->index, in->conn->cfg->connect, reason, again);
   }
 }
 

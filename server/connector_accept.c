@@ -179,16 +179,20 @@ static const struct session_handler unbound_handler = {
 };
 
 /* Room for a connection from peer among the unbound ones: false when its
- * address holds unbound_per_ip already. With all unbound_max taken, the
- * oldest from another address goes: a client binds within milliseconds,
- * so what goes is nearly always a squatter's, however fast squatters
- * cycle their connections; one held past UNBOUND_GRACE_MS counts as a
- * failed login of its address, which the guard blocks after
- * auth_max_failures. */
+ * address holds unbound_per_ip already. With all unbound_max taken, a
+ * newcomer from an address that holds none closes the oldest from another
+ * address: a client binds within milliseconds, so what goes is nearly
+ * always a squatter's, however fast squatters cycle their connections; one
+ * held past UNBOUND_GRACE_MS counts as a failed login of its address, which
+ * the guard blocks after auth_max_failures. A newcomer from an address that
+ * holds some already is closed instead: otherwise a squatter whose
+ * connection was just closed would come back and close the oldest in turn,
+ * which, while squatters cycle, is the one client still binding. */
 static bool unbound_room(struct connector *c, const char *peer, uint64_t now)
 {
   uint64_t skipped;
-  if (unbound_from(c, peer) >= c->cfg->unbound_per_ip) {
+  unsigned mine = unbound_from(c, peer);
+  if (mine >= c->cfg->unbound_per_ip) {
     if (log_every_due(&c->unbound_log, now, REFUSAL_LOG_MS, &skipped))
       LOGW(c->log, "connection from %s closed: %u connections from its address have not bound yet "
            "(unbound_per_ip; %" PRIu64 " more such since the last such line)",
@@ -198,13 +202,14 @@ static bool unbound_room(struct connector *c, const char *peer, uint64_t now)
   if (c->n_unbound < c->cfg->unbound_max)
     return true;
   struct unbound *oldest = NULL;
-  for (unsigned i = 0; i < c->n_unbound; i++)
+  for (unsigned i = 0; !mine && i < c->n_unbound; i++)
     if ((!oldest || c->unbound[i].since_ms < oldest->since_ms) && !same_address(c->unbound[i].peer, peer))
       oldest = &c->unbound[i];
   if (log_every_due(&c->unbound_full_log, now, REFUSAL_LOG_MS, &skipped))
     LOGW(c->log, "connection from %s: all %u unbound slots taken (unbound_max); %s (%" PRIu64 " more "
          "such since the last such line)", peer, c->cfg->unbound_max,
-         oldest ? "the oldest from another address closed for it" : "closed", skipped);
+         oldest ? "the oldest from another address closed for it"
+                : mine ? "closed: its address holds unbound ones already" : "closed", skipped);
   if (!oldest)
     return false;
   if (now - oldest->since_ms >= UNBOUND_GRACE_MS)

@@ -388,7 +388,9 @@ async function refresh() {
               i.submits_out, i.receipts_in, i.receipts_out, i.errors, i.reconnects,
               i.last_error ? `${i.last_error_time}: ${i.last_error}` : null] }))));
     fill($('queues'), q.queues.flatMap(k => [
-      { key: k.connector, cells: [k.connector, null, k.queued, age(k.oldest_age_s), k.paused ? 'yes' : 'no'] },
+      { key: k.connector, stateCell: 5, cls: k.max_queue && k.queued >= 0.9 * k.max_queue ? 'warn' : '',
+        cells: [k.connector, null, k.queued, age(k.oldest_age_s), k.paused ? 'yes' : 'no',
+                k.max_queue ? `${k.max_queue} (${pct(k.queued, k.max_queue)})` : 'none', k.scheduled] },
       ...k.accounts.map(x => ({ key: `${k.connector}/${x.user}`, cells: [k.connector, x.user, x.queued, age(x.oldest_age_s), null] }))]));
     fill($('accounts'), a.accounts.map(x => {
       const r = x.receipts || { delivered: 0, undelivered: 0 };

@@ -148,6 +148,8 @@ check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 5
 check "failover: all 500 went to b" [ "$(count_to b 4912)" = 800 ]
 check "failover: the log says a has no session bound" \
   wait_until 30 logged "(failover group): a cannot take messages (no session bound): messages go to b\$"
+check "... and when a's instances try to connect again" \
+  wait_until 30 logged "connection to 127.0.0.1:$SINK_PORT_a lost: .*; next attempt in [0-9.]* s\$"
 stop_emgd r 20
 stop_sink b
 
