@@ -350,7 +350,7 @@ int db_conn_connect(struct conn *c, char *err)
     goto out;
   if (c->check_schema) {
     rc = db_conn_exec(c, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL, &r, err);
-    if (rc == DB_E_SCHEMA || (rc == 0 && atoi(PQgetvalue(r, 0, 0)) < DB_SCHEMA_VERSION)) {
+    if (rc == DB_E_SCHEMA || (rc == 0 && atoi(PQgetvalue(r, 0, 0)) < DB_SCHEMA_NEEDED)) {
       db_err_set(err, "the database has %s schema version %d: run emgd --init-db",
                  rc == 0 ? "only" : "no", rc == 0 ? atoi(PQgetvalue(r, 0, 0)) : 0);
       db_conn_drop(c);

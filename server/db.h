@@ -46,15 +46,20 @@
 #define DB_ERR_LEN 256
 #define DB_NAME_LEN 64             /* connector names (CONFIG_NAME_LEN) */
 
-/* The schema version this code needs: the number of the last sql/NNN_*.sql. */
+/* The schema version --init-db brings: the number of the last sql/NNN_*.sql.
+ * And the oldest one this code runs on: the migrations after it only add
+ * indexes (004: a recipient's messages), so an upgraded node keeps its
+ * message log and cluster before anyone runs --init-db, its searches slower
+ * meanwhile. */
 #define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_NEEDED 3
 
 enum db_error {
   DB_OK = 0,
   DB_E_DOWN = -1,                  /* no connection (or waiting before the next attempt) */
   DB_E_TIMEOUT = -2,               /* no answer in time; the connection was dropped */
   DB_E_SQL = -3,                   /* the server refused the statement */
-  DB_E_SCHEMA = -4,                /* schema missing or older than DB_SCHEMA_VERSION: emgd --init-db */
+  DB_E_SCHEMA = -4,                /* schema missing or older than DB_SCHEMA_NEEDED: emgd --init-db */
   DB_E_IO = -5,                    /* the spill file could not be written */
   DB_E_NOMEM = -6,
   DB_E_ARG = -7                    /* a bad argument, e.g. a conninfo libpq cannot parse */

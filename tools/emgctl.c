@@ -728,13 +728,13 @@ static int show_message(const char *url, const char *token, const char *id, cons
     return rc;
   json_t *list = json_object_get(j, "messages"), *m;
   size_t n = json_array_size(list), i;
-  const char *db_error = text(j, "database_error");
-  if (*db_error)
+  const char *db_error = json_string_value(json_object_get(j, "database_error"));
+  if (db_error)
     fprintf(stderr, "emgctl: msg: the message log cannot answer (%s): recent messages only\n", db_error);
   if (n == 0) {
     fprintf(stderr, "emgctl: msg: no message %s: not one of our ids, an SMSC's or a recipient's that emgd "
             "still knows (its history keeps the last %lld events%s)\n", id, num(j, "history_capacity"),
-            *db_error ? "" : ", then its message log if it has a database");
+            db_error ? "" : ", then its message log if it has a database");
     json_decref(j);
     return EXIT_ERROR;
   }
@@ -742,12 +742,14 @@ static int show_message(const char *url, const char *token, const char *id, cons
     json_t *only = json_array_get(list, 0);
     char one[64], how[160];
     snprintf(one, sizeof one, "%s", text(only, "id"));
-    const char *matched = text(only, "matched");
-    snprintf(how, sizeof how, "%s %s: message %s\n", strcmp(matched, "to") == 0 ? "recipient" : "SMSC id", id, one);
+    /* Copied: j goes before they are used. */
+    bool by_id = strcmp(text(only, "matched"), "id") == 0;
+    snprintf(how, sizeof how, "%s %s: message %s\n", strcmp(text(only, "matched"), "to") == 0 ? "recipient" : "SMSC id",
+             id, one);
     json_decref(j);
     snprintf(path, sizeof path, "/api/messages/%s", one);
     if ((rc = request_json(url, token, "GET", path, NULL, &j)) == EXIT_OK) {
-      if (!json && strcmp(matched, "id") != 0)
+      if (!json && !by_id)
         fputs(how, stdout);
       show(j, json, print_message, JSON_INDENT(2));
     }

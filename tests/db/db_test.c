@@ -196,6 +196,37 @@ static void test_init_concurrent(void)
   CU_ASSERT_EQUAL(total, DB_SCHEMA_VERSION);
 }
 
+/* A database whose schema lacks migrations that only add indexes still
+ * serves a node; one older than it needs does not; --init-db brings either
+ * up to date. */
+static void test_schema_older(void)
+{
+  char url[512], err[DB_ERR_LEN] = "", sql[160];
+  int applied = -1;
+  uint64_t first;
+  url_for(url, sizeof url, "emg_old");
+  CU_ASSERT_EQUAL_FATAL(sql_run(pg_url, "CREATE DATABASE emg_old"), 0);
+  CU_ASSERT_EQUAL_FATAL(db_init_schema(url, 10000, &applied, err), 0);
+  snprintf(sql, sizeof sql, "DELETE FROM schema_migrations WHERE version > %d", DB_SCHEMA_NEEDED);
+  CU_ASSERT_EQUAL(sql_run(url, sql), 0);
+  CU_ASSERT_EQUAL(sql_run(url, "DROP INDEX message_log_dst"), 0);
+  struct db *db = db_open(url, 2000, err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err), 0);
+  struct db_message rows[4];
+  CU_ASSERT_EQUAL(db_message_search(db, DB_MESSAGE_BY_RECIPIENT, "+4917000", NULL, rows, 4, err), 0);
+  db_close(db);
+  CU_ASSERT_EQUAL(db_init_schema(url, 10000, &applied, err), 0);
+  CU_ASSERT_EQUAL(applied, DB_SCHEMA_VERSION - DB_SCHEMA_NEEDED);
+  snprintf(sql, sizeof sql, "DELETE FROM schema_migrations WHERE version >= %d", DB_SCHEMA_NEEDED);
+  CU_ASSERT_EQUAL(sql_run(url, sql), 0);
+  db = db_open(url, 2000, err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err), DB_E_SCHEMA);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--init-db"));
+  db_close(db);
+}
+
 /* ---- the message log ---- */
 
 static struct db *db1, *db2;
@@ -363,6 +394,12 @@ static void test_log_merge(void)
   CU_ASSERT_EQUAL(db_log_sync(log, 30000), 0);
   db_log_close(log, 5000);
   check_histories(node_msg(2, 1), 1000);
+  /* Found by the SMSC's id, on its connector only. */
+  struct db_message m, rows[3];
+  CU_ASSERT_EQUAL_FATAL(db_message_get(db1, node_msg(2, 8), &m, err), 1);   /* sent twice: its SMSC id the second one's */
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, m.target_connector, rows, 3, err), 1);
+  CU_ASSERT_EQUAL(rows[0].id, node_msg(2, 8));
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, "other", rows, 3, err), 0);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM message_log"), 2000);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM message_log_named WHERE state_name = 'DELIVERED'"), 1000);
 }
@@ -394,6 +431,18 @@ static void test_log_text(void)
   CU_ASSERT_STRING_EQUAL(m.origin_ref, "\xf0\x9f\x93\xb1");
   CU_ASSERT_EQUAL(m.state, 0);
   CU_ASSERT_EQUAL(db_message_get(db1, node_msg(3, 999), &m, err), 0);
+  /* Its recipient's messages, with or without the '+' it was not written with. */
+  struct db_message rows[4];
+  char to[MSG_ADDR_LEN + 1];
+  snprintf(to, sizeof to, "+%s", m.dst.addr);
+  char count[160];
+  snprintf(count, sizeof count, "SELECT least(count(*), 4) FROM message_log WHERE dst_addr = '%s'", m.dst.addr);
+  long long same = sql_value(count);   /* other tests' messages may share it: ids of other nodes, older */
+  CU_ASSERT_TRUE(same >= 1);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, to, NULL, rows, 4, err), same);
+  CU_ASSERT_EQUAL(rows[0].id, id);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, to + 1, NULL, rows, 4, err), same);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, "+1", NULL, rows, 4, err), 0);
 }
 
 /* A database that was never there: events go to the spill file; the next
@@ -811,6 +860,7 @@ static const struct {
   { "schema_missing", test_schema_missing },
   { "init_twice", test_init_twice },
   { "init_concurrent", test_init_concurrent },
+  { "schema_older", test_schema_older },
   { "log_merge", test_log_merge },
   { "log_text", test_log_text },
   { "log_spill_restart", test_log_spill_restart },
