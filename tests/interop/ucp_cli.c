@@ -20,9 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include "charset.h"
+#include "hexdump.h"
 #include "ucp_codec.h"
 
-/* The tshark fields `expect` renders, in its order; ucp_tshark.sh asks for
+/* The tshark fields `expect` renders, in its order; tshark_check.sh asks for
  * them with `emg_ucp_cli fields`. */
 #define FIELDS                                                                                    \
   "ucp.hdr.TRN ucp.hdr.O_R ucp.hdr.OT ucp.parm.ACK ucp.parm.EC ucp.parm.SM ucp.parm.AdC "         \
@@ -232,12 +233,7 @@ static int cmd_frames(int bad_checksum)
     int n = build(&frames[i], b, sizeof b);
     if (bad_checksum && i == 0)
       b[n - 2] = b[n - 2] == '0' ? '1' : '0';
-    for (int off = 0; off < n; off += 16) {
-      printf("%06x", off);
-      for (int j = off; j < n && j < off + 16; j++)
-        printf(" %02x", b[j]);
-      printf("\n");
-    }
+    hexdump_frame(b, n);
   }
   return 0;
 }
