@@ -3,12 +3,14 @@
  * session would (cimd2_split) and each packet decoded. Every split answer
  * must be in bounds and make progress; a packet is STX..ETX and "need more"
  * in any shorter prefix; a packet that decodes is encoded again and must
- * decode to the same operation, number and parameters.
+ * decode to the same operation, number and parameters; its text (033), when
+ * it reads as GSM, must be written and read back to the same septets.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdlib.h>
 #include <string.h>
 #include "cimd2_codec.h"
+#include "cimd2_text.h"
 
 #define CHECK(cond)                                                                                     \
   do {                                                                                                  \
@@ -16,8 +18,25 @@
       abort();                                                                                          \
   } while (0)
 
+static void text_round_trip(const struct cimd2_packet *p)
+{
+  static uint8_t septets[CIMD2_FRAME_MAX], again[CIMD2_FRAME_MAX];
+  static char text[3 * CIMD2_FRAME_MAX];
+  const struct cimd2_slice *s = cimd2_get(p, CIMD2_P_TEXT);
+  if (!s)
+    return;
+  int n = cimd2_text_decode(septets, sizeof septets, s->p, s->len);
+  CHECK(n == CIMD2_E_INVALID || (n >= 0 && (size_t)n <= s->len));
+  if (n < 0)
+    return;
+  int len = cimd2_text_encode(text, sizeof text, septets, (size_t)n);
+  CHECK(len >= 0 && (size_t)len <= 3 * (size_t)n);
+  CHECK(cimd2_text_decode(again, sizeof again, text, (size_t)len) == n && memcmp(again, septets, (size_t)n) == 0);
+}
+
 static void round_trip(const struct cimd2_packet *p)
 {
+  text_round_trip(p);
   static uint8_t out[CIMD2_FRAME_MAX + 16];
   struct cimd2_packet back;
   int n = cimd2_encode(p, out, sizeof out);

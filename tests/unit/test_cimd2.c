@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cimd2_codec.h"
+#include "cimd2_text.h"
 #include "testutil.h"
 
 /* A packet as text, its checksum worked out here (the sum of every byte
@@ -138,6 +139,49 @@ static void test_split(void)
   CU_ASSERT_EQUAL(cimd2_split((const uint8_t *)stream, 99, 100, &skip), 0);
 }
 
+/* Every GSM character and the extension table, written and read back; the
+ * spellings of doc/cimd2.md 6.2-6.4. */
+static void test_text(void)
+{
+  uint8_t all[128 + 20], back[256];
+  char text[512];
+  size_t n = 0;
+  for (unsigned c = 0; c < 128; c++)
+    if (c != 0x1B)
+      all[n++] = (uint8_t)c;
+  static const uint8_t extension[] = { 0x0A, 0x14, 0x28, 0x29, 0x2F, 0x3C, 0x3D, 0x3E, 0x40, 0x65 };
+  for (size_t i = 0; i < sizeof extension; i++) {
+    all[n++] = 0x1B;
+    all[n++] = extension[i];
+  }
+  int len = cimd2_text_encode(text, sizeof text, all, n);
+  CU_ASSERT_FATAL(len > 0);
+  for (int i = 0; i < len; i++)   /* printable ASCII, LF and CR only: nothing a packet cannot carry */
+    CU_ASSERT((text[i] >= 0x20 && text[i] < 0x7F) || text[i] == '\n' || text[i] == '\r');
+  CU_ASSERT_EQUAL_FATAL(cimd2_text_decode(back, sizeof back, text, (size_t)len), (int)n);
+  CU_ASSERT_EQUAL(memcmp(back, all, n), 0);
+  static const struct { const char *text; const char *septets; size_t n; } cases[] = {
+    { "_Oa@$", "\x00\x00\x02", 3 },                  /* @ both ways; $ itself */
+    { "Hello _XXe5", "Hello \x1b\x65" "5", 9 },          /* the euro */
+    { "]}[~", "\x0e\x0f\x5b\x7e", 4 },               /* Scandinavian 7-bit bytes */
+    { "_n\"_u\"", "\x7e\x7e", 2 },                     /* ü in Wireshark's and Kannel's spelling */
+    { "a_zz_", "a\x11zz\x11", 5 },                     /* a "_" that starts nothing */
+    { "_--_qq", "\x11\x22", 2 },                       /* the underscore and the quote */
+    { "caf\xe9 \xa3", "caf\x05 \x01", 6 },             /* Latin-1 bytes GSM has */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int got = cimd2_text_decode(back, sizeof back, cases[i].text, strlen(cases[i].text));
+    CU_ASSERT_EQUAL(got, (int)cases[i].n);
+    CU_ASSERT(got == (int)cases[i].n && memcmp(back, cases[i].septets, cases[i].n) == 0);
+  }
+  CU_ASSERT_EQUAL(cimd2_text_decode(back, sizeof back, "\xe1", 1), CIMD2_E_INVALID);   /* á: not in GSM */
+  CU_ASSERT_EQUAL(cimd2_text_decode(back, 2, "abc", 3), CIMD2_E_SPACE);
+  CU_ASSERT_EQUAL(cimd2_text_encode(text, sizeof text, (const uint8_t *)"\x80", 1), CIMD2_E_INVALID);
+  CU_ASSERT_EQUAL(cimd2_text_encode(text, 2, (const uint8_t *)"\x00", 1), CIMD2_E_SPACE);
+  CU_ASSERT_EQUAL(cimd2_text_encode(text, sizeof text, (const uint8_t *)"\x1b\x65", 2), 4);
+  CU_ASSERT_EQUAL(memcmp(text, "_XXe", 4), 0);
+}
+
 void suite_cimd2(void);
 void suite_cimd2(void)
 {
@@ -146,6 +190,7 @@ void suite_cimd2(void)
     { "checksums and syntax errors", test_checksum_and_syntax },
     { "encoded, and decoded back", test_encode_round_trip },
     { "a stream split into packets", test_split },
+    { "text: every GSM character, written and read", test_text },
     { NULL, NULL },
   };
   test_add_suite("cimd2", cases);
