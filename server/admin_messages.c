@@ -328,6 +328,10 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
   }
   s->c = c;
   bool by_smsc = !to, by_recipient = !smsc_id;
+  /* A recipient as the gateway keeps addresses: "+4917..." and "4917..."
+   * are one number (value fits: it is shorter than HISTORY_DETAIL_LEN). */
+  struct msg_addr recipient;
+  msg_addr_set(&recipient, value, strlen(value), 0, 0);
   uint64_t id, ids[SEARCH_MAX];
   char err[DB_ERR_LEN] = "";
   int db_rc = 0;
@@ -344,7 +348,7 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
   size_t n = by_smsc ? history_search(c->history, HISTORY_SENT, value, ids, SEARCH_MAX) : 0;
   for (size_t i = 0; i < n; i++)
     search_add_recent(s, ids[i], "smsc_id");
-  n = by_recipient ? history_search(c->history, HISTORY_ADDRESSED, value, ids, SEARCH_MAX) : 0;
+  n = by_recipient ? history_search(c->history, HISTORY_ADDRESSED, recipient.addr, ids, SEARCH_MAX) : 0;
   for (size_t i = 0; i < n; i++)
     search_add_recent(s, ids[i], "to");
   /* Older messages from the message log, when there is one: on this
@@ -352,7 +356,7 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
   if (c->cluster && db_rc >= 0 && by_smsc)
     db_rc = search_logged(s, DB_MESSAGE_BY_SMSC_ID, value, err);
   if (c->cluster && db_rc >= 0 && by_recipient)
-    db_rc = search_logged(s, DB_MESSAGE_BY_RECIPIENT, value, err);
+    db_rc = search_logged(s, DB_MESSAGE_BY_RECIPIENT, recipient.addr, err);
   qsort(s->found, s->n, sizeof s->found[0], newest_first);
   json_t *list = json_array();
   for (size_t i = 0; i < s->n; i++)

@@ -257,9 +257,10 @@ struct db_message {
 int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err);
 
 /* Search: the newest messages (up to max into out) sent to a recipient
- * (value; with or without a leading '+', target_connector unused), or sent
- * on target_connector and known to its SMSC as value (normalised, see
- * dlr_id_normalize). Returns how many, or DB_E_*. */
+ * (value, as msg_addr_set keeps addresses: a number without its '+';
+ * target_connector unused), or sent on target_connector and known to its
+ * SMSC as value (normalised, see dlr_id_normalize). Returns how many, or
+ * DB_E_*. */
 enum db_message_key { DB_MESSAGE_BY_RECIPIENT, DB_MESSAGE_BY_SMSC_ID };
 int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
                       struct db_message *out, size_t max, char *err);

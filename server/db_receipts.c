@@ -89,18 +89,13 @@ int db_message_search(struct db *db, enum db_message_key key, const char *value,
 {
   char limit[16];
   snprintf(limit, sizeof limit, "%zu", max);
-  /* A recipient with or without its leading '+' is one: both spellings
-   * are looked up, each through the index. */
-  const char *bare = value[0] == '+' ? value + 1 : value;
-  char plus[MSG_ADDR_LEN + 1];
-  snprintf(plus, sizeof plus, "+%s", bare);
-  const char *const by_dst[] = { bare, plus, limit }, *const by_smsc[] = { target_connector, value, limit };
+  const char *const by_dst[] = { value, limit }, *const by_smsc[] = { target_connector, value, limit };
   const char *sql = key == DB_MESSAGE_BY_RECIPIENT
-    ? MESSAGE_COLUMNS " WHERE dst_addr IN ($1, $2) ORDER BY id DESC LIMIT $3"
+    ? MESSAGE_COLUMNS " WHERE dst_addr = $1 ORDER BY id DESC LIMIT $2"
     : MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT $3";
   PGresult *r = NULL;
   pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, sql, 3, key == DB_MESSAGE_BY_RECIPIENT ? by_dst : by_smsc, &r, err);
+  int rc = key == DB_MESSAGE_BY_RECIPIENT ? db_query(db, sql, 2, by_dst, &r, err) : db_query(db, sql, 3, by_smsc, &r, err);
   pthread_mutex_unlock(&db->lock);
   if (rc == 0) {
     int rows = PQntuples(r);

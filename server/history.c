@@ -140,20 +140,11 @@ size_t history_find(const struct history *h, uint64_t id, struct history_entry *
   return found;
 }
 
-/* An address with or without its leading '+' is one recipient. */
-static const char *without_plus(const char *addr)
-{
-  return addr[0] == '+' ? addr + 1 : addr;
-}
-
 size_t history_search(const struct history *h, enum history_event event, const char *detail, uint64_t *ids,
                       size_t max)
 {
   if (!h || !h->slots || !max)
     return 0;
-  bool address = event == HISTORY_ADDRESSED;
-  if (address)
-    detail = without_plus(detail);
   struct history *m = (struct history *)h;
   size_t found = 0;
   int64_t times[64];
@@ -162,8 +153,7 @@ size_t history_search(const struct history *h, enum history_event event, const c
   for (size_t i = 0; i <= h->mask; i++) {
     struct slot *s = &m->slots[i];
     uint64_t before = atomic_load_explicit(&s->seq, memory_order_acquire);
-    if (!before || (before & 1) || s->e.event != event ||
-        strncmp(address ? without_plus(s->e.detail) : s->e.detail, detail, HISTORY_DETAIL_LEN) != 0)
+    if (!before || (before & 1) || s->e.event != event || strncmp(s->e.detail, detail, HISTORY_DETAIL_LEN) != 0)
       continue;
     struct history_entry copy = s->e;
     atomic_thread_fence(memory_order_acquire);

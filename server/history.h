@@ -32,8 +32,8 @@ enum history_event {
                                  (state; detail: the origin account) */
   HISTORY_REPLACED,           /* its text and times replaced by its client while it waited (detail:
                                  the account) */
-  HISTORY_ADDRESSED           /* accepted for this recipient (detail: the address, as its client
-                                 wrote it): for finding a recipient's messages */
+  HISTORY_ADDRESSED           /* accepted for this recipient (detail: its address as the gateway
+                                 keeps it, a number without '+'): for finding a recipient's messages */
 };
 
 #define HISTORY_DETAIL_LEN 40
@@ -65,9 +65,8 @@ size_t history_find(const struct history *h, uint64_t id, struct history_entry *
 
 /* The ids of messages with an event of this kind whose detail is detail
  * (a message sent as an SMSC's id: HISTORY_SENT; a recipient's messages:
- * HISTORY_ADDRESSED, where a leading '+' is ignored on both sides), newest
- * first, up to max into ids. Returns how many. A walk over the whole ring:
- * for lookups. */
+ * HISTORY_ADDRESSED), newest first, up to max into ids. Returns how many.
+ * A walk over the whole ring: for lookups. */
 size_t history_search(const struct history *h, enum history_event event, const char *detail, uint64_t *ids,
                       size_t max);
 

@@ -77,9 +77,11 @@ check "emgctl msg shows it too" bash -c \
   "'$BIN/emgctl' --url http://127.0.0.1:$admin --token db-gateway-token-0123 msg $old | grep -q delivered"
 old_to=$(pg_psql -c "SELECT dst_addr FROM message_log WHERE id = $old")
 old_smsc=$(pg_psql -c "SELECT smsc_id FROM message_log WHERE id = $old")
-check "its recipient's messages: it too, from the message log" bash -c "
-  curl -s -H 'Authorization: Bearer db-gateway-token-0123' 'http://127.0.0.1:$admin/api/messages?to=$old_to' |
-    jq -e '.database_error == null and any(.messages[]; .id == \"$old\" and .source == \"database\" and .matched == \"to\" and .to == \"$old_to\")' >/dev/null"
+check "its recipient's messages, with or without the '+': it too, from the message log" bash -c "
+  for to in '$old_to' '%2B$old_to'; do
+    curl -s -H 'Authorization: Bearer db-gateway-token-0123' \"http://127.0.0.1:$admin/api/messages?to=\$to\" |
+      jq -e '.database_error == null and any(.messages[]; .id == \"$old\" and .source == \"database\" and .matched == \"to\" and .to == \"$old_to\")' >/dev/null || exit 1
+  done"
 check "the SMSC's id ($old_smsc) and q= find it in the message log" bash -c "
   curl -s -H 'Authorization: Bearer db-gateway-token-0123' 'http://127.0.0.1:$admin/api/messages?smsc_id=$old_smsc' |
     jq -e 'any(.messages[]; .id == \"$old\" and .state == \"delivered\" and .matched == \"smsc_id\")' >/dev/null &&

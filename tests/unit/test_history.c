@@ -46,7 +46,7 @@ static void test_search(void)
   for (uint64_t id = 1; id <= 30; id++) {
     history_add(h, id, HISTORY_RECEIVED, 0, 0, 0, "load");
     history_add(h, id, HISTORY_QUEUED, 1, 0, 0, NULL);
-    history_add(h, id, HISTORY_ADDRESSED, 0, 0, 0, id % 3 ? "+491701234" : "491709999");
+    history_add(h, id, HISTORY_ADDRESSED, 0, 0, 0, id % 3 ? "491701234" : "491709999");
     history_add(h, id, HISTORY_SENT, 1, 0, 0, id == 17 ? "abc" : "other");
   }
   struct history_entry e[8];
@@ -57,14 +57,16 @@ static void test_search(void)
   CU_ASSERT_EQUAL(history_search(h, HISTORY_SENT, "abc", ids, 8), 1);
   CU_ASSERT_EQUAL(ids[0], 17);
   CU_ASSERT_EQUAL(history_search(h, HISTORY_SENT, "ab", ids, 8), 0);   /* whole ids only */
-  /* 20 of the 30 went to +491701234: the newest 8, with or without '+'. */
+  /* 20 of the 30 went to 491701234: the newest 8. (The admin API writes a
+   * "+4917..." query as the gateway keeps addresses, without the '+'.) */
   CU_ASSERT_EQUAL_FATAL(history_search(h, HISTORY_ADDRESSED, "491701234", ids, 8), 8);
   bool newest_first = true;
   for (size_t i = 1; i < 8; i++)
     newest_first = newest_first && ids[i] != ids[i - 1] && ids[i] % 3 && ids[i - 1] % 3;
   CU_ASSERT(newest_first);
-  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "+491701234", ids, 64), 20);
-  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "+491709999", ids, 64), 10);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "491701234", ids, 64), 20);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "491709999", ids, 64), 10);
+  CU_ASSERT_EQUAL(history_search(h, HISTORY_ADDRESSED, "49170123", ids, 64), 0);   /* whole addresses only */
   CU_ASSERT_EQUAL(history_search(h, HISTORY_RECEIVED, "491709999", ids, 64), 0);   /* that event's only */
   history_destroy(h);
 }
