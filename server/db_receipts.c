@@ -60,42 +60,14 @@ static void message_parse(const PGresult *r, int row, struct db_message *m)
   m->done_ms = col_i64(r, row, 26);
 }
 
-/* Runs a one-row message query: 1 with *out, 0 for no row, or DB_E_*. */
-static int message_query(struct db *db, const char *sql, int n, const char *const *params, struct db_message *out,
-                         char *err)
+/* Runs a message query: its rows (at most max) into out; how many, or
+ * DB_E_*. */
+static int message_rows(struct db *db, const char *sql, int n, const char *const *params, struct db_message *out,
+                        size_t max, char *err)
 {
   PGresult *r = NULL;
   pthread_mutex_lock(&db->lock);
   int rc = db_query(db, sql, n, params, &r, err);
-  pthread_mutex_unlock(&db->lock);
-  if (rc == 0 && PQntuples(r) > 0) {
-    message_parse(r, 0, out);
-    rc = 1;
-  }
-  PQclear(r);
-  return rc;
-}
-
-int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err)
-{
-  char key[24];
-  snprintf(key, sizeof key, "%" PRId64, (int64_t)id);
-  const char *const params[] = { key };
-  return message_query(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, err);
-}
-
-int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
-                      struct db_message *out, size_t max, char *err)
-{
-  char limit[16];
-  snprintf(limit, sizeof limit, "%zu", max);
-  const char *const by_dst[] = { value, limit }, *const by_smsc[] = { target_connector, value, limit };
-  const char *sql = key == DB_MESSAGE_BY_RECIPIENT
-    ? MESSAGE_COLUMNS " WHERE dst_addr = $1 ORDER BY id DESC LIMIT $2"
-    : MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT $3";
-  PGresult *r = NULL;
-  pthread_mutex_lock(&db->lock);
-  int rc = key == DB_MESSAGE_BY_RECIPIENT ? db_query(db, sql, 2, by_dst, &r, err) : db_query(db, sql, 3, by_smsc, &r, err);
   pthread_mutex_unlock(&db->lock);
   if (rc == 0) {
     int rows = PQntuples(r);
@@ -107,12 +79,33 @@ int db_message_search(struct db *db, enum db_message_key key, const char *value,
   return rc;
 }
 
+int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err)
+{
+  char key[24];
+  snprintf(key, sizeof key, "%" PRId64, (int64_t)id);
+  const char *const params[] = { key };
+  return message_rows(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, 1, err);
+}
+
+int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
+                      struct db_message *out, size_t max, char *err)
+{
+  char limit[16];
+  snprintf(limit, sizeof limit, "%zu", max);
+  if (key == DB_MESSAGE_BY_RECIPIENT) {
+    const char *const params[] = { value, limit };
+    return message_rows(db, MESSAGE_COLUMNS " WHERE dst_addr = $1 ORDER BY id DESC LIMIT $2", 2, params, out, max,
+                        err);
+  }
+  const char *const params[] = { target_connector, value, limit };
+  return message_rows(db, MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT $3",
+                      3, params, out, max, err);
+}
+
 int db_receipt_lookup(struct db *db, const char *target_connector, const char *smsc_id, struct db_message *out,
                       char *err)
 {
-  const char *const params[] = { target_connector, smsc_id };
-  return message_query(db, MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT 1",
-                       2, params, out, err);
+  return db_message_search(db, DB_MESSAGE_BY_SMSC_ID, smsc_id, target_connector, out, 1, err);
 }
 
 int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, const struct db_handoff *h, char *err)
