@@ -4,21 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "cimd2_codec.h"
+#include "hexutil.h"
 
 static bool is_digit(uint8_t c)
 {
   return c >= '0' && c <= '9';
-}
-
-static int hex_value(uint8_t c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  return -1;
 }
 
 /* n decimal digits at p, as a number; -1 when one is not a digit. */
@@ -44,9 +34,11 @@ static int header_so_far(const uint8_t *p, size_t len)
   return 0;
 }
 
-static const uint8_t *find_byte(const uint8_t *p, size_t len, uint8_t c)
+/* Bytes to drop from buf[from..len) on: up to the next STX, or all. */
+static size_t to_next_stx(const uint8_t *buf, size_t from, size_t len)
 {
-  return memchr(p, c, len);
+  const uint8_t *stx = from < len ? memchr(buf + from, CIMD2_STX, len - from) : NULL;
+  return stx ? (size_t)(stx - buf) : len;
 }
 
 int cimd2_split(const uint8_t *buf, size_t len, size_t max_frame, size_t *skip)
@@ -59,14 +51,12 @@ int cimd2_split(const uint8_t *buf, size_t len, size_t max_frame, size_t *skip)
   if (!len)
     return 0;
   if (buf[0] != CIMD2_STX) {
-    const uint8_t *stx = find_byte(buf, len, CIMD2_STX);
-    *skip = stx ? (size_t)(stx - buf) : len;
+    *skip = to_next_stx(buf, 0, len);
     return CIMD2_E_GARBAGE;
   }
   /* What the header's bytes say, as soon as they are here. */
   if (header_so_far(buf + 1, len - 1) < 0) {
-    const uint8_t *stx = find_byte(buf + 1, len - 1, CIMD2_STX);
-    *skip = stx ? (size_t)(stx - buf) : len;
+    *skip = to_next_stx(buf, 1, len);
     return CIMD2_E_HEADER;
   }
   size_t look = len < max_frame ? len : max_frame;
@@ -79,8 +69,7 @@ int cimd2_split(const uint8_t *buf, size_t len, size_t max_frame, size_t *skip)
     }
   }
   if (len >= max_frame) {
-    const uint8_t *stx = find_byte(buf + 1, len - 1, CIMD2_STX);
-    *skip = stx ? (size_t)(stx - buf) : len;
+    *skip = to_next_stx(buf, 1, len);
     return CIMD2_E_TOO_LONG;
   }
   return 0;
@@ -105,12 +94,13 @@ int cimd2_decode(const uint8_t *frame, size_t len, struct cimd2_packet *p)
   size_t at = 8, end = len - 1;   /* after the header's TAB; the ETX */
   /* Parameters "PPP:value" TAB until what is left is the checksum, or nothing. */
   while (at < end) {
-    const uint8_t *tab = find_byte(frame + at, end - at, CIMD2_TAB);
+    const uint8_t *tab = memchr(frame + at, CIMD2_TAB, end - at);
     if (!tab) {
       /* The rest is the checksum: two hex digits over every byte before it. */
-      if (end - at != 2 || hex_value(frame[at]) < 0 || hex_value(frame[at + 1]) < 0)
+      uint8_t sum;
+      if (end - at != 2 || hex_decode(&sum, (const char *)frame + at, 2) != 1)
         return CIMD2_E_SYNTAX;
-      if (cimd2_checksum(frame, at) != (uint8_t)(hex_value(frame[at]) << 4 | hex_value(frame[at + 1])))
+      if (cimd2_checksum(frame, at) != sum)
         return CIMD2_E_CHECKSUM;
       p->checksum = true;
       return 0;
@@ -207,10 +197,8 @@ int cimd2_encode(const struct cimd2_packet *p, uint8_t *out, size_t cap)
   if (cap - at < (p->checksum ? 3u : 1u))
     return CIMD2_E_SPACE;
   if (p->checksum) {
-    static const char hex[] = "0123456789ABCDEF";
     uint8_t sum = cimd2_checksum(out, at);
-    out[at++] = (uint8_t)hex[sum >> 4];
-    out[at++] = (uint8_t)hex[sum & 15];
+    at += hex_encode((char *)out + at, &sum, 1);
   }
   out[at++] = CIMD2_ETX;
   if (at > CIMD2_FRAME_MAX)
