@@ -11,6 +11,7 @@ static const struct {
 } adapters[] = {
   { "smpp", &smpp_proto_ops },
   { "ucp", &ucp_proto_ops },
+  { "cimd2", &cimd2_proto_ops },
 };
 
 const struct proto_ops *proto_find(const char *name)

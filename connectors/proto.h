@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "iobuf.h"
 #include "msg.h"
+#include "scts.h"
 
 enum proto_op {
   PROTO_OP_NONE = 0,
@@ -110,6 +111,11 @@ struct proto_pdu {
 struct proto_options {
   size_t max_frame;                /* largest frame accepted; 0 = the protocol's default */
   bool latin1_text;                /* UCP AMsg as Latin-1 instead of GSM 03.38 */
+  /* Set by the session runtime: */
+  bool smsc_side;                  /* this end accepted the connection (CIMD2 numbers its own
+                                      requests even, a client's odd) */
+  unsigned window;                 /* the requests this end may have outstanding (CIMD2
+                                      asks for it in its login) */
 };
 
 /* What a split found: >0 a frame of that many bytes at buf; 0 need more;
@@ -149,11 +155,15 @@ typedef void (*proto_describe_fn)(enum proto_op op, enum proto_status status, ui
                                   size_t cap);
 
 struct proto_ops {
-  const char *name;                /* "smpp", "ucp" */
+  const char *name;                /* "smpp", "ucp", "cimd2" */
   uint32_t ref_first;              /* first ref a session hands out (SMPP 1, UCP 0) */
   uint32_t ref_count;              /* refs run ref_first .. ref_first + ref_count - 1, then wrap */
   unsigned window_max;             /* most requests outstanding per direction (UCP 100) */
   bool has_unbind;                 /* SMPP unbinds; UCP just closes */
+  /* How a server names a submitted message: SCTS_NONE, by an id of its own
+   * (SMPP); else "recipient:stamp" with a time stamp of that layout, unique
+   * per recipient (UCP "AdC:SCTS", CIMD2 "021:060"; scts.h). */
+  enum scts_layout msgid_scts;
   proto_split_fn split;
   proto_decode_fn decode;
   proto_encode_fn encode;
@@ -162,8 +172,9 @@ struct proto_ops {
 
 extern const struct proto_ops smpp_proto_ops;
 extern const struct proto_ops ucp_proto_ops;
+extern const struct proto_ops cimd2_proto_ops;
 
-/* The adapter for "smpp" / "ucp", or NULL. */
+/* The adapter for "smpp", "ucp" or "cimd2", or NULL. */
 const struct proto_ops *proto_find(const char *name);
 
 /* The op that answers request op (BIND_RESP for BIND, ...); NONE for an

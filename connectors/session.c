@@ -937,6 +937,8 @@ static struct session *session_new(struct evloop *loop, const struct session_con
   /* Tokens for 20 ms: smooth, yet no loss between loop iterations. */
   ratelimit_init(&s->rate, cfg->max_rate, cfg->max_rate / 50, rate_now_ns(s));
 
+  s->cfg.proto_options.smsc_side = cfg->role == SESSION_SERVER;
+  s->cfg.proto_options.window = s->app_window;
   s->window = window_create(s->proto->ref_first, s->proto->ref_count, s->app_window + 1);
   s->scratch = malloc(PROTO_SCRATCH_LEN);
   if (!s->window || !s->scratch || evloop_tick(loop, on_tick, s) == -1) {

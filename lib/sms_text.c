@@ -452,3 +452,42 @@ size_t sms_text_reasm_expire(struct sms_text_reasm *r, uint64_t now)
   }
   return dropped;
 }
+
+/* ---- TP-DCS (3GPP 23.038 section 4) ---- */
+
+/* The alphabet a TP-DCS names, as enum sms_text_coding. Compressed text and
+ * the reserved alphabet and groups cannot be read as characters: octets. */
+uint8_t sms_dcs_coding(uint8_t dcs)
+{
+  switch (dcs >> 4) {
+  case 0x0: case 0x1: case 0x4: case 0x5: /* general data coding, automatic deletion */
+    return (dcs & 0x0C) == 0x0C ? SMS_TEXT_8BIT : dcs & 0x0C;
+  case 0xC: case 0xD: /* message waiting, discard / store */
+    return SMS_TEXT_GSM7;
+  case 0xE: /* message waiting, store, UCS2 */
+    return SMS_TEXT_UCS2;
+  case 0xF: /* data coding / message class */
+    return dcs & 0x04 ? SMS_TEXT_8BIT : SMS_TEXT_GSM7;
+  default: /* compressed (0x2-, 0x3-, 0x6-, 0x7-), reserved (0x8- to 0xB-) */
+    return SMS_TEXT_8BIT;
+  }
+}
+
+/* The message class a TP-DCS gives, or -1. */
+int sms_dcs_class(uint8_t dcs)
+{
+  if ((dcs & 0x80) == 0)
+    return dcs & 0x10 ? dcs & 0x03 : -1;
+  return (dcs & 0xF0) == 0xF0 ? dcs & 0x03 : -1;
+}
+
+/* dcs made to name coding (the payload's real alphabet), keeping its class:
+ * a DCS that disagrees with its payload would garble the message. */
+uint8_t sms_dcs_agree(uint8_t coding, uint8_t dcs)
+{
+  int cls;
+  if (sms_dcs_coding(dcs) == coding)
+    return dcs;
+  cls = sms_dcs_class(dcs);
+  return (uint8_t)(cls < 0 ? coding : 0x10 | coding | cls);
+}

@@ -138,4 +138,17 @@ int sms_text_reasm_add(struct sms_text_reasm *r, const char *originator,
  * Returns how many it dropped. */
 size_t sms_text_reasm_expire(struct sms_text_reasm *r, uint64_t now);
 
+/* ---- TP-DCS (3GPP 23.038 section 4) ---- */
+
+/* The alphabet a TP-DCS names, as enum sms_text_coding. Compressed text and
+ * the reserved alphabet and groups cannot be read as characters: octets. */
+uint8_t sms_dcs_coding(uint8_t dcs);
+
+/* The message class a TP-DCS gives, or -1. */
+int sms_dcs_class(uint8_t dcs);
+
+/* dcs made to name coding (the payload's real alphabet), keeping its class:
+ * a DCS that disagrees with its payload would garble the message. */
+uint8_t sms_dcs_agree(uint8_t coding, uint8_t dcs);
+
 #endif

@@ -22,7 +22,7 @@
 #include "http_callback.h"
 #include "netutil.h"
 #include "strutil.h"
-#include "ucp_proto.h"
+#include "scts.h"
 
 /* How often an instance publishes what connector_instance_info shows. */
 #define INFO_PUBLISH_MS 250
@@ -571,13 +571,13 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     c->user_queues = calloc(c->n_user_queues, sizeof *c->user_queues);
     for (unsigned i = 0; c->user_queues && i < c->n_user_queues; i++)
       queue_init(&c->user_queues[i]);
-    if (cfg->proto && strcmp(cfg->proto->name, "ucp") == 0)
-      c->scts = ucp_scts_alloc_create(1 << 16);
+    if (cfg->proto && cfg->proto->msgid_scts)
+      c->scts = scts_alloc_create(1 << 16, cfg->proto->msgid_scts);
   }
   c->n_instances = cfg->instances;
   c->instances = calloc(c->n_instances, sizeof *c->instances);
   if (!c->instances || (is_server(c) && !c->user_queues) ||
-      (is_server(c) && cfg->proto && strcmp(cfg->proto->name, "ucp") == 0 && !c->scts)) {
+      (is_server(c) && cfg->proto && cfg->proto->msgid_scts && !c->scts)) {
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
     connector_destroy(c);
     return NULL;
@@ -721,7 +721,7 @@ void connector_destroy(struct connector *c)
   free(c->user_queues);
   queue_destroy(&c->out);
   if (c->scts)
-    ucp_scts_alloc_destroy(c->scts);
+    scts_alloc_destroy(c->scts);
   pthread_mutex_destroy(&c->scts_lock);
   pthread_mutex_destroy(&c->about_lock);
   pthread_cond_destroy(&c->lookup_cond);

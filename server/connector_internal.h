@@ -105,7 +105,7 @@ struct early_receipt;
 struct http_server_loop;
 struct http_client;
 struct http_callback;
-struct ucp_scts_alloc;
+struct scts_alloc;
 struct unbound;
 
 struct instance {
@@ -201,7 +201,7 @@ struct connector {
   struct log_every unbound_full_log; /* ... and for unbound_max */
   /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
-  struct ucp_scts_alloc *scts;
+  struct scts_alloc *scts;
   _Atomic uint32_t next_serial;
   _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
   /* HTTP server connectors */

@@ -14,7 +14,7 @@
 #include "connector_internal.h"
 #include "sms_text.h"
 #include "strutil.h"
-#include "ucp_proto.h"
+#include "scts.h"
 
 /* How long an ack is held above max_total_queue_soft. */
 #define SLOW_ACK_MS 100
@@ -44,8 +44,8 @@ void connector_answer(struct instance *in, const struct proto_pdu *resp)
     session_respond(in->session, resp);
 }
 
-/* The id the client will know the message by: UCP "AdC:SCTS" (unique per
- * recipient), SMPP our message id in decimal. -1 when no SCTS can be
+/* The id the client will know the message by: UCP "AdC:SCTS", CIMD2
+ * "021:060" (unique per recipient), SMPP our message id in decimal. -1 when no SCTS can be
  * handed out now (past 2069, or its ceiling cannot be noted). */
 static int origin_ref(struct instance *in, struct msg *m)
 {
@@ -62,14 +62,14 @@ static int origin_ref(struct instance *in, struct msg *m)
   if (now < c->core->scts_floor)
     now = c->core->scts_floor;
   pthread_mutex_lock(&c->scts_lock);
-  int rc = ucp_scts_next(c->scts, m->dst.addr, now, scts);
+  int rc = scts_next(c->scts, m->dst.addr, now, scts);
   if (rc == 0)
-    rc = core_scts_handing(c->core, ucp_scts_last(c->scts));
+    rc = core_scts_handing(c->core, scts_last(c->scts));
   pthread_mutex_unlock(&c->scts_lock);
   if (rc != 0)
     return -1;
-  /* The AdC as the client wrote it: a UCP recipient is international only
-   * when it came with a '+'. */
+  /* The recipient as the client wrote it: a UCP or CIMD2 recipient is
+   * international only when it came with a '+'. */
   if (m->dst.ton == MSG_TON_INTERNATIONAL)
     str_put(&ref, "+", 1);
   str_put(&ref, m->dst.addr, strnlen(m->dst.addr, 32));

@@ -27,7 +27,7 @@
 #include "strutil.h"
 #include "timerwheel.h"
 #include "tool_util.h"
-#include "ucp_proto.h"
+#include "scts.h"
 
 struct sink_options {
   const struct proto_ops *proto;
@@ -117,7 +117,7 @@ struct sink {
   struct pending_receipt *free_receipts;
   uint64_t next_id;               /* SMPP message ids */
   struct remembered *memory;      /* SMPP: SINK_MEMORY slots */
-  struct ucp_scts_alloc *scts;    /* UCP: unique AdC:SCTS per recipient */
+  struct scts_alloc *scts;        /* UCP, CIMD2: unique recipient:stamp ids */
   uint64_t rng;
   FILE *record;
   struct sink_counts n, last;     /* last: at the previous status line */
@@ -132,7 +132,7 @@ static const char *receipt_id_of(struct sink *sk, const struct msg *m, char *id,
   struct str_out o = str_out(id, cap);
   if (sk->scts) {
     char scts[13];
-    ucp_scts_next(sk->scts, m->dst.addr, time(NULL), scts);
+    scts_next(sk->scts, m->dst.addr, time(NULL), scts);
     str_puts(&o, m->dst.addr);
     str_put(&o, ":", 1);
     str_puts(&o, scts);
@@ -830,7 +830,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgsink: out of memory\n");
     return TOOL_EXIT_SETUP;
   }
-  if (strcmp(o->proto->name, "ucp") == 0 && !(sk.scts = ucp_scts_alloc_create(1 << 20))) {
+  if (o->proto->msgid_scts && !(sk.scts = scts_alloc_create(1 << 20, o->proto->msgid_scts))) {
     fprintf(stderr, "emgsink: out of memory\n");
     return TOOL_EXIT_SETUP;
   }

@@ -11,6 +11,7 @@
 #include "ucp_codec.h"
 #include "charset.h"
 #include "hexutil.h"
+#include "scts.h"
 
 /* ---- character classes ---- */
 
@@ -958,45 +959,12 @@ int ucp_sm_adc_scts_parse(struct ucp_slice sm, struct ucp_slice *adc, struct ucp
 
 /* ---- time stamps ---- */
 
-static int two(const char *p)
-{
-  return (p[0] - '0') * 10 + (p[1] - '0');
-}
-
 int ucp_time_parse(struct ucp_slice s, time_t *t)
 {
-  struct tm tm = { 0 };
-  int day, mon;
-  if ((s.len != 10 && s.len != 12) || !all_digits(s))
-    return UCP_E_SYNTAX;
-  day = two(s.p);
-  mon = two(s.p + 2);
-  tm.tm_mday = day;
-  tm.tm_mon = mon - 1;
-  tm.tm_year = two(s.p + 4);
-  if (tm.tm_year < 70)
-    tm.tm_year += 100;
-  tm.tm_hour = two(s.p + 6);
-  tm.tm_min = two(s.p + 8);
-  tm.tm_sec = s.len == 12 ? two(s.p + 10) : 0;
-  if (mon < 1 || mon > 12 || day < 1 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
-    return UCP_E_SYNTAX;
-  *t = timegm(&tm);
-  /* timegm normalises 31 February into March: such a date does not exist. */
-  return tm.tm_mday == day ? 0 : UCP_E_SYNTAX;
+  return scts_parse(s.p, s.len, SCTS_DDMMYY, t) == 0 ? 0 : UCP_E_SYNTAX;
 }
 
 int ucp_time_format(char *dst, size_t digits, time_t t)
 {
-  struct tm tm;
-  if ((digits != 10 && digits != 12) || !gmtime_r(&t, &tm) || tm.tm_year < 70 || tm.tm_year > 169)
-    return UCP_E_INVALID;
-  dst = put_digits(dst, (unsigned)tm.tm_mday, 2);
-  dst = put_digits(dst, (unsigned)tm.tm_mon + 1, 2);
-  dst = put_digits(dst, (unsigned)tm.tm_year % 100, 2);
-  dst = put_digits(dst, (unsigned)tm.tm_hour, 2);
-  dst = put_digits(dst, (unsigned)tm.tm_min, 2);
-  if (digits == 12)
-    put_digits(dst, (unsigned)tm.tm_sec, 2);
-  return (int)digits;
+  return scts_format(dst, digits, SCTS_DDMMYY, t) < 0 ? UCP_E_INVALID : (int)digits;
 }

@@ -79,45 +79,6 @@ static int get_time(struct ucp_slice s, int64_t *t)
   return 0;
 }
 
-/* ---- DCS (3GPP 23.038 section 4) ---- */
-
-/* The alphabet a TP-DCS names, as enum sms_text_coding. Compressed text and
- * the reserved alphabet and groups cannot be read as characters: octets. */
-static uint8_t dcs_coding(uint8_t dcs)
-{
-  switch (dcs >> 4) {
-  case 0x0: case 0x1: case 0x4: case 0x5: /* general data coding, automatic deletion */
-    return (dcs & 0x0C) == 0x0C ? SMS_TEXT_8BIT : dcs & 0x0C;
-  case 0xC: case 0xD: /* message waiting, discard / store */
-    return SMS_TEXT_GSM7;
-  case 0xE: /* message waiting, store, UCS2 */
-    return SMS_TEXT_UCS2;
-  case 0xF: /* data coding / message class */
-    return dcs & 0x04 ? SMS_TEXT_8BIT : SMS_TEXT_GSM7;
-  default: /* compressed (0x2-, 0x3-, 0x6-, 0x7-), reserved (0x8- to 0xB-) */
-    return SMS_TEXT_8BIT;
-  }
-}
-
-/* The message class a TP-DCS gives, or -1. */
-static int dcs_class(uint8_t dcs)
-{
-  if ((dcs & 0x80) == 0)
-    return dcs & 0x10 ? dcs & 0x03 : -1;
-  return (dcs & 0xF0) == 0xF0 ? dcs & 0x03 : -1;
-}
-
-/* dcs made to name coding (the payload's real alphabet), keeping its class:
- * a DCS that disagrees with its payload would garble the message. */
-static uint8_t dcs_agree(uint8_t coding, uint8_t dcs)
-{
-  int cls;
-  if (dcs_coding(dcs) == coding)
-    return dcs;
-  cls = dcs_class(dcs);
-  return (uint8_t)(cls < 0 ? coding : 0x10 | coding | cls);
-}
-
 /* ---- EC <-> status ---- */
 
 int ucp_proto_ec(enum proto_status s)
@@ -279,7 +240,7 @@ static int decode_payload(struct msg *msg, int mt, int nb, struct ucp_slice text
     }
     break;
   case 4:
-    coding = dcs_coding(xdcs >= 0 ? (uint8_t)xdcs : SMS_TEXT_8BIT);
+    coding = sms_dcs_coding(xdcs >= 0 ? (uint8_t)xdcs : SMS_TEXT_8BIT);
     if (coding != SMS_TEXT_GSM7) {
       n = ucp_hex_decode(data, SCRATCH_DATA_LEN, text);
     } else {
@@ -304,7 +265,7 @@ static int decode_payload(struct msg *msg, int mt, int nb, struct ucp_slice text
     dcs = 0x10 | coding | mcls;
   else
     dcs = coding;
-  msg->dcs = dcs_agree(coding, (uint8_t)dcs);
+  msg->dcs = sms_dcs_agree(coding, (uint8_t)dcs);
   return 0;
 }
 
@@ -524,7 +485,7 @@ static int encode_payload(struct ucp_op5x *o, const struct msg *msg, struct enc_
     data = b->octets;
     len = (size_t)n;
   }
-  dcs = dcs_agree(coding, msg->dcs);
+  dcs = sms_dcs_agree(coding, msg->dcs);
   xser_dcs = dcs != 0x00 && dcs != 0x04; /* as Kannel, which omits the two plain ones */
 
   if (coding == SMS_TEXT_GSM7) { /* septets, or their Latin-1 */
@@ -818,114 +779,9 @@ const struct proto_ops ucp_proto_ops = {
   .ref_count = 100,
   .window_max = 100,
   .has_unbind = false,
+  .msgid_scts = SCTS_DDMMYY,
   .split = ucp_proto_split,
   .decode = ucp_proto_decode,
   .encode = ucp_proto_encode,
   .describe = ucp_proto_describe,
 };
-
-/* ---- SCTS allocator ---- */
-
-/* How many slots from its home a recipient may live in: a lookup reads at
- * most this many (neighbouring, so mostly one cache line or two). */
-#define SCTS_PROBES 16
-
-struct scts_slot {
-  uint64_t key;  /* hash of the recipient; 0 = never used */
-  int64_t last;  /* the last second handed out to it */
-};
-
-struct ucp_scts_alloc {
-  size_t mask;       /* slots - 1 */
-  int64_t now;       /* the latest time seen: the clock never goes back */
-  int64_t evicted;   /* the latest second of a slot dropped before it passed */
-  int64_t fmt_time;  /* the second in fmt, to skip formatting it again */
-  char fmt[12];
-  struct scts_slot slot[];
-};
-
-struct ucp_scts_alloc *ucp_scts_alloc_create(size_t capacity)
-{
-  struct ucp_scts_alloc *a;
-  size_t n = 1;
-
-  if (capacity == 0 || capacity > ((size_t)1 << 32))
-    return NULL;
-  while (n < capacity)
-    n <<= 1;
-  a = bigmem_alloc(sizeof *a + n * sizeof a->slot[0]);
-  if (!a)
-    return NULL;
-  a->mask = n - 1;
-  a->now = INT64_MIN;
-  a->evicted = INT64_MIN;
-  a->fmt_time = INT64_MIN;
-  return a;
-}
-
-void ucp_scts_alloc_destroy(struct ucp_scts_alloc *a)
-{
-  if (a)
-    bigmem_free(a, sizeof *a + (a->mask + 1) * sizeof a->slot[0]);
-}
-
-/* FNV-1a, then a 64-bit finaliser so that the low bits (the home slot) mix
- * every byte; never 0, which marks an unused slot. Two recipients with the
- * same hash share one sequence of seconds: still unique, just stepped more. */
-static uint64_t recipient_hash(const char *s)
-{
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++)
-    h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h ? h : 1;
-}
-
-int ucp_scts_next(struct ucp_scts_alloc *a, const char *recipient, int64_t now, char scts[13])
-{
-  uint64_t key = recipient_hash(recipient);
-  struct scts_slot *use = NULL, *s;
-  size_t probes = a->mask + 1 < SCTS_PROBES ? a->mask + 1 : SCTS_PROBES;
-  int64_t t;
-
-  if (now < a->now)
-    now = a->now;
-  /* Its own slot if it has one (never behind the first unused slot, as
-   * slots are only ever taken, never freed); else the first unused slot;
-   * else the one with the oldest second: one that has passed needs no
-   * memory, one that has not is remembered in a->evicted. */
-  for (size_t i = 0; i < probes; i++) {
-    s = &a->slot[(key + i) & a->mask];
-    if (s->key == key || s->key == 0) {
-      use = s;
-      break;
-    }
-    if (!use || s->last < use->last)
-      use = s;
-  }
-  if (use->key == key)
-    t = use->last >= now ? use->last + 1 : now;
-  else /* it may have had a slot that was dropped: start after every such one */
-    t = a->evicted >= now ? a->evicted + 1 : now;
-
-  if (t != a->fmt_time) {
-    if (ucp_time_format(a->fmt, 12, (time_t)t) < 0)
-      return UCP_E_INVALID;
-    a->fmt_time = t;
-  }
-  if (use->key != key && use->last > a->evicted)
-    a->evicted = use->last;
-  use->key = key;
-  use->last = t;
-  a->now = now;
-  memcpy(scts, a->fmt, 12);
-  scts[12] = '\0';
-  return 0;
-}
-
-int64_t ucp_scts_last(const struct ucp_scts_alloc *a)
-{
-  return a->fmt_time;
-}

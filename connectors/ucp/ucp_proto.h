@@ -1,6 +1,6 @@
 /* ucp_proto.h - the UCP/EMI protocol adapter (ucp_proto_ops, declared in
- * proto.h): its conventions, its error-code mapping, and the SCTS allocator
- * that emgd and the tools need to answer an op 51.
+ * proto.h): its conventions and its error-code mapping. (The SCTS an op
+ * 51's ACK carries comes from the allocator in scts.h.)
  *
  * Conventions of ucp_proto_ops (protocols.md 1; proto.h for the rest):
  *
@@ -95,37 +95,5 @@ int ucp_proto_ec(enum proto_status s);
  * TOO_LONG, 50 (ERMES "low network status") and 55 TEMPORARY, 90 THROTTLED,
  * 91 QUEUE_FULL, every other code PERMANENT. */
 enum proto_status ucp_proto_status(int ec);
-
-/* ---- SCTS allocator ----
- *
- * The ACK of an op 51 carries "<AdC>:<SCTS>", and the client matches the
- * later op 53 on that pair (protocols.md 5), so a recipient must never get
- * the same SCTS twice: a second message to it within one second gets the
- * next second, and so on. The allocator remembers, per recipient, the last
- * second it handed out, in a table of fixed size. A newcomer takes the
- * slot with the oldest second among those it may use: when that second has
- * passed, nothing is lost; when it has not, every newcomer starts after it
- * until it passes (the one dropped may come back), so uniqueness holds
- * whatever the load, and a table smaller than the distinct recipients per
- * second only pushes SCTS ahead of the clock.
- *
- * Not thread-safe. Give one allocator to everything that answers the same
- * clients (a client matches receipts across all its connections), under the
- * caller's lock if threads share it. */
-struct ucp_scts_alloc;
-
-/* An allocator of capacity slots (rounded up to a power of two; about 16
- * bytes each), or NULL when capacity is 0 or too large, or memory is short. */
-struct ucp_scts_alloc *ucp_scts_alloc_create(size_t capacity);
-void ucp_scts_alloc_destroy(struct ucp_scts_alloc *a);
-
-/* Writes the SCTS (DDMMYYhhmmss, UTC, NUL-terminated) for a message to
- * recipient (NUL-terminated) accepted at now (Unix seconds; the allocator
- * never goes back in time, should the caller's clock). Returns 0, or
- * UCP_E_INVALID when the second is beyond what SCTS can write (2069). */
-int ucp_scts_next(struct ucp_scts_alloc *a, const char *recipient, int64_t now, char scts[13]);
-
-/* The second of the SCTS ucp_scts_next wrote last (Unix seconds). */
-int64_t ucp_scts_last(const struct ucp_scts_alloc *a);
 
 #endif

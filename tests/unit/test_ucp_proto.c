@@ -14,6 +14,7 @@
 #include "sms_text.h"
 #include "testutil.h"
 #include "ucp_codec.h"
+#include "scts.h"
 #include "ucp_proto.h"
 
 /* ---- helpers ---- */
@@ -1076,37 +1077,37 @@ static void test_split_and_ops(void)
 static void test_scts(void)
 {
   const int64_t t0 = utc(2024, 8, 6, 14, 30, 15);
-  struct ucp_scts_alloc *a = ucp_scts_alloc_create(1024);
+  struct scts_alloc *a = scts_alloc_create(1024, SCTS_DDMMYY);
   char s[8][13];
 
-  CU_ASSERT_PTR_NULL(ucp_scts_alloc_create(0));
+  CU_ASSERT_PTR_NULL(scts_alloc_create(0, SCTS_DDMMYY));
   CU_ASSERT_PTR_NOT_NULL_FATAL(a);
   /* the same recipient five times in one second: five seconds */
   for (int i = 0; i < 5; i++)
-    CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345678", t0, s[i]), 0);
+    CU_ASSERT_EQUAL(scts_next(a, "31612345678", t0, s[i]), 0);
   CU_ASSERT_STRING_EQUAL(s[0], "060824143015");
   CU_ASSERT_STRING_EQUAL(s[1], "060824143016");
   CU_ASSERT_STRING_EQUAL(s[4], "060824143019");
   /* other recipients share the second */
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345679", t0, s[5]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "31612345679", t0, s[5]), 0);
   CU_ASSERT_STRING_EQUAL(s[5], "060824143015");
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "4790000101", t0, s[5]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "4790000101", t0, s[5]), 0);
   CU_ASSERT_STRING_EQUAL(s[5], "060824143015");
   /* a second later the first is still ahead; a clock that steps back is not followed */
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345678", t0 + 1, s[6]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "31612345678", t0 + 1, s[6]), 0);
   CU_ASSERT_STRING_EQUAL(s[6], "060824143020");
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345679", t0 - 60, s[6]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "31612345679", t0 - 60, s[6]), 0);
   CU_ASSERT_STRING_EQUAL(s[6], "060824143016");
   /* a new recipient after the clock stepped back: the latest second seen */
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345670", t0 - 60, s[6]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "31612345670", t0 - 60, s[6]), 0);
   CU_ASSERT_STRING_EQUAL(s[6], "060824143016");
   /* once its seconds have passed it is back on the clock */
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "31612345678", t0 + 100, s[7]), 0);
+  CU_ASSERT_EQUAL(scts_next(a, "31612345678", t0 + 100, s[7]), 0);
   CU_ASSERT_STRING_EQUAL(s[7], "060824143155");
-  CU_ASSERT_EQUAL(ucp_scts_last(a), t0 + 100);   /* the second of the stamp just written */
+  CU_ASSERT_EQUAL(scts_last(a), t0 + 100);   /* the second of the stamp just written */
   /* SCTS has two year digits */
-  CU_ASSERT_EQUAL(ucp_scts_next(a, "1", utc(2070, 1, 1, 0, 0, 0), s[7]), UCP_E_INVALID);
-  ucp_scts_alloc_destroy(a);
+  CU_ASSERT_EQUAL(scts_next(a, "1", utc(2070, 1, 1, 0, 0, 0), s[7]), -1);
+  scts_alloc_destroy(a);
 }
 
 /* More recipients in a second than slots: still unique per recipient, and
@@ -1115,7 +1116,7 @@ static void test_scts_eviction(void)
 {
   enum { RECIPIENTS = 200, ROUNDS = 6 };
   const int64_t t0 = utc(2025, 3, 1, 12, 0, 0);
-  struct ucp_scts_alloc *a = ucp_scts_alloc_create(4);
+  struct scts_alloc *a = scts_alloc_create(4, SCTS_DDMMYY);
   static char seen[RECIPIENTS][ROUNDS][13];
   char who[16], s[13];
   int dups = 0, ahead = 0;
@@ -1124,7 +1125,7 @@ static void test_scts_eviction(void)
   for (int round = 0; round < ROUNDS; round++) {
     for (int r = 0; r < RECIPIENTS; r++) {
       snprintf(who, sizeof who, "4790%06d", r);
-      CU_ASSERT_EQUAL(ucp_scts_next(a, who, t0 + round / 2, seen[r][round]), 0);
+      CU_ASSERT_EQUAL(scts_next(a, who, t0 + round / 2, seen[r][round]), 0);
       for (int k = 0; k < round; k++)
         dups += strcmp(seen[r][k], seen[r][round]) == 0;
     }
@@ -1135,11 +1136,11 @@ static void test_scts_eviction(void)
   /* ... but after they pass, new recipients start on the clock again */
   for (int r = 0; r < 4; r++) {
     snprintf(who, sizeof who, "5550%06d", r);
-    CU_ASSERT_EQUAL(ucp_scts_next(a, who, t0 + 100000, s), 0);
+    CU_ASSERT_EQUAL(scts_next(a, who, t0 + 100000, s), 0);
     ahead += strcmp(s, "020325154640") != 0;
   }
   CU_ASSERT_EQUAL(ahead, 0);
-  ucp_scts_alloc_destroy(a);
+  scts_alloc_destroy(a);
 }
 
 /* Full of seconds not yet passed: the newcomer takes the slot nearest to
@@ -1152,18 +1153,18 @@ static void test_scts_victim(void)
   char s[13], who[16];
 
   for (int i = 0; i < 8; i++) {
-    struct ucp_scts_alloc *a = ucp_scts_alloc_create(2);
+    struct scts_alloc *a = scts_alloc_create(2, SCTS_DDMMYY);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     for (int k = 0; k < 5; k++)
-      ucp_scts_next(a, "4790000001", t0, s); /* ahead to t0 + 4 */
-    ucp_scts_next(a, "4790000002", t0, s);
+      scts_next(a, "4790000001", t0, s); /* ahead to t0 + 4 */
+    scts_next(a, "4790000002", t0, s);
     snprintf(who, sizeof who, "55500000%02d", i);
-    CU_ASSERT_EQUAL(ucp_scts_next(a, who, t0, s), 0);
+    CU_ASSERT_EQUAL(scts_next(a, who, t0, s), 0);
     CU_ASSERT_STRING_EQUAL(s, "010325120000"); /* it never had a slot: any second is its own */
     snprintf(who, sizeof who, "66600000%02d", i);
-    CU_ASSERT_EQUAL(ucp_scts_next(a, who, t0, s), 0);
+    CU_ASSERT_EQUAL(scts_next(a, who, t0, s), 0);
     CU_ASSERT_STRING_EQUAL(s, "010325120001");
-    ucp_scts_alloc_destroy(a);
+    scts_alloc_destroy(a);
   }
 }
 
