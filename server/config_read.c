@@ -475,7 +475,7 @@ static void read_value(struct load *ld, const config_setting_t *s, const struct 
     bool http = strcmp(v, "http") == 0;
     ((struct config_connector *)base)->http = http;
     if (!ops && !http)
-      report(ld, s, path, "unknown protocol '%.64s' (smpp, ucp or http)", v);
+      report(ld, s, path, "unknown protocol '%.64s' (smpp, ucp, cimd2 or http)", v);
     *(const struct proto_ops **)field(base, k) = ops;
     break;
   }

@@ -57,8 +57,8 @@ static const char *unused_key(const config_setting_t *grp, enum config_tls_role 
 static const char *role_text(enum config_tls_role role)
 {
   switch (role) {
-  case CONFIG_TLS_SESSION_SERVER: return "an smpp or ucp server connector";
-  case CONFIG_TLS_SESSION_CLIENT: return "an smpp or ucp client connector";
+  case CONFIG_TLS_SESSION_SERVER: return "an smpp, ucp or cimd2 server connector";
+  case CONFIG_TLS_SESSION_CLIENT: return "an smpp, ucp or cimd2 client connector";
   case CONFIG_TLS_HTTP_SERVER: return "the admin API (libmicrohttpd over GnuTLS: its own cipher choice, "
                                       "no client certificates)";
   case CONFIG_TLS_HTTP_CONNECTOR_SERVER: return "an http server connector";

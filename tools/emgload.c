@@ -36,7 +36,7 @@
 #include "tool_util.h"
 
 struct load_options {
-  const char *protocol;           /* "smpp", "ucp" or "http" */
+  const char *protocol;           /* "smpp", "ucp", "cimd2" or "http" */
   const struct proto_ops *proto;  /* SMPP and UCP; NULL for HTTP */
   bool http_kannel;               /* HTTP: Kannel's sendsms instead of the JSON API */
   unsigned batch;                 /* HTTP JSON: messages per request (an array); default 1 */
@@ -1014,7 +1014,7 @@ static int report(struct loader *ld)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgload --protocol smpp|ucp|http --connect HOST:PORT [options]\n"
+          "usage: emgload --protocol smpp|ucp|cimd2|http --connect HOST:PORT [options]\n"
           "  --user U --password P   bind/login credentials (HTTP: Basic, or Kannel's parameters)\n"
           "  --connections N         binds (HTTP: kept-alive connections), each with its own window (default 1)\n"
           "  --window W              outstanding submits per connection (default 10; HTTP: pipelined,\n"
@@ -1096,7 +1096,7 @@ int main(int argc, char **argv)
     case 'p':
       o->protocol = optarg;
       if (strcmp(optarg, "http") != 0 && !(o->proto = proto_find(optarg)))
-        bad = "--protocol (smpp, ucp or http)";
+        bad = "--protocol (smpp, ucp, cimd2 or http)";
       break;
     case 'A':
       if (strcmp(optarg, "json") != 0 && strcmp(optarg, "kannel") != 0)

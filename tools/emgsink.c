@@ -647,7 +647,7 @@ static void on_signal(int signo, void *arg)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgsink --protocol smpp|ucp --listen HOST:PORT [options]\n"
+          "usage: emgsink --protocol smpp|ucp|cimd2 --listen HOST:PORT [options]\n"
           "  --user U --password P   accept only binds/logins with these credentials\n"
           "  --dlr-delay MIN-MAX     receipt delay in ms (default 0-1000)\n"
           "  --fail-rate F           answer this fraction of submits with a temporary error\n"
@@ -708,7 +708,7 @@ int main(int argc, char **argv)
     switch (ch) {
     case 'p':
       if (!(o->proto = proto_find(optarg))) {
-        fprintf(stderr, "emgsink: --protocol: unknown protocol '%s' (smpp or ucp)\n", optarg);
+        fprintf(stderr, "emgsink: --protocol: unknown protocol '%s' (smpp, ucp or cimd2)\n", optarg);
         return TOOL_EXIT_USAGE;
       }
       break;

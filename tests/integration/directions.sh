@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# directions.sh BUILD - the reference test in the other directions:
-# SMPP in -> UCP out, SMPP in -> SMPP out, UCP in -> UCP out, each with
-# receipts back to emgload, every message recorded once by the sink.
+# directions.sh BUILD [IN:OUT ...] - the reference test in the other
+# directions: SMPP in -> UCP out, SMPP in -> SMPP out, UCP in -> UCP out,
+# UCP in -> SMPP out (or the IN:OUT pairs given, with undelivered receipts
+# too), each with receipts back to emgload, every message recorded once by
+# the sink; long texts split, codings kept.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -120,14 +122,45 @@ too_long() {
     bash -c "[ '$http' = 400 ] && grep -q 'at most 255 SMS' '$TMP/$name.http'"
 }
 
-too_long
-run smpp ucp
-run smpp smpp
-run ucp ucp
-run ucp smpp
-for in in smpp ucp; do
-  for out in smpp ucp; do
-    run_long $in $out
-  done
+# run_undeliv IN OUT: a fifth of the SMSC's receipts say undelivered; each
+# reaches the origin as such, in its own protocol's terms.
+run_undeliv() {
+  local in=$1 out=$2 name="undeliv_$1_$2" n=1000
+  start_sink "$name" "$out" --dlr-delay 0-200 --undeliv-rate 0.2 --user emg --password secret
+  local port_var="SINK_PORT_$name" listen
+  listen=$(free_port)
+  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$listen"
+  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
+    --count $n --window 20 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
+  stop_emgd "$name" 20
+  stop_sink "$name"
+  local delivered undeliv
+  delivered=$(jget "$TMP/$name.json" .receipts_delivered)
+  undeliv=$(jget "$TMP/$name.json" .receipts_undeliverable)
+  check "$in in, $out out: every receipt back, delivered $delivered + undeliverable $undeliv = $n" \
+    [ "$((delivered + undeliv))" = $n ]
+  check "$in in, $out out: undeliverable receipts stay undeliverable ($undeliv, about 200)" \
+    [ "$undeliv" -ge 120 -a "$undeliv" -le 280 ]
+}
+
+# Directions as IN:OUT arguments (CIMD2's test names its own), else the UCP
+# and SMPP ones.
+pairs=("${@:2}")
+if [ ${#pairs[@]} = 0 ]; then
+  too_long
+  pairs=(smpp:ucp smpp:smpp ucp:ucp ucp:smpp)
+fi
+for pair in "${pairs[@]}"; do
+  run "${pair%%:*}" "${pair##*:}"
 done
+for pair in "${pairs[@]}"; do
+  run_long "${pair%%:*}" "${pair##*:}"
+done
+if [ $# -gt 1 ]; then
+  for pair in "${pairs[@]}"; do
+    run_undeliv "${pair%%:*}" "${pair##*:}"
+  done
+fi
 finish
