@@ -199,11 +199,19 @@ enum {
 };
 _Static_assert(SCRATCH_DATA + SCRATCH_DATA_LEN <= PROTO_SCRATCH_LEN, "scratch layout");
 
-static void set_addr(struct msg_addr *a, const struct cimd2_slice *v, uint8_t ton)
+/* An address (021, 023: digits, '+' before them for an international
+ * number) or an alphanumeric originator (027: printable ASCII) into a. */
+static int set_addr(struct msg_addr *a, const struct cimd2_slice *v, uint8_t ton)
 {
   size_t len = v ? v->len : 0;
-  msg_addr_set(a, v ? v->p : "", len < sizeof a->addr - 1 ? len : sizeof a->addr - 1, ton,
-               ton == MSG_TON_ALPHANUMERIC ? 0 : 1);
+  const char *p = v ? v->p : "";
+  for (size_t i = 0; i < len; i++) {
+    bool ok = ton == MSG_TON_ALPHANUMERIC ? p[i] >= 0x20 && p[i] < 0x7F
+                                          : (p[i] >= '0' && p[i] <= '9') || (p[i] == '+' && i == 0);
+    if (!ok)
+      return CIMD2_E_SYNTAX;
+  }
+  return msg_addr_set(a, p, len, ton, ton == MSG_TON_ALPHANUMERIC ? 0 : 1) < 0 ? CIMD2_E_SYNTAX : 0;
 }
 
 /* Text a peer wrote in Latin-1 where GSM lacks a character: as UCS2. */
@@ -315,11 +323,12 @@ static int decode_message(struct proto_pdu *pdu, const struct cimd2_packet *p, u
   int r;
 
   pdu->op = p->op == CIMD2_SUBMIT ? PROTO_OP_SUBMIT : PROTO_OP_DELIVER;
-  set_addr(&msg->dst, cimd2_get(p, CIMD2_P_DESTINATION), MSG_TON_UNKNOWN);
-  if (alpha)
-    set_addr(&msg->src, alpha, MSG_TON_ALPHANUMERIC);
-  else
-    set_addr(&msg->src, cimd2_get(p, CIMD2_P_ORIGINATOR), MSG_TON_UNKNOWN);
+  r = set_addr(&msg->dst, cimd2_get(p, CIMD2_P_DESTINATION), MSG_TON_UNKNOWN);
+  if (!r)
+    r = alpha ? set_addr(&msg->src, alpha, MSG_TON_ALPHANUMERIC)
+              : set_addr(&msg->src, cimd2_get(p, CIMD2_P_ORIGINATOR), MSG_TON_UNKNOWN);
+  if (r)
+    return r;
   if (p->op == CIMD2_STATUS_REPORT)
     return decode_receipt(pdu, p);
 
@@ -643,7 +652,7 @@ static int cimd2_proto_encode(const struct proto_pdu *pdu, struct iobuf *out, co
       return CIMD2_E_INVALID;
     number = 2 * pdu->ref + (opt->smsc_side ? 0 : 1);
   }
-  if (number > 255)
+  if (number > 999)   /* a peer's number above 255 is echoed all the same */
     return CIMD2_E_INVALID;
 
   switch (pdu->op) {
