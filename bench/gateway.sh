@@ -5,6 +5,7 @@
 # default 0-10000) and the receipts back. 145-character texts, 13-digit
 # addresses, persist off (PERSIST=true for on). Prints msgs/s, ack latency, and emgd's CPU and
 # peak RSS. All three processes share this machine's cores.
+#   IN=cimd2    submits over CIMD2 to a CIMD2 server connector (cimd2-in) instead of UCP
 #   IN=http     submits over HTTP (JSON, keep-alive) to an HTTP connector instead of UCP;
 #               HTTP_API=kannel: Kannel's GET /cgi-bin/sendsms instead of the JSON API;
 #               CALLBACK_PIPELINE=N: receipt callbacks pipelined N deep (emgload's listener takes it);
@@ -55,6 +56,7 @@ fi
 in=${IN:-ucp}
 port=$ucp_port
 [ "$in" = http ] && port=$http_port
+[ "$in" = cimd2 ] && port=$cimd2_port
 bench_load "$tmp" proto="$in" port="$port" window="$window" count="$count" receipts="${RECEIPTS:-1}" \
   rate="${RATE:-}" connections="${CONNECTIONS:-10}" latency_log="${LATENCY_LOG:-}"
 # What is read while emgd runs is printed only once the sink's counts have

@@ -20,8 +20,9 @@
 #                                     "EPOCH SUBMITS RECEIPTS_SENT" lines
 #   bench_start_emgd DIR [persist=false] [log_level=info] [history_size=262144]
 #                    [ucp_instances=10] [database=LIBCONFIG]
-#                                     emgd with ucp-in, http-in and smpp-out (10 instances,
-#                                     window 100) to the sink; sets emgd_pid, ucp_port,
+#                                     emgd with ucp-in, cimd2-in (ucp_instances each), http-in
+#                                     and smpp-out (10 instances, window 100) to the sink;
+#                                     sets emgd_pid, ucp_port, cimd2_port,
 #                                     http_port; its log is DIR/emgd.log
 #   bench_load DIR port=PORT [proto=ucp] [connections=10] [window=100]
 #              [count=N | duration=S] [receipts=1] [wait_dlr=60]
@@ -159,6 +160,7 @@ bench_start_emgd() {
     esac
   done
   ucp_port=$(free_port)
+  cimd2_port=$(free_port)
   http_port=$(free_port)
   admin_port=$(free_port)
   mkdir -p "$dir/spool"
@@ -203,6 +205,8 @@ connectors = (
     connections_per_ip = 4096; max_connections = 8192; callback_pipeline = ${CALLBACK_PIPELINE:-1};
     $users $tls_in },
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp_port"; instances = $ucp_instances;
+    window = $ucp_window; $users $tls_in },
+  { name = "cimd2-in"; protocol = "cimd2"; mode = "server"; listen = "127.0.0.1:$cimd2_port"; instances = $ucp_instances;
     window = $ucp_window; $users $tls_in },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$sink_port";
     instances = 10; system_id = "emg"; password = "secret"; window = 100;
