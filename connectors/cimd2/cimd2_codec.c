@@ -1,10 +1,10 @@
 /* cimd2_codec.c - CIMD2 packets. See cimd2_codec.h.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <stdio.h>
 #include <string.h>
 #include "cimd2_codec.h"
 #include "hexutil.h"
+#include "strutil.h"
 
 static bool is_digit(uint8_t c)
 {
@@ -119,10 +119,10 @@ int cimd2_decode(const uint8_t *frame, size_t len, struct cimd2_packet *p)
 
 void cimd2_packet_init(struct cimd2_packet *p, uint8_t op, uint16_t number)
 {
-  memset(p, 0, sizeof *p);
   p->op = op;
   p->number = number;
   p->checksum = true;
+  p->n_params = 0;   /* the parameters past it are never read */
 }
 
 int cimd2_put(struct cimd2_packet *p, uint16_t code, const char *value, size_t len)
@@ -135,10 +135,9 @@ int cimd2_put(struct cimd2_packet *p, uint16_t code, const char *value, size_t l
 
 int cimd2_put_uint(struct cimd2_packet *p, uint16_t code, uint64_t value, char *buf, size_t cap)
 {
-  int n = snprintf(buf, cap, "%llu", (unsigned long long)value);
-  if (n < 0 || (size_t)n >= cap)
-    return CIMD2_E_SPACE;
-  return cimd2_put(p, code, buf, (size_t)n);
+  struct str_out o = str_out(buf, cap);
+  str_put_dec(&o, value, 1);
+  return o.cut ? CIMD2_E_SPACE : cimd2_put(p, code, buf, o.len);
 }
 
 const struct cimd2_slice *cimd2_get(const struct cimd2_packet *p, uint16_t code)
@@ -170,13 +169,18 @@ int cimd2_encode(const struct cimd2_packet *p, uint8_t *out, size_t cap)
 {
   if (p->op > 99 || p->number > 999)
     return CIMD2_E_INVALID;
-  size_t at = 0;
+  /* Written without printf: a packet is encoded for every message. */
   char head[16];
-  int n = snprintf(head, sizeof head, "\x02%02u:%03u\t", (unsigned)p->op, (unsigned)p->number);
-  if ((size_t)n > cap)
+  struct str_out o = str_out(head, sizeof head);
+  str_put(&o, "\x02", 1);
+  str_put_dec(&o, p->op, 2);
+  str_put(&o, ":", 1);
+  str_put_dec(&o, p->number, 3);
+  str_put(&o, "\t", 1);
+  size_t at = o.len;
+  if (at > cap)
     return CIMD2_E_SPACE;
-  memcpy(out, head, (size_t)n);
-  at = (size_t)n;
+  memcpy(out, head, at);
   for (unsigned i = 0; i < p->n_params; i++) {
     const struct cimd2_param *prm = &p->params[i];
     if (prm->code > 999)
@@ -188,8 +192,10 @@ int cimd2_encode(const struct cimd2_packet *p, uint8_t *out, size_t cap)
     }
     if (cap - at < 5 + prm->value.len)
       return CIMD2_E_SPACE;
-    snprintf(head, sizeof head, "%03u:", (unsigned)prm->code);
-    memcpy(out + at, head, 4);
+    out[at] = (char)('0' + prm->code / 100);
+    out[at + 1] = (char)('0' + prm->code / 10 % 10);
+    out[at + 2] = (char)('0' + prm->code % 10);
+    out[at + 3] = ':';
     memcpy(out + at + 4, prm->value.p, prm->value.len);
     at += 4 + prm->value.len;
     out[at++] = CIMD2_TAB;

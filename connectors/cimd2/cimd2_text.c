@@ -44,7 +44,7 @@ int cimd2_text_encode(char *dst, size_t cap, const uint8_t *septets, size_t n)
     if (septets[i] > 0x7F)
       return CIMD2_E_INVALID;
     const char *s = gsm_to_cimd2[septets[i]];
-    size_t len = strlen(s);
+    size_t len = s[1] ? (s[2] ? 3 : 2) : 1;   /* each is 1 to 3 characters */
     if (cap - at < len)
       return CIMD2_E_SPACE;
     memcpy(dst + at, s, len);
