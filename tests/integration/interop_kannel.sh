@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
-# interop_kannel_ucp.sh BUILD - emgd's UCP server against Kannel (Debian's
-# kannel 1.4.5, its emi driver) as an independent UCP client: Kannel logs in
-# with op 60, submits with op 51 asking for receipts, and must get its op 53
-# notifications matched to its messages (it calls the dlr-url for each).
-# sendsms -> smsbox -> bearerbox -(UCP)-> emgd -(SMPP)-> emgsink, and back.
+# interop_kannel.sh BUILD ucp|cimd2 - emgd's UCP or CIMD2 server against
+# Kannel (Debian's kannel 1.4.5, its emi or cimd2 driver) as an independent
+# client: Kannel logs in (op 60; CIMD2 login 01), submits asking for
+# receipts (op 51; submit 03 with 056), and must get its receipts (op 53;
+# status report 23) matched to its messages: it calls the dlr-url for each.
+# sendsms -> smsbox -> bearerbox -(UCP/CIMD2)-> emgd -(SMPP)-> emgsink, and
+# back. The SMSC's MOs go the other way (op 52; deliver message 20) to
+# Kannel's sms-service.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
 
-start_sink s smpp --dlr-delay 0-300
-ucp=$(free_port); admin=$(free_port); boxport=$(free_port); sendsms=$(free_port); dlrport=$(free_port)
+PROTO=${2:-ucp}
+case $PROTO in
+  ucp) driver=emi ;;
+  cimd2) driver=cimd2 ;;
+  *) echo "interop_kannel.sh: protocol ucp or cimd2, not $PROTO" >&2; exit 2 ;;
+esac
+MO=5
+start_sink s smpp --dlr-delay 0-300 --mo $MO --mo-rate 5 --mo-from 4917012345 --mo-to 5555
+port=$(free_port); admin=$(free_port); boxport=$(free_port); sendsms=$(free_port); dlrport=$(free_port)
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 4; persist = false; };
 connectors = (
-  { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
+  { name = "in"; protocol = "$PROTO"; mode = "server"; listen = "127.0.0.1:$port"; instances = 2;
     users = ( { name = "kannel"; password = "secret"; } ); },
   { name = "smpp-out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s";
     instances = 2; system_id = "emg"; password = "secret"; window = 20; reconnect_min = 100; }
 );
-routes = ( { to = "smpp-out"; } );
+routes = ( { from = "smpp-out"; to = "in"; }, { to = "smpp-out"; } );
 CONF
 start_emgd g "$TMP/emgd.conf"
-wait_port "$ucp"
+wait_port "$port"
 
-# Receives Kannel's dlr-url calls: one line per request in dlr.log.
+# Receives Kannel's dlr-url and sms-service calls: one line per request in dlr.log.
 perl -MIO::Socket::INET -e '
   my $s = IO::Socket::INET->new(Listen => 64, LocalAddr => "127.0.0.1", LocalPort => $ARGV[0], ReuseAddr => 1) or die;
   open(my $log, ">>", $ARGV[1]) or die; $log->autoflush(1);
@@ -45,10 +55,10 @@ log-level = 1
 dlr-storage = internal
 
 group = smsc
-smsc = emi
+smsc = $driver
 smsc-id = emg
 host = 127.0.0.1
-port = $ucp
+port = $port
 smsc-username = kannel
 smsc-password = secret
 keepalive = 30
@@ -64,6 +74,12 @@ log-level = 1
 group = sendsms-user
 username = tester
 password = foobar
+
+group = sms-service
+keyword = default
+get-url = "http://127.0.0.1:$dlrport/mo?from=%p&to=%P&text=%a"
+catch-all = true
+max-messages = 0
 CONF
 /usr/sbin/bearerbox "$TMP/kannel.conf" >"$TMP/bearerbox.out" 2>&1 &
 STARTED_PIDS+=($!)
@@ -72,7 +88,7 @@ wait_port "$boxport"
 STARTED_PIDS+=($!)
 wait_port "$sendsms"
 
-# Wait (bounded) until Kannel's EMI link is logged in.
+# Wait (bounded) until Kannel's link is logged in.
 for _ in $(seq 100); do
   curl -s "http://127.0.0.1:$admin/status.txt?password=admin" | grep -q "emg.*online" && break
   sleep 0.1
@@ -97,9 +113,18 @@ for _ in $(seq 150); do
   [ "$(grep -c 'status=1' "$TMP/dlr.log" 2>/dev/null || true)" -ge $N ] && break
   sleep 0.1
 done
-check "Kannel matched all $N op 53 receipts (dlr-url called with status 1)" \
+check "Kannel matched all $N $PROTO receipts (dlr-url called with status 1)" \
   [ "$(grep -c 'GET /dlr?n=[0-9]*&status=1 ' "$TMP/dlr.log")" = $N ]
 check "each message's receipt came once" [ "$(grep -o 'n=[0-9]*' "$TMP/dlr.log" | sort -u | wc -l)" = $N ]
+# The SMSC's MOs reached Kannel's sms-service with their sender and text.
+for _ in $(seq 150); do
+  [ "$(grep -c '^GET /mo?' "$TMP/dlr.log" 2>/dev/null || true)" -ge $MO ] && break
+  sleep 0.1
+done
+check "Kannel got the SMSC's $MO MOs over $PROTO, each once" \
+  [ "$(grep -Eo '^GET /mo\?from=[^ ]*text=mo(%20|\+)[0-9]+ ' "$TMP/dlr.log" | sort -u | wc -l)" = $MO ]
+check "an MO's sender and recipient as the SMSC gave them" \
+  grep -Eq '^GET /mo\?from=(%2B)?4917012345&to=5555&text=mo(%20|\+)[0-9]+ ' "$TMP/dlr.log"
 stop_emgd g 20
 stop_sink s
 check "the SMSC recorded the $N texts from Kannel" [ "$(grep -c 'Kannel message' "$TMP/s.record")" = $N ]
