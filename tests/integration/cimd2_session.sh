@@ -9,9 +9,10 @@
 #  - the client connector's login (user, password, window in 019) and its
 #    alive when idle, seen by that peer playing the SMSC;
 #  - the client connector against an SMSC that answers one submit in five
-#    with a temporary error: every message retried and delivered, the error
-#    logged by its CIMD2 code; and against one killed mid-run and started
-#    again: the connector reconnects and every message gets through.
+#    with a temporary error: every message retried and delivered; against
+#    one that refuses every submit: each fails, logged by its CIMD2 code;
+#    and against one killed mid-run and started again: the connector
+#    reconnects and every message gets through.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -47,7 +48,7 @@ check "a submit without a checksum: 53 naming the message by 021 and 060" \
 check "a submit: 53 with 021 and 060" saw 'submit 53:015\|021:4917012345\|060:[0-9]{12}\|'
 check "emgd's own alive when idle, numbered even" saw 'server_alive 40:[0-9]{2}[02468]\|'
 check "logout answered (52), then the connection closed" bash -c "grep -qx 'logout 52:017|' '$TMP/probe.out' && grep -qx 'after_logout EOF' '$TMP/probe.out'"
-check "the refusals logged with CIMD2's words" grep -q "Invalid login\|invalid login\|password" "$TMP/server.log"
+check "the wrong password logged" grep -q "as 'app' refused: wrong password" "$TMP/server.log"
 
 # ---- the client connector's login and alive ----
 smsc=$(free_port)
@@ -101,6 +102,20 @@ refused=$(jget "$TMP/busy.summary.json" .refused)
 check "an SMSC refusing a fifth of the submits for now: $refused refusals, every message retried and acked ($(jget "$TMP/busy.json" .acked))" \
   [ "$(jget "$TMP/busy.json" .acked)/$(jget "$TMP/busy.json" .receipts_delivered)" = "$N/$N" -a "$refused" -gt 100 ]
 check "... each at the SMSC once" record_has_each_seq_once "$TMP/busy.record" $N
+
+start_sink refusing cimd2 --reject-rate 1 --user emg --password secret
+in=$(free_port)
+write_conf "$TMP/refusing.conf" "$SINK_PORT_refusing" "$in"
+start_emgd refusing "$TMP/refusing.conf"
+wait_port "$in"
+"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret --count 50 \
+  --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/refusing.json" || true
+stop_emgd refusing 20
+stop_sink refusing
+check "an SMSC refusing for good: each message failed with a receipt to its origin ($(jget "$TMP/refusing.json" .receipts) receipts, $(jget "$TMP/refusing.json" .receipts_delivered) delivered)" \
+  [ "$(jget "$TMP/refusing.json" .receipts)/$(jget "$TMP/refusing.json" .receipts_delivered)" = "50/0" ]
+check "... logged with CIMD2's error code and words" \
+  grep -q "refused by the SMSC: error 9 Requested operation failed" "$TMP/refusing.log"
 
 SINK_FIXED_PORT=$(free_port)
 start_sink first cimd2 --dlr-delay 0-100 --user emg --password secret
