@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cimd2_codec.h"
+#include "cimd2_text.h"
 #include "clock.h"
 #include "smpp_pdu.h"
 #include "smpp_receipt.h"
@@ -23,6 +25,9 @@ static uint8_t smpp_frame[1024];
 static int smpp_frame_len;
 static uint8_t ucp_frame[1024];
 static int ucp_frame_len;
+static uint8_t cimd2_frame[1024];
+static int cimd2_frame_len;
+static struct cimd2_packet cimd2_template;
 static char receipt_text[256];
 static int receipt_len;
 static volatile uint64_t sink;  /* keeps results observable to the optimiser */
@@ -50,6 +55,19 @@ static void build_inputs(void)
   smpp_tlv_add(p, 0x1401, (const uint8_t *)"vendor", 6);
   smpp_frame_len = smpp_pdu_encode(p, smpp_frame, sizeof smpp_frame);
 
+  /* The same submit in CIMD2: text in its printable spelling (145 GSM
+   * characters, as the adapter writes them), a receipt asked for. */
+  static char cimd2_text[3 * sizeof text145];
+  int cimd2_text_len = cimd2_text_encode(cimd2_text, sizeof cimd2_text, (const uint8_t *)text145,
+                                         sizeof text145 - 1);
+  struct cimd2_packet *c = &cimd2_template;
+  cimd2_packet_init(c, CIMD2_SUBMIT, 3);
+  cimd2_put(c, CIMD2_P_DESTINATION, "4917612345678", 13);
+  cimd2_put(c, CIMD2_P_ORIGINATOR, "4912345678901", 13);
+  cimd2_put(c, CIMD2_P_TEXT, cimd2_text, (size_t)(cimd2_text_len > 0 ? cimd2_text_len : 0));
+  cimd2_put(c, CIMD2_P_STATUS_REPORT_REQUEST, "62", 2);
+  cimd2_frame_len = cimd2_encode(c, cimd2_frame, sizeof cimd2_frame);
+
   static char amsg[400];
   int amsg_len = ucp_amsg_from_utf8(amsg, sizeof amsg, text145, sizeof text145 - 1, 0);
   struct ucp_msg *m = &op51_template;
@@ -74,9 +92,9 @@ static void build_inputs(void)
   r.text_len = 20;
   receipt_len = smpp_receipt_format(receipt_text, sizeof receipt_text, &r);
 
-  if (smpp_frame_len <= 0 || ucp_frame_len <= 0 || amsg_len <= 0 || receipt_len <= 0) {
-    fprintf(stderr, "codec_bench: building the inputs failed (%d %d %d %d)\n", smpp_frame_len,
-            ucp_frame_len, amsg_len, receipt_len);
+  if (smpp_frame_len <= 0 || ucp_frame_len <= 0 || amsg_len <= 0 || receipt_len <= 0 || cimd2_frame_len <= 0) {
+    fprintf(stderr, "codec_bench: building the inputs failed (%d %d %d %d %d)\n", smpp_frame_len,
+            ucp_frame_len, amsg_len, receipt_len, cimd2_frame_len);
     exit(1);
   }
 }
@@ -156,6 +174,34 @@ static uint64_t ucp_encode_op(uint64_t n)
   return acc;
 }
 
+static uint64_t cimd2_decode_op(uint64_t n)
+{
+  static struct cimd2_packet p;
+  uint64_t acc = 0;
+  size_t skip = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    int len = cimd2_split(cimd2_frame, (size_t)cimd2_frame_len, CIMD2_FRAME_MAX, &skip);
+    if (len <= 0 || cimd2_decode(cimd2_frame, (size_t)len, &p) != 0)
+      abort();
+    acc += p.n_params + p.number;
+  }
+  return acc;
+}
+
+static uint64_t cimd2_encode_op(uint64_t n)
+{
+  static uint8_t out[1024];
+  uint64_t acc = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    cimd2_template.number = (uint16_t)(2 * (i % 128) + 1);
+    int len = cimd2_encode(&cimd2_template, out, sizeof out);
+    if (len <= 0)
+      abort();
+    acc += (uint64_t)len + out[5];
+  }
+  return acc;
+}
+
 static uint64_t receipt_parse_op(uint64_t n)
 {
   struct smpp_receipt r;
@@ -180,6 +226,8 @@ static const struct bench benches[] = {
   { "smpp submit_sm round trip", smpp_roundtrip_op, 5e6 },
   { "ucp op 51 decode", ucp_decode_op, 3e6 },
   { "ucp op 51 encode", ucp_encode_op, 0 },
+  { "cimd2 submit decode", cimd2_decode_op, 0 },
+  { "cimd2 submit encode", cimd2_encode_op, 0 },
   { "smpp receipt parse", receipt_parse_op, 0 },
 };
 
@@ -232,9 +280,9 @@ int main(int argc, char **argv)
     printf("{");
   else
     printf("emg codec benchmark: one core, %.1f s per operation, best of 3\n"
-           "inputs: submit_sm %d bytes, op 51 %d bytes (145-character text), receipt %d bytes\n\n"
+           "inputs: submit_sm %d bytes, op 51 %d bytes, CIMD2 submit %d bytes (145-character text), receipt %d bytes\n\n"
            "%-28s %14s %14s  %s\n",
-           seconds, smpp_frame_len, ucp_frame_len, receipt_len, "operation", "ops/s", "target", "");
+           seconds, smpp_frame_len, ucp_frame_len, cimd2_frame_len, receipt_len, "operation", "ops/s", "target", "");
   for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++) {
     double rate = measure(benches[i].fn, seconds);
     int ok = benches[i].target == 0 || rate >= benches[i].target;

@@ -276,16 +276,19 @@ static uint8_t dlr_mask_of(uint64_t request)
   return mask;
 }
 
-/* The id of a message its recipient and stamp name: "021:060". */
+/* The id of a message its recipient and stamp name: "021:060", the
+ * recipient without a '+' (an SMSC may write it in one and not the other). */
 static int stamp_id(char *out, size_t cap, const struct cimd2_slice *dst, const struct cimd2_slice *stamp)
 {
-  if (!dst || !stamp || stamp->len != STAMP_LEN || !all_digits(stamp->p, stamp->len) ||
-      dst->len + 1 + STAMP_LEN >= cap)
+  if (!dst || !stamp || stamp->len != STAMP_LEN || !all_digits(stamp->p, stamp->len))
     return CIMD2_E_SYNTAX;
-  memcpy(out, dst->p, dst->len);
-  out[dst->len] = ':';
-  memcpy(out + dst->len + 1, stamp->p, STAMP_LEN);
-  out[dst->len + 1 + STAMP_LEN] = '\0';
+  size_t plus = dst->len && dst->p[0] == '+', len = dst->len - plus;
+  if (len + 1 + STAMP_LEN >= cap)
+    return CIMD2_E_SYNTAX;
+  memcpy(out, dst->p + plus, len);
+  out[len] = ':';
+  memcpy(out + len + 1, stamp->p, STAMP_LEN);
+  out[len + 1 + STAMP_LEN] = '\0';
   return 0;
 }
 

@@ -50,6 +50,7 @@ ask() {  # ask MODE ID [EXTRA] [USER PASSWORD]: its status (hex)
 }
 query_state() { probe query load secret "$1" 4917000001; echo "$(field status)/$(field message_state)"; }
 recorded() { grep -c -P "\t$1\t" "$TMP/s.record" 2>/dev/null || true; }
+recorded_once() { [ "$(recorded "$1")" = 1 ]; }   # a function: wait_until runs it again each time
 recorded_text() { grep -P "\t$1\t" "$TMP/s.record" | cut -f3; }
 state_is() { [ "$(query_state "$1")" = "$2" ]; }
 sink_bound() { admin_call /api/connectors | jq -e '.connectors[] | select(.name == "out") | .bound > 0' > /dev/null; }
@@ -81,7 +82,7 @@ kill_emgd a
 start_emgd a2 "$TMP/a.conf"
 wait_port "$SMPP_IN"
 wait_port "$ADMIN_PORT"
-check "after a SIGKILL the replaced message went out once" wait_until 100 [ "$(recorded 4917100002)" = 1 ]
+check "after a SIGKILL the replaced message went out once" wait_until 100 recorded_once 4917100002
 check "... with the new text" [ "$(recorded_text 4917100002)" = "the new text" ]
 check "the cancelled messages never went out" [ "$(recorded 4917100001)/$(recorded 4917100003)" = "0/0" ]
 

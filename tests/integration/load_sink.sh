@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# load_sink.sh PROTOCOL - emgload against emgsink over PROTOCOL (smpp or ucp):
+# load_sink.sh PROTOCOL - emgload against emgsink over PROTOCOL (smpp, ucp or cimd2):
 # every message acked and recorded once with its text, every receipt back;
 # fail and undeliv rates counted the same on both sides; emgsink killed and
 # restarted mid-run without emgload losing a message.

@@ -203,6 +203,8 @@ static void test_submit(void)
   CU_ASSERT_EQUAL(pdu.op, PROTO_OP_SUBMIT_RESP);
   CU_ASSERT_EQUAL(pdu.ref, 1);
   CU_ASSERT_STRING_EQUAL(pdu.msgid, "4917012345:261202144001");
+  CU_ASSERT_EQUAL_FATAL(decode("53:003\t021:+4917012345\t060:261202144001\t", &pdu, &client), 0);
+  CU_ASSERT_STRING_EQUAL(pdu.msgid, "4917012345:261202144001");   /* the report may leave the '+' out */
   CU_ASSERT_EQUAL_FATAL(decode("53:003\t060:261202144001\t", &pdu, &client), 0);
   CU_ASSERT_STRING_EQUAL(pdu.msgid, "261202144001");   /* no 021: the stamp alone */
   resp.status = PROTO_E_THROTTLED;

@@ -444,7 +444,7 @@ static void test_http_connectors(void)
   CU_ASSERT(has_error(&e, 2, "connectors.[0].url",
                       "missing (required when mode = \"client\" and protocol = \"http\")"));
   CU_ASSERT(has_error(&e, 4, "connectors.[1].url", "applies only when protocol = \"http\""));
-  CU_ASSERT(has_error(&e, 5, "connectors.[2].protocol", "unknown protocol 'carrier-pigeon' (smpp, ucp or http)"));
+  CU_ASSERT(has_error(&e, 5, "connectors.[2].protocol", "unknown protocol 'carrier-pigeon' (smpp, ucp, cimd2 or http)"));
   config_errors_free(&e);
 }
 
@@ -886,7 +886,7 @@ static void test_tls(void)
     { "cert = \"server.pem\"; key = \"server.key\"; verify_peer = true;", SERVER_KEYS, "connectors.[0].tls",
       "needs ca" },
     { "cert = \"server.pem\"; key = \"server.key\"; server_name = \"x\";", SERVER_KEYS,
-      "connectors.[0].tls.server_name", "does not apply to an smpp or ucp server connector" },
+      "connectors.[0].tls.server_name", "does not apply to an smpp, ucp or cimd2 server connector" },
     { "cert = \"server.pem\"; key = \"server.key\"; min_version = \"1.1\";", SERVER_KEYS,
       "connectors.[0].tls", "must be \"1.2\" or \"1.3\"" },
     { "ca = \"server.key\";", CLIENT_KEYS, "connectors.[0].tls", "ca " },
