@@ -17,10 +17,13 @@
  *   A NACK (99) or a general error (98) answering one of ours is NACK.
  * - A submitted message is named "021:060" (its recipient and the time
  *   stamp the SMSC gave it, msgid_scts), which the status report carries too.
- * - Times are yyMMddhhmmss in UTC, as the UCP adapter writes its own;
- *   validity and first delivery go out absolute (051, 054) and are read
- *   absolute or relative (050, 053: relative values stay negative, as
- *   struct msg keeps them until they are resolved).
+ * - Times are yyMMddhhmmss in UTC, as the UCP adapter writes its own. A
+ *   CIMD2 SMSC reads them in its local time, so validity and first delivery
+ *   go out relative (050, 053) when the message says when it was accepted,
+ *   counted from then and rounded up to what GSM 03.40's TP-VP can say, as
+ *   Kannel sends them; absolute (051, 054) only when it does not. Both are
+ *   read (relative values stay negative, as struct msg keeps them until
+ *   they are resolved).
  *
  * Pure code: no clock, no log, no allocation per PDU.
  * SPDX-License-Identifier: Apache-2.0
@@ -185,6 +188,24 @@ static int get_relative(const struct cimd2_packet *p, uint16_t code, int64_t *t)
                              : ((int64_t)n - 192) * 10080;
   *t = -minutes * 60;
   return 0;
+}
+
+/* A period of seconds as a relative TP-VP octet (050, 053), rounded up:
+ * 5-minute steps to 12 h, 30-minute steps to 24 h, days to 30, then weeks
+ * (at most 63). */
+static unsigned relative_octet(int64_t seconds)
+{
+  int64_t minutes = (seconds + 59) / 60;
+  if (minutes <= 5)
+    return 0;
+  if (minutes <= 720)
+    return (unsigned)((minutes + 4) / 5 - 1);
+  if (minutes <= 1440)
+    return (unsigned)(143 + (minutes - 720 + 29) / 30);
+  if (minutes <= 30 * 1440)
+    return (unsigned)(166 + (minutes + 1439) / 1440);
+  int64_t weeks = (minutes + 10079) / 10080;
+  return weeks >= 63 ? 255u : (unsigned)(192 + weeks);
 }
 
 /* ---- decode ---- */
@@ -561,10 +582,15 @@ static int encode_message(struct cimd2_packet *p, const struct msg *msg, struct 
   if (r || p->op == CIMD2_DELIVER)
     return r || !msg->received_ms ? r : put_time(p, CIMD2_P_SC_TIMESTAMP, msg->received_ms / 1000, b->times[0]);
 
+  int64_t accepted = msg->received_ms / 1000;
   if (msg->validity > 0)
-    r = put_time(p, CIMD2_P_VALIDITY_ABSOLUTE, msg->validity, b->times[1]);
+    r = accepted ? cimd2_put_uint(p, CIMD2_P_VALIDITY_RELATIVE, relative_octet(msg->validity - accepted),
+                                  b->nums[3], sizeof b->nums[3])
+                 : put_time(p, CIMD2_P_VALIDITY_ABSOLUTE, msg->validity, b->times[1]);
   if (!r && msg->deferred > 0)
-    r = put_time(p, CIMD2_P_FIRST_DELIVERY_ABSOLUTE, msg->deferred, b->times[2]);
+    r = accepted ? cimd2_put_uint(p, CIMD2_P_FIRST_DELIVERY_RELATIVE, relative_octet(msg->deferred - accepted),
+                                  b->nums[4], sizeof b->nums[4])
+                 : put_time(p, CIMD2_P_FIRST_DELIVERY_ABSOLUTE, msg->deferred, b->times[2]);
   /* Always sent, as Kannel: without it the SMSC's profile decides. Buffered
    * asks for the final reports too: only a final one frees the DLR entry. */
   unsigned request = 0;

@@ -99,7 +99,8 @@ static const struct frame frames[] = {
 static const struct frame adapter_frames[] = {
   { CIMD2_LOGIN, 1, { { CIMD2_P_USER, "emg" }, { CIMD2_P_PASSWORD, "secret" }, { CIMD2_P_WINDOW, "64" } } },
   { CIMD2_SUBMIT, 3, { { CIMD2_P_DESTINATION, "4917012345" }, { CIMD2_P_ORIGINATOR, "+4917099999" },
-                       { CIMD2_P_TEXT, "Hi, 42% off: see you!" }, { CIMD2_P_STATUS_REPORT_REQUEST, "62" } } },
+                       { CIMD2_P_TEXT, "Hi, 42% off: see you!" }, { CIMD2_P_VALIDITY_RELATIVE, "11" },
+                       { CIMD2_P_STATUS_REPORT_REQUEST, "62" } } },
   { CIMD2_SUBMIT, 5, { { CIMD2_P_DESTINATION, "4917012345" }, { CIMD2_P_ORIGINATOR_ALPHA, "emgShop" },
                        { CIMD2_P_DCS, "4" }, { CIMD2_P_UDH, "050003A70201" }, { CIMD2_P_BINARY, "0102FF" },
                        { CIMD2_P_STATUS_REPORT_REQUEST, "0" } } },
@@ -149,6 +150,8 @@ static void adapter_pdu(size_t i, struct proto_pdu *pdu, struct proto_options *o
       m->data = (const uint8_t *)text;
       m->data_len = sizeof text - 1;
       m->dlr_mask = MSG_DLR_DELIVERED | MSG_DLR_FAILED;
+      m->received_ms = 1796212501000;
+      m->validity = 1796212501 + 3600;   /* an hour: TP-VP 11 */
     } else {
       strcpy(m->src.addr, "emgShop");
       m->src.ton = MSG_TON_ALPHANUMERIC;

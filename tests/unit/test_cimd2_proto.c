@@ -158,6 +158,31 @@ static void test_submit(void)
   CU_ASSERT_EQUAL(m->validity, 1796222400);
   CU_ASSERT_EQUAL(m->pid, 64);
 
+  /* Accepted at a known time: validity and first delivery go out relative
+   * to it, rounded up (the SMSC reads absolute times in its own zone). The
+   * message is the one just read back, sent on again. */
+  pdu.op = PROTO_OP_SUBMIT;
+  pdu.ref = 1;
+  m->received_ms = 1796222400000 - 3600000;   /* an hour before its validity ends */
+  m->deferred = 1796222400 - 3600 + 600;       /* 10 minutes after */
+  CU_ASSERT(encodes_as(&pdu, &client,
+                       "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
+                       "050:11\t053:1\t056:62\t"));
+  m->validity = 1796222400 - 3600 + 25 * 3600;   /* 25 h: two days is the next step */
+  m->deferred = 1796222400 - 3600 + 61;          /* a minute and a second: 5 minutes, the least */
+  CU_ASSERT(encodes_as(&pdu, &client,
+                       "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
+                       "050:168\t053:0\t056:62\t"));
+  m->validity = 1796222400 - 3600 + 13 * 3600;   /* 13 h: 12 h 30 min steps */
+  m->deferred = 0;
+  CU_ASSERT(encodes_as(&pdu, &client,
+                       "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
+                       "050:145\t056:62\t"));
+  m->validity = 1796222400 - 3600 + 100 * 7 * 86400;   /* beyond 63 weeks: the longest */
+  CU_ASSERT(encodes_as(&pdu, &client,
+                       "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
+                       "050:255\t056:62\t"));
+
   /* Relative validity: TP-VP 167 is 24 h, kept relative (negative). */
   CU_ASSERT_EQUAL_FATAL(decode("03:005\t021:1\t033:x\t050:167\t053:0\t", &pdu, &smsc), 0);
   CU_ASSERT_EQUAL(m->validity, -24 * 3600);
