@@ -71,8 +71,10 @@ enum proto_status {
   PROTO_E_SOURCE,          /* a source address the sender may not use (ESME_RINVSRCADR; UCP 04) */
   PROTO_E_CREDIT,          /* the account's credit is used up (ESME_RSUBMITFAIL; UCP 04; HTTP 402) */
   PROTO_E_NO_MESSAGE,      /* QUERY, CANCEL, REPLACE: no such message of this client (ESME_RINVMSGID) */
-  PROTO_E_MESSAGE_STATE    /* ... the message is past what the request can do, or the request
+  PROTO_E_MESSAGE_STATE,   /* ... the message is past what the request can do, or the request
                               failed (ESME_RQUERYFAIL, ESME_RCANCELFAIL, ESME_RREPLACEFAIL) */
+  PROTO_E_WINDOW           /* BIND_RESP: the peer refuses the window the bind asked for (CIMD2
+                              104, 105): bind again asking for none */
 };
 
 /* Is this outcome worth a retry of the same message? */

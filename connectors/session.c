@@ -471,8 +471,14 @@ static void bind_answered(struct session *s, const struct proto_pdu *resp)
 {
   if (resp->status != PROTO_OK) {
     char reason[REASON_LEN], why[PROTO_DESCRIBE_LEN];
-    snprintf(reason, sizeof reason, "bind refused: %s",
-             proto_describe(s->proto, PROTO_OP_BIND_RESP, resp->status, resp->raw_status, why, sizeof why));
+    /* A peer without windowing: every bind from now on asks for none, and
+     * the session keeps one request outstanding. */
+    bool unwindowed = resp->status == PROTO_E_WINDOW && s->cfg.proto_options.window > 1;
+    if (unwindowed)
+      s->cfg.proto_options.window = s->app_window = 1;
+    snprintf(reason, sizeof reason, "bind refused: %s%s",
+             proto_describe(s->proto, PROTO_OP_BIND_RESP, resp->status, resp->raw_status, why, sizeof why),
+             unwindowed ? "; binding again with a window of 1" : "");
     lost(s, reason);
     return;
   }

@@ -65,8 +65,8 @@ static const struct {
   { 101, PROTO_E_AUTH, "Incorrect access type" },
   { 102, PROTO_E_ALREADY_BOUND, "Too many users with this login ID" },
   { 103, PROTO_E_AUTH, "Login refused by SMS Center" },
-  { 104, PROTO_E_SYNTAX, "Invalid window size" },
-  { 105, PROTO_E_SYNTAX, "Windowing disabled" },
+  { 104, PROTO_E_WINDOW, "Invalid window size" },
+  { 105, PROTO_E_WINDOW, "Windowing disabled" },
   { 106, PROTO_E_AUTH, "Virtual SMS Center-based barring" },
   { 107, PROTO_E_AUTH, "Invalid subaddr" },
   { 108, PROTO_E_AUTH, "Alias account, login refused" },
@@ -134,6 +134,7 @@ unsigned cimd2_proto_error(enum proto_status s)
   case PROTO_E_AUTH_ACCOUNT:
   case PROTO_E_AUTH_PASSWORD: return 100;
   case PROTO_E_ALREADY_BOUND: return 102;
+  case PROTO_E_WINDOW: return 104;
   case PROTO_E_BIND_STATE:
   case PROTO_E_UNSUPPORTED: return 1;
   case PROTO_E_SYNTAX:

@@ -87,6 +87,7 @@ int ucp_proto_ec(enum proto_status s)
   case PROTO_E_CHECKSUM: return 1;
   case PROTO_E_SYNTAX: return 2;
   case PROTO_E_CMD_LEN: return 2;
+  case PROTO_E_WINDOW: return 2;   /* UCP's login asks for no window */
   case PROTO_E_UNSUPPORTED: return 3;
   case PROTO_E_BIND_STATE: return 4;
   case PROTO_E_ALREADY_BOUND: return 4;

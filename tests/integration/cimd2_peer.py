@@ -7,10 +7,11 @@ of emg's codec, for the session tests (cimd2_session.sh).
       prints one line per step, "NAME PACKET", PACKET being what the server
       answered (its TABs as '|', without STX, checksum and ETX; "EOF" when
       it closed the connection, "NONE" when nothing came).
-  cimd2_peer.py smsc PORT SECONDS
+  cimd2_peer.py smsc PORT SECONDS [nowindow]
       Plays an SMSC for one client: answers its login and its alives, and
       prints "login PACKET" and "alive PACKET" for each (as above), for
-      SECONDS seconds.
+      SECONDS seconds. With nowindow, a login asking for a window (019) is
+      refused with 900:105 (windowing disabled).
 """
 import re
 import socket
@@ -117,7 +118,7 @@ def probe(addr, user, password):
     print("\n".join(out))
 
 
-def smsc(port, seconds):
+def smsc(port, seconds, nowindow=False):
     lsock = socket.socket()
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     lsock.bind(("127.0.0.1", port))
@@ -141,7 +142,10 @@ def smsc(port, seconds):
         op, number = got[0:2], got[3:6]
         if op == "01":
             print("login " + got, flush=True)
-            c.send(packet("51:%s\t" % number))
+            if nowindow and "|019:" in got:
+                c.send(packet("51:%s\t900:105\t901:Windowing disabled\t" % number))
+            else:
+                c.send(packet("51:%s\t" % number))
         elif op == "40":
             print("alive " + got, flush=True)
             c.send(packet("90:%s\t" % number))
@@ -156,7 +160,7 @@ def smsc(port, seconds):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "probe":
         probe(sys.argv[2], sys.argv[3], sys.argv[4])
-    elif len(sys.argv) == 4 and sys.argv[1] == "smsc":
-        smsc(int(sys.argv[2]), float(sys.argv[3]))
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "smsc":
+        smsc(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:] == ["nowindow"])
     else:
         sys.exit(__doc__)

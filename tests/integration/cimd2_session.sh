@@ -73,6 +73,23 @@ check "the client's login: user, password and its window (019:32)" grep -qx 'log
 check "the client's alives when idle, numbered odd, more than one in 4 s" \
   [ "$(grep -Ec '^alive 40:[0-9]{2}[13579]\|$' "$TMP/smsc.out")" -ge 2 ]
 
+# An SMSC without windowing refuses the login that asks for one (105): the
+# client logs in again asking for none, and stays bound.
+smsc=$(free_port)
+$PEER smsc "$smsc" 4 nowindow > "$TMP/nowindow.out" 2>&1 &
+STARTED_PIDS+=($!)
+peer_pid=$!
+wait_port "$smsc"
+sed -i "s/connect = \"127.0.0.1:[0-9]*\"/connect = \"127.0.0.1:$smsc\"/" "$TMP/client.conf"
+start_emgd nowindow "$TMP/client.conf"
+wait "$peer_pid" 2>/dev/null || true
+stop_emgd nowindow 20
+check "an SMSC refusing the window: the first login asked for it, the next did not" \
+  bash -c "head -2 '$TMP/nowindow.out' | tr '\n' ' ' | grep -qx 'login 01:001|010:emg|011:secret|019:32| login 01:001|010:emg|011:secret| '"
+check "... then bound: its alives answered" grep -Eq '^alive 40:[0-9]{2}[13579]\|$' "$TMP/nowindow.out"
+check "... logged with CIMD2's words and what emgd does" \
+  grep -q "bind refused: error 105 Windowing disabled; binding again with a window of 1" "$TMP/nowindow.log"
+
 # ---- throttling and reconnects against emgsink ----
 # write_conf FILE SINK_PORT IN_PORT
 write_conf() {

@@ -366,6 +366,8 @@ static void test_errors(void)
   CU_ASSERT_EQUAL(cimd2_proto_error(PROTO_E_CREDIT), 9);
   CU_ASSERT_EQUAL(cimd2_proto_status(102), PROTO_E_ALREADY_BOUND);
   CU_ASSERT_EQUAL(cimd2_proto_status(324), PROTO_E_THROTTLED);
+  CU_ASSERT_EQUAL(cimd2_proto_status(104), PROTO_E_WINDOW);   /* the session logs in again without 019 */
+  CU_ASSERT_EQUAL(cimd2_proto_status(105), PROTO_E_WINDOW);
   CU_ASSERT_EQUAL(cimd2_proto_status(0), PROTO_OK);
   char words[PROTO_DESCRIBE_LEN];
   CU_ASSERT_STRING_EQUAL(proto_describe(&cimd2_proto_ops, PROTO_OP_SUBMIT_RESP, PROTO_E_THROTTLED, 10, words,
