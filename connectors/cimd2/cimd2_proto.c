@@ -604,14 +604,23 @@ static int encode_message(struct cimd2_packet *p, const struct msg *msg, struct 
   return r ? r : cimd2_put_uint(p, CIMD2_P_STATUS_REPORT_REQUEST, request, b->nums[2], sizeof b->nums[2]);
 }
 
+/* Where an id "recipient:stamp" (of cap bytes at most) splits: its ':',
+ * the recipient before it and the 12-digit stamp after; NULL for an id of
+ * another shape. */
+static const char *stamp_colon(const char *id, size_t cap)
+{
+  size_t len = strnlen(id, cap);
+  const char *colon = len > STAMP_LEN ? id + len - STAMP_LEN - 1 : NULL;
+  return colon && *colon == ':' && all_digits(colon + 1, STAMP_LEN) ? colon : NULL;
+}
+
 /* A status report (23) from a receipt whose id is "recipient:stamp". */
 static int encode_receipt(struct cimd2_packet *p, const struct msg_receipt *rc, struct enc_buf *b)
 {
-  size_t len = strnlen(rc->id, sizeof rc->id);
-  const char *colon = len > STAMP_LEN ? rc->id + len - STAMP_LEN - 1 : NULL;
+  const char *colon = stamp_colon(rc->id, sizeof rc->id);
   unsigned code;
   int r;
-  if (!colon || *colon != ':' || !all_digits(colon + 1, STAMP_LEN))
+  if (!colon)
     return CIMD2_E_INVALID;
   switch (rc->state) {
   case MSG_STATE_DELIVERED: code = 4; break;
@@ -648,9 +657,8 @@ static int encode_submit_resp(struct cimd2_packet *p, const struct proto_pdu *pd
 {
   if (pdu->status != PROTO_OK)
     return put_error(p, pdu->status, b);
-  size_t len = strnlen(pdu->msgid, sizeof pdu->msgid);
-  const char *colon = len > STAMP_LEN ? pdu->msgid + len - STAMP_LEN - 1 : NULL;
-  if (!colon || *colon != ':' || !all_digits(colon + 1, STAMP_LEN))
+  const char *colon = stamp_colon(pdu->msgid, sizeof pdu->msgid);
+  if (!colon)
     return CIMD2_E_INVALID;
   int r = cimd2_put(p, CIMD2_P_DESTINATION, pdu->msgid, (size_t)(colon - pdu->msgid));
   return r ? r : cimd2_put(p, CIMD2_P_SC_TIMESTAMP, colon + 1, STAMP_LEN);
