@@ -105,30 +105,36 @@ routes = ( { to = "cimd2-out"; } );
 CONF
 }
 
+# against NAME SINK_OPTIONS... -- EMGLOAD_OPTIONS...: emgsink over CIMD2
+# with those options, a fresh emgd (SMPP in, CIMD2 out to it) and emgload
+# over SMPP to the end (its JSON: $TMP/NAME.json); both stopped after.
+against() {
+  local name=$1 sink_options=() in port_var="SINK_PORT_$1"
+  shift
+  while [ "$1" != -- ]; do
+    sink_options+=("$1")
+    shift
+  done
+  shift
+  start_sink "$name" cimd2 "${sink_options[@]}" --user emg --password secret
+  in=$(free_port)
+  write_conf "$TMP/$name.conf" "${!port_var}" "$in"
+  start_emgd "$name" "$TMP/$name.conf"
+  wait_port "$in"
+  "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret "$@" \
+    --json --quiet > "$TMP/$name.json" || true
+  stop_emgd "$name" 20
+  stop_sink "$name"
+}
+
 N=2000
-start_sink busy cimd2 --fail-rate 0.2 --dlr-delay 0-100 --user emg --password secret
-in=$(free_port)
-write_conf "$TMP/busy.conf" "$SINK_PORT_busy" "$in"
-start_emgd busy "$TMP/busy.conf"
-wait_port "$in"
-"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret --count $N \
-  --window 20 --dlr --wait-dlr 20 --json --quiet --give-up 60 > "$TMP/busy.json" || true
-stop_emgd busy 20
-stop_sink busy
+against busy --fail-rate 0.2 --dlr-delay 0-100 -- --count $N --window 20 --dlr --wait-dlr 20 --give-up 60
 refused=$(jget "$TMP/busy.summary.json" .refused)
 check "an SMSC refusing a fifth of the submits for now: $refused refusals, every message retried and acked ($(jget "$TMP/busy.json" .acked))" \
   [ "$(jget "$TMP/busy.json" .acked)/$(jget "$TMP/busy.json" .receipts_delivered)" = "$N/$N" -a "$refused" -gt 100 ]
 check "... each at the SMSC once" record_has_each_seq_once "$TMP/busy.record" $N
 
-start_sink refusing cimd2 --reject-rate 1 --user emg --password secret
-in=$(free_port)
-write_conf "$TMP/refusing.conf" "$SINK_PORT_refusing" "$in"
-start_emgd refusing "$TMP/refusing.conf"
-wait_port "$in"
-"$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret --count 50 \
-  --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/refusing.json" || true
-stop_emgd refusing 20
-stop_sink refusing
+against refusing --reject-rate 1 -- --count 50 --dlr --wait-dlr 10 --give-up 30
 check "an SMSC refusing for good: each message failed with a receipt to its origin ($(jget "$TMP/refusing.json" .receipts) receipts, $(jget "$TMP/refusing.json" .receipts_delivered) delivered)" \
   [ "$(jget "$TMP/refusing.json" .receipts)/$(jget "$TMP/refusing.json" .receipts_delivered)" = "50/0" ]
 check "... logged with CIMD2's error code and words" \

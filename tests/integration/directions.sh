@@ -24,37 +24,41 @@ routes = ( { to = "out"; } );
 CONF
 }
 
-# run_coding IN OUT LISTEN_PORT ENCODING LENGTH: 100 messages in that
-# encoding through a fresh emgd and sink (record: $TMP/IN_OUT_ENCODING.record).
-run_coding() {
-  local in=$1 out=$2 listen=$3 enc=$4 len=$5 name="$1_$2_$4" port_var
-  start_sink "$name" "$out" --user emg --password secret
-  port_var="SINK_PORT_$name"
+# run_pass NAME IN OUT LISTEN_PORT [SINK_OPTIONS...] -- EMGLOAD_OPTIONS...:
+# emgsink over OUT, a fresh emgd (IN server on LISTEN_PORT, OUT client) and
+# emgload over IN to the end (its JSON: $TMP/NAME.json); both stopped after.
+run_pass() {
+  local name=$1 in=$2 out=$3 listen=$4 sink_options=()
+  shift 4
+  while [ "$1" != -- ]; do
+    sink_options+=("$1")
+    shift
+  done
+  shift
+  start_sink "$name" "$out" "${sink_options[@]}" --user emg --password secret
+  local port_var="SINK_PORT_$name"
   write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
   start_emgd "$name" "$TMP/$name.conf"
   wait_port "$listen"
   "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count 100 --encoding "$enc" --length "$len" --json --quiet --give-up 30 > "$TMP/$name.json" || true
+    "$@" --json --quiet --give-up 30 > "$TMP/$name.json" || true
   stop_emgd "$name" 20
   stop_sink "$name"
+}
+
+# run_coding IN OUT LISTEN_PORT ENCODING LENGTH: 100 messages in that
+# encoding through a fresh emgd and sink (record: $TMP/IN_OUT_ENCODING.record).
+run_coding() {
+  local in=$1 out=$2 listen=$3 enc=$4 len=$5 name="$1_$2_$4"
+  run_pass "$name" "$in" "$out" "$listen" -- --count 100 --encoding "$enc" --length "$len"
   check "$in in, $out out: 100 $enc messages acked" [ "$(jget "$TMP/$name.json" .acked)" = 100 ]
 }
 
 # run IN OUT: emgload over IN -> emgd (IN server, OUT client) -> emgsink over OUT.
 run() {
-  local in=$1 out=$2 name="$1_$2"
-  start_sink "$name" "$out" --dlr-delay 0-500 --user emg --password secret
-  local port_var="SINK_PORT_$name"
-  local listen
+  local in=$1 out=$2 name="$1_$2" listen
   listen=$(free_port)
-  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
-  start_emgd "$name" "$TMP/$name.conf"
-  wait_port "$listen"
-  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --connections 4 --window 20 --count $N --dlr --wait-dlr 15 --json --quiet --give-up 30 \
-    > "$TMP/$name.json" || true
-  stop_emgd "$name" 20
-  stop_sink "$name"
+  run_pass "$name" "$in" "$out" "$listen" --dlr-delay 0-500 -- --connections 4 --window 20 --count $N --dlr --wait-dlr 15
   check "$in in, $out out: all $N acked" [ "$(jget "$TMP/$name.json" .acked)" = $N ]
   check "$in in, $out out: all $N receipts back" [ "$(jget "$TMP/$name.json" .receipts_delivered)" = $N ]
   check "$in in, $out out: the sink recorded each message once" record_has_each_seq_once "$TMP/$name.record" $N
@@ -73,16 +77,7 @@ run() {
 # into three concatenated parts for the SMSC; the origin gets one receipt each.
 run_long() {
   local in=$1 out=$2 name="long_$1_$2" n=200
-  start_sink "$name" "$out" --dlr-delay 0-200 --user emg --password secret
-  local port_var="SINK_PORT_$name" listen
-  listen=$(free_port)
-  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
-  start_emgd "$name" "$TMP/$name.conf"
-  wait_port "$listen"
-  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count $n --length 320 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
-  stop_emgd "$name" 20
-  stop_sink "$name"
+  run_pass "$name" "$in" "$out" "$(free_port)" --dlr-delay 0-200 -- --count $n --length 320 --dlr --wait-dlr 10
   check "$in in, $out out, 320 characters: all $n acked, one receipt each" \
     [ "$(jget "$TMP/$name.json" '.acked, .receipts_delivered' | tr '\n' ' ')" = "$n $n " ]
   check "$in in, $out out, 320 characters: three parts each at the SMSC (153 + 153 + 14)" \
@@ -126,16 +121,8 @@ too_long() {
 # reaches the origin as such, in its own protocol's terms.
 run_undeliv() {
   local in=$1 out=$2 name="undeliv_$1_$2" n=1000
-  start_sink "$name" "$out" --dlr-delay 0-200 --undeliv-rate 0.2 --user emg --password secret
-  local port_var="SINK_PORT_$name" listen
-  listen=$(free_port)
-  write_conf "$TMP/$name.conf" "$in" "$out" "$listen" "${!port_var}"
-  start_emgd "$name" "$TMP/$name.conf"
-  wait_port "$listen"
-  "$BIN/emgload" --protocol "$in" --connect "127.0.0.1:$listen" --user load --password secret \
-    --count $n --window 20 --dlr --wait-dlr 10 --json --quiet --give-up 30 > "$TMP/$name.json" || true
-  stop_emgd "$name" 20
-  stop_sink "$name"
+  run_pass "$name" "$in" "$out" "$(free_port)" --dlr-delay 0-200 --undeliv-rate 0.2 -- \
+    --count $n --window 20 --dlr --wait-dlr 10
   local delivered undeliv
   delivered=$(jget "$TMP/$name.json" .receipts_delivered)
   undeliv=$(jget "$TMP/$name.json" .receipts_undeliverable)

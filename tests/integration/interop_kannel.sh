@@ -108,19 +108,16 @@ for i in $(seq 1 $N); do
 done
 check "Kannel accepted all $N sendsms requests" [ $sent = $N ]
 
+# logged_at_least REGEX COUNT: dlr.log has that many lines matching REGEX.
+logged_at_least() { [ "$(grep -c "$1" "$TMP/dlr.log" 2>/dev/null || true)" -ge "$2" ]; }
+
 # Every message reaches the SMSC and every receipt gets back to Kannel's dlr-url with status 1 (delivered).
-for _ in $(seq 150); do
-  [ "$(grep -c 'status=1' "$TMP/dlr.log" 2>/dev/null || true)" -ge $N ] && break
-  sleep 0.1
-done
+wait_until 150 logged_at_least 'status=1' $N || true
 check "Kannel matched all $N $PROTO receipts (dlr-url called with status 1)" \
   [ "$(grep -c 'GET /dlr?n=[0-9]*&status=1 ' "$TMP/dlr.log")" = $N ]
 check "each message's receipt came once" [ "$(grep -o 'n=[0-9]*' "$TMP/dlr.log" | sort -u | wc -l)" = $N ]
 # The SMSC's MOs reached Kannel's sms-service with their sender and text.
-for _ in $(seq 150); do
-  [ "$(grep -c '^GET /mo?' "$TMP/dlr.log" 2>/dev/null || true)" -ge $MO ] && break
-  sleep 0.1
-done
+wait_until 150 logged_at_least '^GET /mo?' $MO || true
 check "Kannel got the SMSC's $MO MOs over $PROTO, each once" \
   [ "$(grep -Eo '^GET /mo\?from=[^ ]*text=mo(%20|\+)[0-9]+ ' "$TMP/dlr.log" | sort -u | wc -l)" = $MO ]
 check "an MO's sender and recipient as the SMSC gave them" \
