@@ -17,6 +17,13 @@
  *   written) for response_timeout_ms closes the session. Both checks compare
  *   a length kept anyway, once per read chunk and once per write batch.
  *
+ * - A held session (session_hold_input: a client sending into a limit it
+ *   has reached) is neither read nor has its buffered frames handled until
+ *   the hold ends, at the first tick after it. Its requests wait in the
+ *   socket instead of being refused one by one, as fast as it can send
+ *   them: a refusal costs the peer one round trip and us one decode, so a
+ *   flood of them costs a core on both sides.
+ *
  * - The keep-alive timer counts bytes written to the socket, not PDUs
  *   queued: answers piling up for a peer that does not read do not make it
  *   look alive.
@@ -100,6 +107,7 @@ struct session {
   bool ready_wanted;                /* the application was refused: on_ready owed */
   bool keepalive_outstanding;
   bool read_paused;                 /* backpressure: input not watched (see the top) */
+  bool held;                        /* session_hold_input: input neither read nor handled */
   bool handshaking;                 /* TLS: the handshake is under way */
   bool tls_write_wants_read;        /* TLS: a write waits for input (post-handshake messages) */
 
@@ -112,6 +120,7 @@ struct session {
   uint64_t last_sent_ms;            /* a byte last written to the socket */
   uint64_t out_moved_ms;            /* output last written from, or filled when empty */
   uint64_t reconnect_at_ms;
+  uint64_t held_until_ms;
   unsigned backoff_ms;
   unsigned connect_attempts;
   uint64_t jitter_state;
@@ -154,7 +163,7 @@ static bool gone(const struct session *s)
 static void update_interest(struct session *s)
 {
   if (s->fd >= 0 && !s->connecting && !s->handshaking)
-    evloop_modify(s->loop, s->fd, (s->read_paused ? 0u : EVLOOP_READ) |
+    evloop_modify(s->loop, s->fd, (s->read_paused || s->held ? 0u : EVLOOP_READ) |
                                   (s->write_armed ? EVLOOP_WRITE : 0u));
 }
 
@@ -331,7 +340,7 @@ static void close_socket(struct session *s)
   tls_conn_free(s->tls);
   s->tls = NULL;
   s->handshaking = s->tls_write_wants_read = false;
-  s->connecting = s->write_armed = s->closing = s->shut = s->read_paused = false;
+  s->connecting = s->write_armed = s->closing = s->shut = s->read_paused = s->held = false;
   s->keepalive_outstanding = false;
   iobuf_consume(&s->in, iobuf_len(&s->in));
   iobuf_consume(&s->out, iobuf_len(&s->out));
@@ -633,7 +642,7 @@ static void unsplittable(struct session *s)
 /* Splits and handles every complete frame in the input buffer. */
 static void process_input(struct session *s)
 {
-  while (!s->closing && iobuf_len(&s->in)) {
+  while (!s->closing && !s->held && iobuf_len(&s->in)) {
     size_t skip = 0;
     int len = s->proto->split(iobuf_head(&s->in), iobuf_len(&s->in), &s->cfg.proto_options,
                               &skip);
@@ -667,14 +676,14 @@ static void process_input(struct session *s)
 static void read_deferred(struct evloop *loop, void *arg)
 {
   struct session *s = arg;
-  if (!gone(s) && !s->read_paused)
+  if (!gone(s) && !s->read_paused && !s->held)
     on_io(loop, s->fd, EVLOOP_READ, s);
 }
 
 static void read_input(struct session *s)
 {
   for (int calls = 0; calls < READ_CALLS_MAX; calls++) {
-    if (s->read_paused)
+    if (s->read_paused || s->held)
       return;   /* an event the loop had already collected */
     if (output_pauses(s)) {
       s->read_paused = true;
@@ -706,7 +715,7 @@ static void read_input(struct session *s)
       iobuf_consume(&s->in, iobuf_len(&s->in)); /* lingering: only waiting for the end */
     else
       process_input(s);
-    if (gone(s))
+    if (gone(s) || s->held)
       return;
     /* A short read emptied the socket: spare the read that would say EAGAIN.
      * (A TLS read returns one record at a time.) */
@@ -818,6 +827,41 @@ static void on_io(struct evloop *loop, int fd, unsigned events, void *arg)
     flush(s);
 }
 
+/* A hold is over: the frames read meanwhile are handled, then the socket
+ * is watched again (and TLS's decrypted input read, which no event
+ * announces). */
+static void end_hold(struct session *s)
+{
+  s->held = false;
+  process_input(s);
+  if (gone(s) || s->held)
+    return;
+  update_interest(s);
+  if (s->tls && tls_pending(s->tls) && evloop_defer(s->loop, read_deferred, s) < 0)
+    lost(s, "out of memory");
+}
+
+void session_hold_input(struct session *s, unsigned ms)
+{
+  if (gone(s) || s->state != SESSION_BOUND || s->closing)
+    return;
+  if (ms > SESSION_HOLD_MAX_MS)
+    ms = SESSION_HOLD_MAX_MS;
+  uint64_t until = now_ms(s) + ms;
+  if (s->held && until <= s->held_until_ms)
+    return;
+  s->held_until_ms = until;
+  if (!s->held) {
+    s->held = true;
+    update_interest(s);
+  }
+}
+
+bool session_held(const struct session *s)
+{
+  return s->held;
+}
+
 /* Requests of ours older than the response time-out, one at a time (a
  * callback may destroy the session, and none may go unreported). */
 static void expire(struct session *s)
@@ -880,6 +924,11 @@ static void on_tick(struct evloop *loop, void *arg)
     expire(s);
     if (gone(s))
       return;
+    if (s->held && now >= s->held_until_ms) {
+      end_hold(s);
+      if (gone(s))
+        return;
+    }
     if (s->state == SESSION_BOUND && !s->keepalive_outstanding &&
         now - s->last_sent_ms >= s->cfg.keepalive_ms && runtime_request(s, PROTO_OP_KEEPALIVE) == 0) {
       s->keepalive_outstanding = true;

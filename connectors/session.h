@@ -162,6 +162,21 @@ const struct tls_conn *session_tls(const struct session *s);
  * (NULL = the host of connect). The connection of the moment keeps its own. */
 void session_set_tls(struct session *s, struct tls_ctx *ctx, const char *server_name);
 
+/* Longest hold session_hold_input makes: short enough that the peer's
+ * answers to our own requests (receipts) and its keep-alives, read after
+ * it, are not timed out. */
+#define SESSION_HOLD_MAX_MS 1000u
+
+/* Server: the peer's requests are not read, nor those already read handled,
+ * for the next ms milliseconds (at most SESSION_HOLD_MAX_MS), as an SMSC
+ * slows a throttled ESME: for a client that keeps sending into a limit it
+ * has reached (the handler refused one of its requests for it and says
+ * when the limit frees). They wait in the socket and are handled in order
+ * when the hold ends, at the first tick after it. Only for a bound session;
+ * a later hold that ends sooner changes nothing. */
+void session_hold_input(struct session *s, unsigned ms);
+bool session_held(const struct session *s);
+
 unsigned session_outstanding(const struct session *s);
 void *session_app(const struct session *s);
 

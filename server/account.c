@@ -570,6 +570,19 @@ static bool rate_take(struct account_rt *rt, const struct account_def *d, uint64
   return true;
 }
 
+uint64_t accounts_rate_wait_ns(struct accounts *a, int slot, uint64_t now_ns)
+{
+  if (slot < 0 || (unsigned)slot >= a->capacity)
+    return 0;
+  struct account_rt *rt = &a->slots[slot];
+  const struct account_def *d = def_of(rt);
+  if (!d || !d->interval_ns)
+    return 0;
+  /* One fits once the theoretical arrival time is within the tolerance. */
+  uint64_t tat = atomic_load_explicit(&rt->tat_ns, memory_order_relaxed);
+  return tat > now_ns + d->tolerance_ns ? tat - now_ns - d->tolerance_ns : 0;
+}
+
 /* A source the account may use: one of its senders, or one starting with
  * a sender that is all digits (a number range). */
 static bool sender_allowed(const struct config_account *ac, const char *src)

@@ -78,6 +78,10 @@ int accounts_sole(const struct accounts *a, unsigned connector);
  * senders. A submit without a source gets the account's default_sender. */
 enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, uint64_t now_ns);
 
+/* After a PROTO_E_THROTTLED of accounts_admit: nanoseconds from now_ns
+ * until slot's budget takes one more submit (0: it does now). */
+uint64_t accounts_rate_wait_ns(struct accounts *a, int slot, uint64_t now_ns);
+
 /* Credit: parts message parts of slot's account, taken all or none.
  * PROTO_OK with *epoch the account's credit epoch (0 when it has no credit
  * limit), or PROTO_E_CREDIT when fewer are left. Parts refused later by

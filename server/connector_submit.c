@@ -274,6 +274,16 @@ static int smsc_connector(struct core *core, const char *name)
   return -1;
 }
 
+/* A session whose account is past its max_rate is not read until its
+ * budget takes a submit again: a client that sends into it as fast as it
+ * is refused would otherwise cost a core in refusals (doc/limits.md). */
+static void hold_until_budget(struct instance *in, int account, uint64_t now_ns)
+{
+  uint64_t wait_ns = accounts_rate_wait_ns(in->conn->core->accounts, account, now_ns);
+  if (in->session)
+    session_hold_input(in->session, (unsigned)((wait_ns + 999999) / 1000000));
+}
+
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
  * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
@@ -291,6 +301,8 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   if (limits != PROTO_OK) {
     LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(limits));
     connector_reply_to(in, rp, limits, NULL);
+    if (limits == PROTO_E_THROTTLED && !rp->http)
+      hold_until_budget(in, account, received_ns);
     return;
   }
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);

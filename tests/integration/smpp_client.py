@@ -9,8 +9,8 @@ emg's own codec:
       command_status in hex.
   smpp_client.py bind HOST:PORT USER PASSWORD COUNT [SOURCE_ADDRESS]
       COUNT binds, each on a connection of its own (from SOURCE_ADDRESS when
-      given); prints "OK REFUSED SECONDS" (binds answered with status 0, the
-      others, and the time they took).
+      given); prints "OK REFUSED SECONDS SLOWEST" (binds answered with status
+      0, the others, the time they took in all, and the longest one took).
   smpp_client.py statuses HOST:PORT USER PASSWORD COUNT [SOURCE_ADDRESS]
       COUNT binds as transceiver, each on a connection of its own, all kept
       open until the last is answered; prints each bind_resp's
@@ -26,7 +26,12 @@ emg's own codec:
       binds as a transceiver and holds the session for up to SECONDS,
       answering what the gateway sends; prints "bound" once bound, then how
       the session ended: "unbind" (the gateway unbound it), "closed" (it
-      closed the connection) or "timeout"."""
+      closed the connection) or "timeout".
+  smpp_client.py burst HOST:PORT USER PASSWORD COUNT
+      binds as a transmitter, sends COUNT short submit_sm at once, then
+      reads their answers; prints each command_status seen with its count,
+      as "0x00000000:11 0x00000058:4", sorted (a sequence number answered
+      twice or not at all exits non-zero)."""
 import errno
 import json
 import select
@@ -75,6 +80,30 @@ def bind(sock, user, password, command_id=0x00000002):
     return status
 
 
+def submit_body(text):
+    return (b"\0" + bytes([1, 1]) + b"4917000000001\0" + bytes([1, 1]) + b"4917100000001\0"
+            + bytes([0, 0, 0]) + b"\0" + b"\0" + bytes([0, 0, 0, 0, len(text)]) + text)
+
+
+def burst(address, user, password, count):
+    sock = connect(address)
+    sock.settimeout(60)
+    status = bind(sock, user, password)
+    if status != 0:
+        raise SystemExit("bind refused: 0x%08x" % status)
+    sock.sendall(b"".join(pdu(0x00000004, 2 + i, submit_body(b"burst")) for i in range(count)))
+    seen, counts = set(), {}
+    while len(seen) < count:
+        length, command_id, status, seq = struct.unpack(">IIII", read_exact(sock, 16))
+        read_exact(sock, length - 16)
+        if command_id != 0x80000004 or seq in seen or not 2 <= seq < 2 + count:
+            raise SystemExit("unexpected answer 0x%08x (sequence %d)" % (command_id, seq))
+        seen.add(seq)
+        counts[status] = counts.get(status, 0) + 1
+    print(" ".join("0x%08x:%d" % (k, counts[k]) for k in sorted(counts)))
+    sock.sendall(pdu(0x00000006, 1, b""))
+
+
 def submit(address, user, password, length):
     sock = connect(address)
     status = bind(sock, user, password)
@@ -94,8 +123,9 @@ def submit(address, user, password, length):
 
 def binds(address, user, password, count, source):
     ok = refused = 0
-    start = time.monotonic()
+    start, slowest = time.monotonic(), 0.0
     for _ in range(count):
+        began = time.monotonic()
         sock = connect(address, source)
         try:
             if bind(sock, user, password) == 0:
@@ -105,7 +135,8 @@ def binds(address, user, password, count, source):
         except ConnectionError:
             refused += 1
         sock.close()
-    print("%d %d %.3f" % (ok, refused, time.monotonic() - start))
+        slowest = max(slowest, time.monotonic() - began)
+    print("%d %d %.3f %.3f" % (ok, refused, time.monotonic() - start, slowest))
 
 
 def statuses(address, user, password, count, source):
@@ -190,6 +221,8 @@ def main():
         statuses(address, user.encode(), password.encode(), int(n), sys.argv[6] if len(sys.argv) > 6 else None)
     elif mode == "flood":
         flood(address, user.encode(), password.encode(), float(n))
+    elif mode == "burst":
+        burst(address, user.encode(), password.encode(), int(n))
     elif mode == "hold":
         hold(address, user.encode(), password.encode(), float(n))
     else:
