@@ -562,11 +562,10 @@ out:
   return status;
 }
 
-int account_admin_reload(struct core *c, const struct config *next, char *why, size_t why_len)
+int account_admin_reload(struct core *c, const struct config *next, struct reload_report *report)
 {
   pthread_mutex_lock(&change_lock);
-  int rc = 0;
-  unsigned added = 0, changed_n = 0, removed = 0;
+  unsigned added = 0, changed_n = 0, removed = 0, refused = 0;
   /* Gone from both files: removed. */
   unsigned used = accounts_used(c->accounts);
   for (unsigned s = 0; s < used; s++) {
@@ -577,23 +576,29 @@ int account_admin_reload(struct core *c, const struct config *next, char *why, s
       removed++;
     }
   }
-  for (unsigned i = 0; i < next->n_accounts && rc == 0; i++) {
+  /* Each account on its own: one that cannot be put in place stays as it
+   * was (or absent), named in the report, and the others still go in. */
+  for (unsigned i = 0; i < next->n_accounts; i++) {
     const struct config_account *a = &next->accounts[i];
     struct account_view v;
     int slot = accounts_find(c->accounts, a->name);
     bool known = slot >= 0 && accounts_view(c->accounts, (unsigned)slot, &v);
     if (known && memcmp(&v.cfg, a, sizeof *a) == 0)
       continue;
-    char err[256];
+    char err[256], item[RELOAD_ITEM_LEN];
     if (accounts_put(c->accounts, a, &slot, err, sizeof err) != ACCOUNT_CHANGED) {
-      snprintf(why, why_len, "account %s: %s", a->name, err);
-      rc = -1;
+      snprintf(item, sizeof item, "account %.80s", a->name);
+      reload_refused(report, item, "%s", err);
+      refused++;
+      continue;
     }
     known ? changed_n++ : added++;
   }
   account_admin_unbind_shut_out(c);
   if (added || changed_n || removed)
     LOGI(c->log, "reload: accounts: %u added, %u changed, %u removed", added, changed_n, removed);
+  reload_applied(report, "accounts: %u (%u added, %u changed, %u removed)", next->n_accounts - refused, added,
+                 changed_n, removed);
   pthread_mutex_unlock(&change_lock);
-  return rc;
+  return refused ? -1 : 0;
 }

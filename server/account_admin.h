@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include "account.h"
 #include "core.h"
+#include "reload_report.h"
 
 /* One account as the API shows it (never its password or hash). */
 json_t *account_admin_json(const struct account_view *v);
@@ -32,9 +33,11 @@ void account_admin_snapshot(void *ctx, void (*emit)(void *emit_ctx, const struct
                             void *emit_ctx);
 
 /* A reload: the accounts of next (emgd.conf's and the accounts file's) put
- * in place of the running ones; sessions they shut out are unbound. 0, or
- * -1 with the account and the reason in why. */
-int account_admin_reload(struct core *c, const struct config *next, char *why, size_t why_len);
+ * in place of the running ones; sessions they shut out are unbound. Each
+ * account that cannot be put in place stays as it was and is added to
+ * report's refusals (the others still go in); what went in is one applied
+ * item. 0, or -1 when any account was refused. */
+int account_admin_reload(struct core *c, const struct config *next, struct reload_report *report);
 
 /* ---- for the accounts kept in the database (account_db.c) ---- */
 

@@ -137,6 +137,45 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
   return reply_json(conn, status, json_pack("{s:s}", "error", what));
 }
 
+/* POST /api/reload: what the reload put in place and what it refused, item
+ * by item. 200 when everything was put in place; 409 when it was refused
+ * whole (nothing changed); 422 when part went in and the refused items did
+ * not. "error" repeats the first refusal for clients that read only it. */
+static json_t *reload_json(const struct reload_report *r)
+{
+  json_t *applied = json_array(), *refused = json_array();
+  for (unsigned i = 0; i < r->n_applied; i++)
+    json_array_append_new(applied, json_text(r->applied[i]));
+  for (unsigned i = 0; i < r->n_refused; i++)
+    json_array_append_new(refused, json_pack("{s:o, s:o}", "item", json_text(r->refused[i].item), "error",
+                                             json_text(r->refused[i].error)));
+  json_t *j = json_pack("{s:b, s:o, s:o}", "reloaded", reload_report_ok(r), "applied", applied, "refused", refused);
+  if (j && r->applied_more)
+    json_object_set_new(j, "applied_more", json_integer(r->applied_more));
+  if (j && r->refused_more)
+    json_object_set_new(j, "refused_more", json_integer(r->refused_more));
+  if (j && r->n_refused)
+    json_object_set_new(j, "error", json_text(r->refused[0].error));
+  return j;
+}
+
+static enum MHD_Result reload_reply(struct MHD_Connection *conn, struct admin *a)
+{
+  struct reload_report *r = calloc(1, sizeof *r);
+  if (!r)
+    return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+  if (a->reload)
+    a->reload(a->reload_ctx, r);
+  else
+    reload_refused(r, "configuration", "this server does not reload");
+  unsigned status = reload_report_ok(r)           ? MHD_HTTP_OK
+                    : reload_report_any_applied(r) ? MHD_HTTP_UNPROCESSABLE_CONTENT
+                                                   : MHD_HTTP_CONFLICT;
+  json_t *j = reload_json(r);
+  free(r);
+  return reply_json(conn, status, j);
+}
+
 /* ---- values as the API shows them ---- */
 
 static int64_t now_ms(void)
@@ -1037,12 +1076,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return text ? reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", text)
                 : reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   }
-  if (post && strcmp(url, "/api/reload") == 0) {
-    char why[512] = "";
-    if (!a->reload || a->reload(a->reload_ctx, why, sizeof why) == -1)
-      return reply_json(conn, MHD_HTTP_CONFLICT, json_pack("{s:b, s:o}", "reloaded", 0, "error", json_text(why)));
-    return reply_json(conn, MHD_HTTP_OK, json_pack("{s:b}", "reloaded", 1));
-  }
+  if (post && strcmp(url, "/api/reload") == 0)
+    return reload_reply(conn, a);
   if (get && starts_with(url, queues_prefix)) {
     target = url_connector(c, url, queues_prefix, "/messages");
     return target ? queue_listing_reply(conn, c, target) : reply_error(conn, MHD_HTTP_NOT_FOUND, "no such queue");

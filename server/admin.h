@@ -15,11 +15,13 @@
 
 #include <stddef.h>
 #include "core.h"
+#include "reload_report.h"
 
 struct admin;
 
-/* What POST /api/reload calls: returns 0, or -1 with the reason in why. */
-typedef int (*admin_reload_fn)(void *ctx, char *why, size_t why_len);
+/* What POST /api/reload calls: fills report (zeroed by the caller) with
+ * what the reload put in place and what it refused. */
+typedef void (*admin_reload_fn)(void *ctx, struct reload_report *report);
 
 /* Listens on listen ("HOST:PORT"), over HTTPS when tls is enabled, and
  * answers requests carrying "Authorization: Bearer <token>" (401

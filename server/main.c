@@ -147,85 +147,129 @@ static void on_tick(struct evloop *loop, void *arg)
 }
 
 /* A reload's certificates: each connector's and the admin API's, read
- * again (new files or new content) for the connections to come. The
- * configuration checked them whole; what HTTPS still cannot read keeps
- * the running ones, said here. */
-static void reload_tls(struct daemon *d, const struct config *next)
+ * again (new files or new content) for the connections to come, each an
+ * item of report. The configuration checked them whole; what HTTPS still
+ * cannot read keeps the running one, refused. An HTTP client connector
+ * builds its context when its instances start (a change of its files is
+ * refused before this as needing a restart): not an item. */
+static void reload_tls(struct daemon *d, const struct config *next, struct reload_report *report)
 {
-  char err[512];
-  for (unsigned i = 0; i < next->n_connectors; i++)
-    if (connector_tls_reload(d->core.connectors[i], &next->connectors[i].tls, err, sizeof err) < 0)
-      LOGE(d->log, "reload: %s; the running certificate stays", err);
+  char err[RELOAD_ERROR_LEN], item[RELOAD_ITEM_LEN];
+  for (unsigned i = 0; i < next->n_connectors; i++) {
+    const struct config_connector *cc = &next->connectors[i];
+    bool tls = cc->tls.enabled || d->cfg->connectors[i].tls.enabled;
+    if (!tls || (cc->http && cc->mode != CONFIG_CONN_SERVER))
+      continue;
+    snprintf(item, sizeof item, "tls of connector %.60s", cc->name);
+    if (connector_tls_reload(d->core.connectors[i], &cc->tls, err, sizeof err) < 0)
+      reload_refused(report, item, "%s; the running certificate stays", err);
+    else
+      reload_applied(report, "%s", item);
+  }
+  if (!next->admin_tls.enabled)
+    return;
   if (admin_tls_reload(d->admin, &next->admin_tls, err, sizeof err) < 0)
-    LOGE(d->log, "reload: %s; the running certificate stays", err);
+    reload_refused(report, "tls of the admin API", "%s; the running certificate stays", err);
+  else
+    reload_applied(report, "tls of the admin API");
 }
 
-/* SIGHUP: read the file again and put its routes in place. Anything else
- * that changed needs a restart, and a file with errors changes nothing:
- * both are refused with the reason, and the running routes stay. */
-static int reload(struct daemon *d, char *why_out, size_t why_len)
+/* A reload refused whole: its reasons in report, nothing put in place. */
+static void reload_refuse_whole(struct daemon *d, struct reload_report *report, const char *item, const char *why)
+{
+  atomic_fetch_add(&d->core.stats.reloads_refused, 1);
+  LOGE(d->log, "reload refused, routes unchanged: %s", why);
+  reload_refused(report, item, "%s", why);
+}
+
+/* The refusals of a reload that put the rest in place, each logged. */
+static void reload_log_refusals(struct daemon *d, const struct reload_report *report)
+{
+  for (unsigned i = 0; i < report->n_refused; i++)
+    LOGE(d->log, "reload: refused %s: %s", report->refused[i].item, report->refused[i].error);
+  if (report->refused_more)
+    LOGE(d->log, "reload: refused %u more items", report->refused_more);
+}
+
+/* SIGHUP and POST /api/reload: read the file again and put its routes,
+ * plugins, accounts and certificates in place, each an item of report
+ * (zeroed by the caller). Anything else that changed needs a restart, and a
+ * file with errors changes nothing: both are refused whole with the reason,
+ * and the running routes stay. An account or a certificate that cannot be
+ * put in place is refused on its own while the rest goes in. */
+static void reload(struct daemon *d, struct reload_report *report)
 {
   /* SIGHUP (main thread) and POST /api/reload (admin thread) may race. */
   static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
   pthread_mutex_lock(&reload_lock);
   sd_notify(0, "RELOADING=1");
-  int rc = -1;
   struct config_errors errors = { 0 };
   struct config *next = config_load(d->path, &errors);
   if (!next) {
     atomic_fetch_add(&d->core.stats.reloads_refused, 1);
     LOGE(d->log, "reload refused, routes unchanged: %u error%s in %s", errors.count,
          errors.count == 1 ? "" : "s", d->path);
-    for (unsigned i = 0; i < errors.count; i++)
+    for (unsigned i = 0; i < errors.count; i++) {
       LOGE(d->log, "reload: %s", errors.lines[i]);
-    snprintf(why_out, why_len, "%s", errors.count ? errors.lines[0] : "cannot read the file");
+      reload_refused(report, "configuration", "%s", errors.lines[i]);
+    }
+    if (!errors.count)
+      reload_refused(report, "configuration", "cannot read %s", d->path);
     config_errors_free(&errors);
     goto out;
   }
-  const char *why = NULL;
   char restart_why[512];
-  if (config_needs_restart(d->cfg, next, restart_why, sizeof restart_why))
-    why = restart_why;
+  if (config_needs_restart(d->cfg, next, restart_why, sizeof restart_why)) {
+    /* The item is the key that changed ("connectors.[2].tls changed: ..."). */
+    char item[RELOAD_ITEM_LEN];
+    snprintf(item, sizeof item, "%.*s", (int)strcspn(restart_why, " "), restart_why);
+    reload_refuse_whole(d, report, item, restart_why);
+    config_free(next);
+    goto out;
+  }
   char plugin_err[2048] = "";
-  struct plugin_host *plugins = why ? NULL : plugin_host_load(next, plugin_err, sizeof plugin_err);
-  if (!why && !plugins)
-    why = plugin_err;
-  struct router *r = why ? NULL : router_create(next);
-  if (!why && !r)
-    why = "out of memory";
-  if (why) {
-    atomic_fetch_add(&d->core.stats.reloads_refused, 1);
-    LOGE(d->log, "reload refused, routes unchanged: %s", why);
-    snprintf(why_out, why_len, "%s", why);
+  struct plugin_host *plugins = plugin_host_load(next, plugin_err, sizeof plugin_err);
+  struct router *r = plugins ? router_create(next) : NULL;
+  if (!plugins || !r) {
+    reload_refuse_whole(d, report, plugins ? "routes" : "plugins", plugins ? "out of memory" : plugin_err);
     plugin_host_destroy(plugins);
     config_free(next);
     goto out;
   }
-  char accounts_why[512];
-  if (account_admin_reload(&d->core, next, accounts_why, sizeof accounts_why) == -1) {
-    /* Routes and plugins still go in: the accounts that could be put in
-     * place are, the one named stays as it was. */
-    LOGE(d->log, "reload: %s", accounts_why);
-  }
-  reload_tls(d, next);
+  /* Routes and plugins go in whatever an account or a certificate does:
+   * the accounts and certificates that could be put in place are, those
+   * refused stay as they were. */
+  account_admin_reload(&d->core, next, report);
+  reload_tls(d, next, report);
   core_swap_plugins(&d->core, plugins);
   core_swap_router(&d->core, r);
+  reload_applied(report, "routes: %u", next->n_routes);
+  reload_applied(report, "plugins: %u", next->n_plugins);
   if (d->groups && group_watch_routes(d->groups, next) == -1)
     LOGW(d->log, "reload: out of memory for the groups' watch: their switches are told for the old routes");
-  atomic_fetch_add(&d->core.stats.reloads, 1);
-  LOGI(d->log, "reloaded %s: %u routes, %u plugins and %u accounts in place", d->path, next->n_routes,
-       next->n_plugins, next->n_accounts);
+  if (reload_report_ok(report)) {
+    atomic_fetch_add(&d->core.stats.reloads, 1);
+    LOGI(d->log, "reloaded %s: %u routes, %u plugins and %u accounts in place", d->path, next->n_routes,
+         next->n_plugins, next->n_accounts);
+  } else {
+    atomic_fetch_add(&d->core.stats.reloads_refused, 1);
+    reload_log_refusals(d, report);
+    LOGW(d->log, "reloaded %s in part: %u routes and %u plugins in place, %u item%s refused", d->path,
+         next->n_routes, next->n_plugins, report->n_refused + report->refused_more,
+         report->n_refused + report->refused_more == 1 ? "" : "s");
+  }
   config_free(next);
-  rc = 0;
 out:
-  sd_notifyf(0, "READY=1\nSTATUS=%s", rc == 0 ? "running; reloaded" : "running; the last reload was refused");
+  sd_notifyf(0, "READY=1\nSTATUS=%s",
+             reload_report_ok(report)             ? "running; reloaded"
+             : reload_report_any_applied(report) ? "running; the last reload was refused in part"
+                                                 : "running; the last reload was refused");
   pthread_mutex_unlock(&reload_lock);
-  return rc;
 }
 
-static int reload_from_admin(void *ctx, char *why, size_t why_len)
+static void reload_from_admin(void *ctx, struct reload_report *report)
 {
-  return reload(ctx, why, why_len);
+  reload(ctx, report);
 }
 
 static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
@@ -241,8 +285,12 @@ static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
       if (d->core.access_log && access_log_reopen(d->core.access_log) == -1)
         LOGE(d->log, "SIGHUP: cannot open the access log %s again: %s; writing on to the old one",
              d->cfg->access_log, strerror(errno));
-      char why[512];
-      reload(d, why, sizeof why);
+      struct reload_report *report = calloc(1, sizeof *report);
+      if (report)
+        reload(d, report);
+      else
+        LOGE(d->log, "SIGHUP: out of memory: no reload");
+      free(report);
       continue;
     }
     LOGI(d->log, "%s: stopping", info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");

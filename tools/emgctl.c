@@ -110,8 +110,9 @@ static int request_json(const char *url, const char *token, const char *method, 
   } else if (!j) {
     complain("%s: HTTP %ld, and the answer is not JSON", full, status);
     exit_code = EXIT_ERROR;
-  } else if (status != 200 && status != 201 && status != 409) {
-    /* 409 is an action refused with its reason, printed with the result. */
+  } else if (status != 200 && status != 201 && status != 409 && status != 422) {
+    /* 409 is an action refused with its reason, 422 a reload refused in
+     * part with its items: printed with the result. */
     complain("%s: %s", path, error ? error : "failed");
     exit_code = status == 400 ? EXIT_USAGE : EXIT_ERROR;
   }
@@ -660,6 +661,27 @@ static void print_action(json_t *j)
     printf("reloaded\n");
 }
 
+/* A reload's answer item by item: what went in, what was refused and why. */
+static void print_reload(json_t *j)
+{
+  bool done = json_is_true(json_object_get(j, "reloaded"));
+  json_t *applied = json_object_get(j, "applied"), *refused = json_object_get(j, "refused"), *e;
+  size_t i;
+  if (!json_is_array(refused)) {
+    print_action(j);   /* a server without items: its one reason, if any */
+    return;
+  }
+  printf("%s\n", done                        ? "reloaded"
+                  : json_array_size(applied) ? "reloaded in part: refused items stay as they were"
+                                             : "reload refused: nothing changed");
+  json_array_foreach(applied, i, e)
+    printf("  applied: %s\n", json_string_value(e));
+  json_array_foreach(refused, i, e)
+    printf("  refused: %s: %s\n", text(e, "item"), text(e, "error"));
+  if (num(j, "refused_more"))
+    printf("  refused: %lld more\n", num(j, "refused_more"));
+}
+
 /* ---- main ---- */
 
 static void usage(FILE *out)
@@ -1196,7 +1218,7 @@ int main(int argc, char **argv)
   } else if (strcmp(command, "reload") == 0 && extra == 0) {
     snprintf(path, sizeof path, "/api/reload");
     method = "POST";
-    print = print_action;
+    print = print_reload;
   } else {
     fprintf(stderr, "emgctl: unknown command or wrong arguments: '%s'\n", command);
     usage(stderr);
@@ -1226,8 +1248,8 @@ int main(int argc, char **argv)
   } else {
     json_t *j = NULL;
     rc = request_json(url, token, method, path, send, &j);
-    if (rc == EXIT_OK && json_object_get(j, "error"))
-      rc = EXIT_ERROR;   /* a refused reload: the reason is printed below */
+    if (rc == EXIT_OK && (json_object_get(j, "error") || json_is_false(json_object_get(j, "reloaded"))))
+      rc = EXIT_ERROR;   /* a reload refused, whole or in part: the items are printed below */
     if (j)
       show(j, json, print, JSON_INDENT(2));
     json_decref(j);
