@@ -4,7 +4,7 @@
  * Each request we send takes a ref (SMPP sequence_number, UCP TRN) from the
  * protocol's ref space: refs run ref_first .. ref_first + ref_count - 1 and
  * wrap, and the next ref skips refs still waiting for their response
- * (protocols.md 1.11: UCP TRNs 00-99; 2.9: SMPP 1-0x7FFFFFFF). The window
+ * (doc/ucp.md 6: UCP TRNs 00-99; doc/smpp.md 6.3: SMPP 1-0x7FFFFFFF). The window
  * holds at most `capacity` of them, each with the caller's cookie, a tag
  * and the send time, so that responses are matched by ref and requests that
  * got none expire oldest first.

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake pkg-config clang libclang-rt-dev
-  # libraries (design.md)
+  # libraries (doc/CodingStyle.md, "Libraries")
   libconfig-dev liblog4c-dev libjansson-dev libmicrohttpd-dev libhttp-parser-dev libyajl-dev
   libpq-dev postgresql libcurl4-openssl-dev libcunit1-dev libssl-dev openssl
   libcrypt-dev libsodium-dev libgnutls28-dev libsystemd-dev

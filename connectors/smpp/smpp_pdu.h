@@ -32,7 +32,7 @@
 /* TLVs kept per PDU; a PDU carrying more fails with SMPP_ERR_TLV_COUNT. */
 #define SMPP_MAX_TLVS 32
 
-/* esm_class (protocols.md 2.5) */
+/* esm_class (doc/smpp.md 3.2) */
 #define SMPP_ESM_SMSC_RECEIPT 0x04
 #define SMPP_ESM_SME_ACK 0x08
 #define SMPP_ESM_INTERMEDIATE 0x20
@@ -40,7 +40,7 @@
 #define SMPP_ESM_UDHI 0x40
 #define SMPP_ESM_REPLY_PATH 0x80
 
-/* registered_delivery (protocols.md 2.6) */
+/* registered_delivery (doc/smpp.md 3.3) */
 #define SMPP_REGDLV_RECEIPT_FINAL 0x01
 #define SMPP_REGDLV_RECEIPT_FAILURE 0x02
 #define SMPP_REGDLV_INTERMEDIATE 0x10

@@ -19,10 +19,13 @@
  * are PROTO_OP_SUBMIT; a SUBMIT_RESP without it is a submit_sm_resp. A
  * raw_status with bit 31 set is never sent as a command_status.
  *
- * OTHER. query_sm, cancel_sm, replace_sm, outbind, alert_notification and
- * unknown command ids decode as OTHER (raw_status as above). The runtime
+ * QUERY, CANCEL, REPLACE. query_sm, cancel_sm and replace_sm decode as
+ * these ops and their responses as *_RESP, the message named by msgid.
+ *
+ * OTHER. outbind, alert_notification and the command ids the adapter does
+ * not map decode as OTHER (raw_status as above). The runtime
  * answers by encoding op OTHER with the same ref and raw_status: that makes
- * the command's own response where the codec knows one (query_sm_resp, ...),
+ * the command's own response where the codec knows one,
  * generic_nack ESME_RINVCMDID for an unknown command, and nothing (encode
  * returns 0) for outbind and alert_notification, which SMPP never answers.
  * The error is the status given, or UNSUPPORTED (ESME_RINVCMDID) while that

@@ -86,7 +86,7 @@ const char *smpp_state_stat(uint8_t state);
 uint8_t smpp_stat_state(const char *stat, size_t len);
 
 /* True for the states after which nothing more happens to the message
- * (all but ENROUTE; ACCEPTD counts as final, as in protocols.md 2.10). */
+ * (all but ENROUTE; ACCEPTD counts as final, as in doc/smpp.md 3.5). */
 bool smpp_state_final(uint8_t state);
 
 /* Canonical form of a message id for storing and looking up receipts. With

@@ -11,7 +11,7 @@
  * at any memory that lives until ucp_encode() returns.
  *
  * Errors are the negative UCP_E_* codes below; ucp_error_ec() maps them to the
- * EC the NACK must carry (protocols.md 1.8).
+ * EC the NACK must carry (doc/ucp.md 4).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_UCP_CODEC_H
@@ -258,7 +258,7 @@ int ucp_encode(const struct ucp_msg *m, uint8_t *dst, size_t cap);
 int ucp_error_ec(int err);
 /* A short English description of a UCP_E_* code, for logs. Static storage. */
 const char *ucp_strerror(int err);
-/* The text of error code ec (protocols.md 1.8), e.g. "Checksum error";
+/* The text of error code ec (doc/ucp.md 4.1), e.g. "Checksum error";
  * "Unknown error" for codes the table lacks. Static storage. */
 const char *ucp_ec_text(int ec);
 /* Spec name of field i of operation ot ("AdC", "OAdC", ...), or NULL. */

@@ -2,7 +2,7 @@
  * proto.h): its conventions and its error-code mapping. (The SCTS an op
  * 51's ACK carries comes from the allocator in scts.h.)
  *
- * Conventions of ucp_proto_ops (protocols.md 1; proto.h for the rest):
+ * Conventions of ucp_proto_ops (doc/ucp.md; proto.h for the rest):
  *
  * - raw_status carries the OT. A decoded request (op 01, 31, 51, 52, 53, 60,
  *   61, or any other OT) has raw_status = its OT. A response to encode takes
@@ -75,7 +75,7 @@
 #define UCP_PROTO_MAX_FRAME 4096
 
 /* ECs that EMI does not define, for outcomes it has no code for
- * (protocols.md 1.8: 90-99 are the proprietary range; 54 and 55 are the
+ * (doc/ucp.md 4.2: 90-99 are the proprietary range; 54 and 55 are the
  * ERMES codes Wireshark names "Operation not successful", "System error"). */
 enum ucp_proto_ec {
   UCP_EC_THROTTLED = 90,  /* too fast: back off and retry */

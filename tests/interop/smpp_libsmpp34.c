@@ -337,7 +337,7 @@ static void lib_check_submit_resp(const char *n, const void *v)
 }
 
 /* libsmpp34 always writes the (NULL) message_id; ours sends SMPP 3.4's bare
- * header (protocols.md 2.1): no byte comparison, each reads the other's. */
+ * header (doc/smpp.md 1.4): no byte comparison, each reads the other's. */
 static void lib_throttled(void *v)
 {
   submit_sm_resp_t *r = v;

@@ -1,4 +1,4 @@
-/* test_smpp.c - SMPP 3.4 PDU codec: protocols.md 2.11 examples, captured
+/* test_smpp.c - SMPP 3.4 PDU codec: doc/smpp.md 8 examples, captured
  * vectors from Kannel, Net::SMPP and node-smpp, building PDUs, TLVs, and
  * malformed input.
  *
@@ -81,7 +81,7 @@ static bool octets_are(const uint8_t *data, size_t len, const char *s)
   return len == strlen(s) && memcmp(data, s, len) == 0;
 }
 
-/* ---- protocols.md 2.11 ---- */
+/* ---- doc/smpp.md 8 ---- */
 
 #define EX1_BIND_TRX \
   "0000002a000000090000000000000001736d7070636c69656e74310070617373776f7264000034000000"

@@ -1,5 +1,5 @@
 /* test_smpp_proto.c - the SMPP adapter: captured vectors to neutral PDUs,
- * protocols.md 2.11 examples built from neutral PDUs, round trips of every
+ * doc/smpp.md 8 examples built from neutral PDUs, round trips of every
  * op, the status, registered_delivery, data_coding and time mappings, sar_*
  * TLVs, and what malformed or unknown PDUs are answered with.
  *
@@ -111,7 +111,7 @@ static void pdu_init(struct proto_pdu *pdu, enum proto_op op, uint32_t ref)
   pdu->ref = ref;
 }
 
-/* The protocols.md 2.11 submit: "Gateway" (alphanumeric) to 31612345678. */
+/* The doc/smpp.md 8 submit: "Gateway" (alphanumeric) to 31612345678. */
 static void submit_init(struct proto_pdu *pdu, uint32_t ref, const char *text)
 {
   pdu_init(pdu, PROTO_OP_SUBMIT, ref);
@@ -307,7 +307,7 @@ static void test_vectors_sink(void)
   test_vectors_free(v, n);
 }
 
-/* ---- protocols.md 2.11, built from neutral PDUs ---- */
+/* ---- doc/smpp.md 8, built from neutral PDUs ---- */
 
 static void test_bind(void)
 {

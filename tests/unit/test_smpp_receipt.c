@@ -7,7 +7,7 @@
 #include "smpp_receipt.h"
 #include "testutil.h"
 
-/* protocols.md 2.11 example 5 */
+/* doc/smpp.md 8, example 5 */
 #define EX5 \
   "id:5f3a9c01 sub:001 dlvrd:001 submit date:2408061430 done date:2408061431 " \
   "stat:DELIVRD err:000 text:Hello world"

@@ -1,4 +1,4 @@
-/* test_ucp.c - UCP/EMI codec: the frames of protocols.md 1.12, Kannel's captured frames,
+/* test_ucp.c - UCP/EMI codec: the frames of doc/ucp.md 7, Kannel's captured frames,
  * malformed input, the splitter and the field helpers.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -117,7 +117,7 @@ static int amsg_is(struct ucp_slice amsg, const char *want)
   "4D65737361676520666F7220333135353535352C2077697468206964656E74696669636174696F6E203936303130" \
   "3931363130353720686173206265656E206275666665726564/////////////1F"
 
-/* Every frame of protocols.md 1.12 (items 1-14 and the seven spec examples). */
+/* Every frame of doc/ucp.md 7 (items 1-14 and the seven spec examples). */
 static const char *const spec_frames[] = {
   "01/00052/O/60/12345/6/5/1/736563726574//0100//////D6",
   "01/00019/R/60/A//6E",
@@ -144,7 +144,7 @@ static const char *const spec_frames[] = {
   SPEC_53,
 };
 
-/* ---- protocols.md 1.12 ---- */
+/* ---- doc/ucp.md 7 ---- */
 
 static void test_spec_frames_roundtrip(void)
 {
@@ -911,7 +911,7 @@ static void test_encode_build(void)
   size_t len;
   uint8_t *want;
 
-  /* the 53 of protocols.md 1.12 item 7 */
+  /* the 53 of doc/ucp.md 7, item 7 */
   ucp_msg_init(&m, 0, 'O', 53);
   CU_ASSERT_EQUAL(m.o5x.v.mt, -1);
   CU_ASSERT_EQUAL(m.o5x.v.xdcs, -1);
