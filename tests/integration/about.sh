@@ -54,7 +54,7 @@ recorded_once() { [ "$(recorded "$1")" = 1 ]; }   # a function: wait_until runs 
 recorded_text() { grep -P "\t$1\t" "$TMP/s.record" | cut -f3; }
 state_is() { [ "$(query_state "$1")" = "$2" ]; }
 sink_bound() { admin_call /api/connectors | jq -e '.connectors[] | select(.name == "out") | .bound > 0' > /dev/null; }
-check "the SMSC connector is bound" wait_until 50 sink_bound
+check "the SMSC connector is bound" wait_until 300 sink_bound
 
 # 1. Held by the gateway: the SMSC connector paused.
 check "emgctl pause out" [ "$(admin_ctl pause out)" = "out paused" ]
@@ -82,7 +82,7 @@ kill_emgd a
 start_emgd a2 "$TMP/a.conf"
 wait_port "$SMPP_IN"
 wait_port "$ADMIN_PORT"
-check "after a SIGKILL the replaced message went out once" wait_until 100 recorded_once 4917100002
+check "after a SIGKILL the replaced message went out once" wait_until 300 recorded_once 4917100002
 check "... with the new text" [ "$(recorded_text 4917100002)" = "the new text" ]
 check "the cancelled messages never went out" [ "$(recorded 4917100001)/$(recorded 4917100003)" = "0/0" ]
 
@@ -92,13 +92,13 @@ C=$ID
 send 4917100005 "to be delivered"
 D=$ID
 sent_both() { [ "$(recorded 4917100004)/$(recorded 4917100005)" = 1/1 ]; }
-check "both sent to the SMSC" wait_until 50 sent_both
+check "both sent to the SMSC" wait_until 300 sent_both
 check "query of a sent message, answered by the SMSC: ENROUTE" [ "$(query_state "$C")" = "0x00/1" ]
 check "cancel of a sent message, passed on: ESME_ROK" [ "$(ask cancel "$C" 4917100004)" = "0x00" ]
 check "replace of a sent message, passed on: ESME_ROK" [ "$(ask replace "$D" "replaced at the SMSC")" = "0x00" ]
 check "the SMSC says the cancelled one is DELETED" [ "$(query_state "$C")" = "0x00/4" ]
-check "the SMSC's receipt for the delivered one came (DELIVERED, 2)" wait_until 100 state_is "$D" 0x00/2
-check "... and for the cancelled one, DELETED" wait_until 20 state_is "$C" 0x00/4
+check "the SMSC's receipt for the delivered one came (DELIVERED, 2)" wait_until 300 state_is "$D" 0x00/2
+check "... and for the cancelled one, DELETED" wait_until 300 state_is "$C" 0x00/4
 probe query load secret "$D" 4917000001
 check "a delivered message's query has its final date ($(field final_date))" [ -n "$(field final_date)" ]
 check "cancel of a delivered message: ESME_RCANCELFAIL" [ "$(ask cancel "$D" 4917100005)" = "0x11" ]
@@ -121,7 +121,7 @@ wait_port "$SMPP_IN"
 send 4917100006 "for the log"
 L=$ID
 logged_delivered() { [ "$(pg_psql -c "SELECT receipt_state FROM message_log WHERE id = $L")" = 2 ]; }
-check "message $L is in the log, delivered" wait_until 100 logged_delivered
+check "message $L is in the log, delivered" wait_until 300 logged_delivered
 check "query with no history: from the log, DELIVERED" [ "$(query_state "$L")" = "0x00/2" ]
 check "... with its final date ($(field final_date))" [ -n "$(field final_date)" ]
 check "another account asking: ESME_RINVMSGID" [ "$(ask query "$L" "" other secret2)" = "0x0c" ]

@@ -24,7 +24,7 @@ load() {  # load NAME COUNT
 lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
 has_lines() { [ "$(lines "$1")" -ge "$2" ]; }
 load first 500
-check "one line a message in its final state (500)" wait_until 30 has_lines "$TMP/access.log" 500
+check "one line a message in its final state (500)" wait_until 300 has_lines "$TMP/access.log" 500
 sleep 1.2
 check "... and no more" [ "$(lines "$TMP/access.log")" = 500 ]
 delivered=$(grep -c ' state=delivered ' "$TMP/access.log")
@@ -38,9 +38,9 @@ check "every message once: 500 distinct ids" [ "$(grep -o ' id=[0-9]* ' "$TMP/ac
 # logrotate: the file moved away, SIGHUP, the next lines in a new file.
 mv "$TMP/access.log" "$TMP/access.log.1"
 kill -HUP "$EMGD_PID_a"
-sleep 0.5
+wait_until 300 test -e "$TMP/access.log" || true   # reopened (created) on the SIGHUP
 load second 100
-check "after the rotation, a new file with the next 100" wait_until 50 has_lines "$TMP/access.log" 100
+check "after the rotation, a new file with the next 100" wait_until 300 has_lines "$TMP/access.log" 100
 check "... the rotated one kept its 500" [ "$(lines "$TMP/access.log.1")" = 500 ]
 stop_emgd a
 stop_sink s

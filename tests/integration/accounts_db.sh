@@ -49,7 +49,9 @@ client() { python3 "$(dirname "$0")/smpp_client.py" "$@"; }
 binds() { client statuses "127.0.0.1:$1" "${@:2}"; }
 account() { curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$1/api/accounts/$2"; }
 db_credit() { pg_psql -c "SELECT credit FROM accounts WHERE name = '$1'"; }
-# until_eq SECONDS EXPECTED COMMAND...: until the command prints EXPECTED (bounded)
+# until_eq SECONDS EXPECTED COMMAND...: until the command prints EXPECTED (bounded).
+# The changes take about 2 s (each node lists them every second); the bounds
+# below are hang guards a busy machine's database cannot reach, not a speed.
 until_eq() {
   local tries=$(($1 * 10)) want=$2 got
   shift 2
@@ -75,9 +77,9 @@ check "emgctl account add on node A ($(cat "$TMP/add.txt"))" grep -q '^account s
 check "/api/accounts on A says the account lives in the database" \
   [ "$(account "$admin_a" shared | jq -r .defined_in)" = database ]
 start=$(date +%s%N)
-seen=$(until_eq 5 0x00 binds "$smpp_b" shared pw123 1) && ok=0 || ok=1
+seen=$(until_eq 20 0x00 binds "$smpp_b" shared pw123 1) && ok=0 || ok=1
 took=$(( ($(date +%s%N) - start) / 1000000 ))
-check "node B binds the account added on A within 5 s (${took} ms)" [ "$ok" = 0 ]
+check "node B binds the account added on A, no restart (after ${took} ms)" [ "$ok" = 0 ]
 check "the table holds it hashed: no cleartext password, no credit in the settings" \
   [ "$(pg_psql -c "SELECT settings->>'password_hash' LIKE '\$y\$%' AND settings::text NOT LIKE '%pw123%'
                    AND NOT settings ? 'credit' FROM accounts WHERE name = 'shared'")" = t ]
@@ -87,16 +89,16 @@ load a1 "$smpp_a" 300
 load b1 "$smpp_b" 300
 check "300 acked on A and 300 on B ($(jget "$TMP/a1.json" .acked) $(jget "$TMP/b1.json" .acked))" \
   [ "$(jget "$TMP/a1.json" .acked) $(jget "$TMP/b1.json" .acked)" = "300 300" ]
-got=$(until_eq 5 400 db_credit shared) && ok=0 || ok=1
+got=$(until_eq 20 400 db_credit shared) && ok=0 || ok=1
 check "the table says 400 left, both nodes' parts pushed ($got)" [ "$ok" = 0 ]
-got=$(until_eq 5 400 bash -c "curl -s -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$admin_b/api/accounts/shared | jq .credit_left") && ok=0 || ok=1
+got=$(until_eq 20 400 bash -c "curl -s -H 'Authorization: Bearer $TOKEN' http://127.0.0.1:$admin_b/api/accounts/shared | jq .credit_left") && ok=0 || ok=1
 check "node B sees 400 left too ($got)" [ "$ok" = 0 ]
 
 # A SIGKILL right after the acks: nothing given back, nothing taken twice.
 load a2 "$smpp_a" 100
 kill_emgd a
 restart_a
-got=$(until_eq 5 300 db_credit shared) && ok=0 || ok=1
+got=$(until_eq 20 300 db_credit shared) && ok=0 || ok=1
 check "after node A's SIGKILL and restart: 300 left, the 100 acked taken once ($got; acked $(jget "$TMP/a2.json" .acked))" \
   [ "$ok" = 0 ]
 
@@ -107,7 +109,7 @@ load a4 "$smpp_a" 40
 kill_emgd a
 pg_server_start
 restart_a
-got=$(until_eq 10 260 db_credit shared) && ok=0 || ok=1
+got=$(until_eq 30 260 db_credit shared) && ok=0 || ok=1
 check "parts acked while the database was away, then SIGKILL: pushed from the journal, 260 left ($got; acked $(jget "$TMP/a4.json" .acked))" \
   [ "$ok" = 0 ]
 check "... the journal said how many were not pushed" grep -q "credit of 1 account as the journal left it" "$TMP/a.log"
@@ -119,7 +121,7 @@ load b3 "$smpp_b" 400 --rate 150 &
 pb=$!
 wait "$pa" "$pb"
 acked=$(( $(jget "$TMP/a3.json" .acked) + $(jget "$TMP/b3.json" .acked) ))
-until_eq 5 "$((260 - acked))" db_credit shared > /dev/null
+until_eq 20 "$((260 - acked))" db_credit shared > /dev/null
 left=$(db_credit shared)
 check "run out from both nodes: $acked acked, $left left in the table: exactly 260 less the acked" \
   [ "$left" = $((260 - acked)) ]
@@ -131,7 +133,7 @@ check "... the rest refused ($refused of $((800 - acked)))" [ "$refused" = $((80
 # Disabled on A: B unbinds its session and refuses binds.
 client hold "127.0.0.1:$smpp_b" shared pw123 10 > "$TMP/hold.txt" &
 holder=$!
-for _ in $(seq 50); do grep -q bound "$TMP/hold.txt" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q bound "$TMP/hold.txt" && break; sleep 0.1; done
 ctl "$admin_a" account disable shared > /dev/null
 wait "$holder"
 check "disabled on A: node B unbinds its session ($(tr '\n' ' ' < "$TMP/hold.txt"))" [ "$(tail -1 "$TMP/hold.txt")" = unbind ]
@@ -154,7 +156,7 @@ check "... and it binds on A ($got)" [ "$got" = 0x00 ]
 
 # emgd.conf's account stays; the table cannot shadow it.
 pg_psql -c "INSERT INTO accounts (name, settings) VALUES ('static', '{\"name\": \"static\", \"password_hash\": \"x\"}')"
-for _ in $(seq 30); do grep -q "account static of the database not taken" "$TMP/a.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "account static of the database not taken" "$TMP/a.log" && break; sleep 0.1; done
 check "a row naming an account of emgd.conf is not taken, and the log says so" \
   grep -q "account static of the database not taken: emgd.conf defines one of that name" "$TMP/a.log"
 got=$(binds "$smpp_a" static pw 1)
@@ -162,7 +164,7 @@ check "... emgd.conf's account still binds ($got)" [ "$got" = 0x00 ]
 
 # Deleted on B: A refuses it within seconds.
 ctl "$admin_b" account delete shared > /dev/null
-got=$(until_eq 5 0x0f binds "$smpp_a" shared pw123 1) && ok=0 || ok=1
-check "deleted on B: node A refuses it within 5 s, ESME_RINVSYSID ($got)" [ "$ok" = 0 ]
+got=$(until_eq 20 0x0f binds "$smpp_a" shared pw123 1) && ok=0 || ok=1
+check "deleted on B: node A refuses it, no restart: ESME_RINVSYSID ($got)" [ "$ok" = 0 ]
 check "... and the table has no row of it" [ "$(pg_psql -c "SELECT count(*) FROM accounts WHERE name = 'shared'")" = 0 ]
 finish

@@ -74,10 +74,10 @@ admin_conf neither ''
 check_bad neither "neither token nor token_file" "$TMP/neither.conf:6: admin.token: missing"
 
 # Without --check-config, a bad file stops emgd at once with the same words.
-rc=0; timeout 10 "$BIN/emgd" -c "$TMP/values.conf" --foreground > "$TMP/start.out" 2>&1 || rc=$?
+rc=0; timeout 30 "$BIN/emgd" -c "$TMP/values.conf" --foreground > "$TMP/start.out" 2>&1 || rc=$?
 check "emgd refuses to start on a bad file: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "emgd refuses to start on a bad file: names the key" grep -qF "general.node_id: must be 1..65535" "$TMP/start.out"
-rc=0; timeout 10 "$BIN/emgd" -c "$TMP/short.conf" --foreground > "$TMP/start-short.out" 2>&1 || rc=$?
+rc=0; timeout 30 "$BIN/emgd" -c "$TMP/short.conf" --foreground > "$TMP/start-short.out" 2>&1 || rc=$?
 check "emgd refuses to start with a short admin token: exit status 1 ($rc)" [ "$rc" = 1 ]
 
 # A good file that cannot be served (its port taken): emgd exits 1 and its
@@ -89,7 +89,7 @@ STARTED_PIDS+=("$holder")
 wait_port "$busy"
 sed "s|^connectors = (|connectors = (\n  { name = \"in\"; protocol = \"smpp\"; mode = \"server\"; listen = \"127.0.0.1:$busy\"; users = ( { name = \"u\"; password = \"p\"; } ); },|" \
   "$TMP/good.conf" > "$TMP/busy.conf"
-rc=0; timeout 10 "$BIN/emgd" -c "$TMP/busy.conf" --foreground > "$TMP/busy.out" 2>&1 || rc=$?
+rc=0; timeout 30 "$BIN/emgd" -c "$TMP/busy.conf" --foreground > "$TMP/busy.out" 2>&1 || rc=$?
 kill "$holder" 2>/dev/null || true
 check "a port already taken: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "a port already taken: the log says so" grep -qF "connector in: listen on 127.0.0.1:$busy: Address already in use" "$TMP/busy.out"
@@ -102,13 +102,13 @@ general: { node_id = 1; persist = true; spool_dir = "../spool"; log_file = "../l
 connectors = ( { name = "a"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:1"; system_id = "x"; } );
 routes = ( { to = "a"; } );
 CONF
-rc=0; (cd / && timeout 10 "$emgd" -c "$TMP/rel/conf/emgd.conf" > "$TMP/nolog.out" 2>&1) || rc=$?
+rc=0; (cd / && timeout 30 "$emgd" -c "$TMP/rel/conf/emgd.conf" > "$TMP/nolog.out" 2>&1) || rc=$?
 check "a missing log folder: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "... with the file, taken from the configuration's folder, and the reason" \
   grep -qF "cannot open the log $TMP/rel/conf/../logs/emgd.log: No such file or directory" "$TMP/nolog.out"
 mkdir -p "$TMP/rel/logs" "$TMP/rel/spool"
 chown nobody "$TMP/rel/spool"
-rc=0; (cd / && timeout 10 "$emgd" -c "$TMP/rel/conf/emgd.conf" > /dev/null 2>&1) || rc=$?
+rc=0; (cd / && timeout 30 "$emgd" -c "$TMP/rel/conf/emgd.conf" > /dev/null 2>&1) || rc=$?
 check "a spool of another user: exit status 1 ($rc)" [ "$rc" = 1 ]
 check "... naming both users" grep -q "spool belongs to user nobody (uid [0-9]*), emgd runs as root" "$TMP/rel/logs/emgd.log"
 chown root "$TMP/rel/spool"

@@ -44,8 +44,9 @@ class Conn:
     def send(self, raw):
         self.sock.sendall(raw)
 
-    def read(self, timeout=3.0):
-        """The next packet, "EOF" or "NONE"."""
+    def read(self, timeout=10.0):
+        """The next packet, "EOF" or "NONE" (none within timeout, a bound
+        for a hang: answers take milliseconds)."""
         deadline = time.monotonic() + timeout
         while ETX not in self.buf:
             left = deadline - time.monotonic()
@@ -82,7 +83,7 @@ def connect(addr):
 def probe(addr, user, password):
     out = []
 
-    def step(name, conn, raw, timeout=3.0):
+    def step(name, conn, raw, timeout=10.0):
         conn.send(raw)
         out.append("%s %s" % (name, conn.read(timeout)))
 
@@ -92,7 +93,7 @@ def probe(addr, user, password):
 
     c = connect(addr)
     step("wrong_password", c, packet("01:001\t010:%s\t011:%s-wrong\t" % (user, password)))
-    out.append("after_wrong_password %s" % c.read(3.0))
+    out.append("after_wrong_password %s" % c.read(10.0))
     c.close()
 
     c = connect(addr)
@@ -108,12 +109,12 @@ def probe(addr, user, password):
                                          checksum=False))
     step("submit", c, packet("03:015\t021:4917012345\t023:12345\t033:Hello again\t"))
     # The server's own alive, after its keep-alive time: answered.
-    got = c.read(5.0)
+    got = c.read(10.0)
     out.append("server_alive %s" % got)
     if got.startswith("40:"):
         c.send(packet("90:%s\t" % got[3:6]))
     step("logout", c, packet("02:017\t"))
-    out.append("after_logout %s" % c.read(3.0))
+    out.append("after_logout %s" % c.read(10.0))
     c.close()
     print("\n".join(out))
 

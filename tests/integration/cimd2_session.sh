@@ -76,7 +76,8 @@ check "the client's alives when idle, numbered odd, more than one in 4 s" \
 # An SMSC without windowing refuses the login that asks for one (105): the
 # client logs in again asking for none, and stays bound.
 smsc=$(free_port)
-$PEER smsc "$smsc" 4 nowindow > "$TMP/nowindow.out" 2>&1 &
+# (8 s: a login refused, the next after reconnect_min (1 s), then an alive.)
+$PEER smsc "$smsc" 8 nowindow > "$TMP/nowindow.out" 2>&1 &
 STARTED_PIDS+=($!)
 peer_pid=$!
 wait_port "$smsc"

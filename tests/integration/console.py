@@ -33,7 +33,7 @@ def queue_of(name):
 
 
 driver = console_lib.browser()
-wait = WebDriverWait(driver, 15)
+wait = WebDriverWait(driver, 30)   # a hang guard
 try:
     driver.get(url + "/")
     login = wait.until(ec.visibility_of_element_located((By.ID, "login")))

@@ -20,7 +20,7 @@ url, token, artifacts, cafile, spki = sys.argv[1:6]
 api = console_lib.api_reader(url, token, cafile)
 profile = tempfile.mkdtemp(prefix="emg-console-")
 driver = console_lib.browser("--ignore-certificate-errors-spki-list=" + spki, "--user-data-dir=" + profile)
-wait = WebDriverWait(driver, 15)
+wait = WebDriverWait(driver, 30)   # a hang guard
 try:
     driver.get(url + "/")
     login = until(lambda: driver.find_elements(By.ID, "login"), 10)

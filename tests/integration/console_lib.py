@@ -24,8 +24,9 @@ def check(what, ok):
 
 
 def until(fn, seconds=15):
-    """fn() until it is true, at most seconds; its last value."""
-    end = time.time() + seconds
+    """fn() until it is true, at most seconds (30 at least: a bound for a
+    hang, which a busy machine's browser must not reach); its last value."""
+    end = time.time() + max(seconds, 30)
     value = fn()
     while not value and time.time() < end:
         time.sleep(0.2)
@@ -60,8 +61,9 @@ def browser(*flags):
 
 def click(driver, selector):
     """Clicks the element of selector: the tables are drawn anew every
-    second, so it is looked up again while stale or not there yet."""
-    for _ in range(20):
+    second, so it is looked up again while stale or not there yet (for up
+    to 10 s: a busy machine's browser may take a while to draw it)."""
+    for _ in range(100):
         try:
             driver.find_element(By.CSS_SELECTOR, selector).click()
             return

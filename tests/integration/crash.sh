@@ -39,7 +39,7 @@ for k in $(seq 1 "$KILLS"); do
   wait_port "$ucp"
 done
 wait "$load_pid" || true
-for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g$KILLS.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "in flight 0," "$TMP/g$KILLS.log" 2>/dev/null && break; sleep 0.1; done
 stop_emgd "g$KILLS" 20
 stop_sink s
 

@@ -17,7 +17,8 @@ source "$(dirname "$0")/pg_lib.sh"
 
 pg_start
 rows() { pg_psql -c "SELECT count(*) FROM message_log WHERE $1"; }
-# wait_rows CONDITION N SECONDS: until N rows match (bounded)
+# wait_rows CONDITION N SECONDS: until N rows match (bounded: a hang guard,
+# returning as soon as they are there)
 wait_rows() {
   for _ in $(seq $(($3 * 10))); do [ "$(rows "$1")" -ge "$2" ] && return 0; sleep 0.1; done
   return 1
@@ -61,9 +62,9 @@ wait_port "$ucp_a"
 load first "$ucp_a" 5000
 check "5000 acked and their receipts back" \
   [ "$(jget "$TMP/first.json" .acked)" = 5000 -a "$(jget "$TMP/first.json" .receipts)" = 5000 ]
-check "the log has a row per message" wait_rows "true" 5000 20
+check "the log has a row per message" wait_rows "true" 5000 60
 check "... every one with its SMSC id and the delivered receipt" \
-  wait_rows "smsc_id IS NOT NULL AND receipt_state = 2 AND origin_user = 'load' AND node_id = 21" 5000 20
+  wait_rows "smsc_id IS NOT NULL AND receipt_state = 2 AND origin_user = 'load' AND node_id = 21" 5000 60
 check "... and its origin's reference and addresses" \
   [ "$(rows "origin_ref LIKE '4917100%:%' AND src_addr LIKE '4917000%' AND target_connector = 'smpp-out'")" = 5000 ]
 
@@ -92,19 +93,25 @@ curl -s -H "Authorization: Bearer db-gateway-token-0123" -o "$TMP/none.json" -w 
 check "an id nobody used: 404" [ "$(cat "$TMP/none.code")" = 404 ]
 
 # 3. The database away for 20 s under load (1,000 messages a second).
+start_at=$(wc -l < "$TMP/s.record")
 load steady "$ucp_a" 40000 --rate 1000 --from 4917777:13 &
 loader=$!
 STARTED_PIDS+=("$loader")
 sleep 5
 pg_server_stop
 down_at=$(wc -l < "$TMP/s.record")
+before=$((down_at - start_at))   # the first 5 s: the pace this machine keeps
 sleep 10
 curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin/api/status" > "$TMP/status_down.json"
 sleep 10
 during=$(( $(wc -l < "$TMP/s.record") - down_at ))
 pg_server_start
 wait "$loader" || true
-check "while the database was away, traffic went on ($during messages in 20 s)" [ "$during" -ge 15000 ]
+# Traffic that waited for the database would all but stop; a slow machine
+# is slow before the outage too: held to half the pace of the 5 s before
+# it ($before then), not to the rate.
+check "while the database was away, traffic went on ($during messages in 20 s, $before in the 5 s before)" \
+  [ "$during" -gt 0 -a "$during" -ge $((before * 2)) ]
 check "all 40000 acked, none refused, all receipts back" \
   [ "$(jget "$TMP/steady.json" .acked)" = 40000 -a "$(jget "$TMP/steady.json" .refused)" = 0 \
     -a "$(jget "$TMP/steady.json" .receipts)" = 40000 ]
@@ -116,8 +123,8 @@ status_showed_outage() {
     [ "$(jget "$TMP/status_down.json" .database.message_log.events_pending)" -gt 1000 ]
 }
 check "the status showed it: not connected, lag ${lag} s, events pending" status_showed_outage
-check "once it was back, every row was written" wait_rows "true" 45000 60
-check "... with its receipt" wait_rows "receipt_state = 2" 45000 30
+check "once it was back, every row was written" wait_rows "true" 45000 120
+check "... with its receipt" wait_rows "receipt_state = 2" 45000 60
 check "... and none twice (ids are the key: $(rows true) rows)" [ "$(rows true)" = 45000 ]
 
 # 4. Two nodes: A binds to the SMSC as transmitter only, so every receipt
@@ -140,7 +147,7 @@ check "node A: 3000 acked, and all 3000 receipts came back through node B" \
   [ "$(jget "$TMP/via_a.json" .acked)" = 3000 -a "$(jget "$TMP/via_a.json" .receipts)" = 3000 ]
 check "node B: 2000 acked, receipts back" \
   [ "$(jget "$TMP/via_b.json" .acked)" = 2000 -a "$(jget "$TMP/via_b.json" .receipts)" = 2000 ]
-check "both nodes' messages are in the log" wait_rows "node_id = 22" 2000 20
+check "both nodes' messages are in the log" wait_rows "node_id = 22" 2000 60
 stop_emgd a2 20
 stop_emgd b 20
 handed=$(sed -n 's/.*resolved here, \([0-9]*\) handed over.*/\1/p' "$TMP/b.log")
@@ -216,7 +223,7 @@ start_emgd a5 "$TMP/a.conf"
 wait_port "$ucp_a"
 load small "$ucp_a" 300 --from 4917555:13 --wait-dlr 0 || true
 check "a table of 100: 200 receipts given up in the log (state UNKNOWN)" \
-  wait_rows "src_addr LIKE '4917555%' AND receipt_state = 7" 200 20
+  wait_rows "src_addr LIKE '4917555%' AND receipt_state = 7" 200 60
 check "... and 100 still awaited" [ "$(rows "src_addr LIKE '4917555%' AND receipt_state IS NULL")" = 100 ]
 gone=$(pg_psql -c "SELECT id FROM message_log WHERE src_addr LIKE '4917555%' AND receipt_state = 7 LIMIT 1")
 curl -s -H "Authorization: Bearer db-gateway-token-0123" "http://127.0.0.1:$admin/api/messages/$gone" > "$TMP/gone.json"

@@ -106,7 +106,7 @@ too_long() {
   http=$(python3 -c 'import json; print(json.dumps({"from": "4917000000001", "to": "4917100000001", "text": "A" * 39016}))' |
     curl -s -o "$TMP/$name.http" -w '%{http_code}' -u load:secret -H 'Content-Type: application/json' \
       --data-binary @- "http://127.0.0.1:$web/api/v1/messages")
-  for _ in $(seq 100); do [ "$(wc -l < "$TMP/$name.record")" -ge 255 ] && break; sleep 0.05; done
+  for _ in $(seq 1200); do [ "$(wc -l < "$TMP/$name.record")" -ge 255 ] && break; sleep 0.05; done
   stop_emgd "$name" 20
   stop_sink "$name"
   check "SMPP, 255 parts' worth (39,015 characters): accepted ($at_most), 255 parts at the SMSC" \

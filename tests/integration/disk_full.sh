@@ -46,7 +46,7 @@ load() {   # load NAME COUNT FROM [emgload options]: each run its own source pre
 load pending 1000 4917003 --dlr --wait-dlr 60 &
 pending_loader=$!
 STARTED_PIDS+=("$pending_loader")
-for _ in $(seq 100); do [ "$(wc -l < "$TMP/s.record")" -ge 1000 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(wc -l < "$TMP/s.record")" -ge 1000 ] && break; sleep 0.05; done
 kill -STOP "$SINK_PID_s"
 
 # 1. The disk fills: some submits are refused, none acked without its record.
@@ -57,7 +57,7 @@ check "with the disk full, submits were refused ($full_refused of 20000)" [ "$fu
 check "before it filled, some were acked ($full_acked)" [ "$full_acked" -gt 0 ]
 check "every submit was acked or refused ($full_acked + $full_refused)" [ $((full_acked + full_refused)) = 20000 ]
 wait_file "$TMP/g.log"
-for _ in $(seq 50); do grep -q "cannot write" "$TMP/g.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "cannot write" "$TMP/g.log" && break; sleep 0.1; done
 check "the log says why (no space)" grep -q "journal in $spool cannot write: .*No space left on device" "$TMP/g.log"
 
 # The receipts come while it is full: refused for now (the journal cannot
@@ -70,13 +70,13 @@ rm -f "$spool/filler"
 wait "$pending_loader" || true
 check "the receipts refused meanwhile came again: all 1000 reached the client" \
   [ "$(jget "$TMP/pending.json" .acked)" = 1000 -a "$(jget "$TMP/pending.json" .receipts)" = 1000 ]
-for _ in $(seq 50); do grep -q "writes again" "$TMP/g.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "writes again" "$TMP/g.log" && break; sleep 0.1; done
 check "the log says it writes again" grep -q "journal in $spool writes again" "$TMP/g.log"
 load again 2000 4917002
 check "after space returned every submit was acked" [ "$(jget "$TMP/again.json" .acked)" = 2000 ]
 
 # 3. Nothing acked was lost, nothing refused was sent.
-for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
 stop_emgd g 20
 stop_sink s
 check "receipts that came while the disk was full were refused for now ($(jget "$TMP/s.summary.json" .receipts_nacked))" \

@@ -44,7 +44,7 @@ done
 sleep 1
 SINK_FIXED_PORT=$smsc start_sink s smpp --dlr-delay 0-500
 wait "$load_pid" || true
-for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g2.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "in flight 0," "$TMP/g2.log" 2>/dev/null && break; sleep 0.1; done
 stop_emgd g2
 stop_sink s
 

@@ -103,8 +103,9 @@ kill -STOP "$SINK_PID_h"
 kill -CONT "$SINK_PID_h"
 check "hard limit: emgd accepted 200" [ "$(jget "$TMP/h.json" .acked)" = 200 ]
 check "hard limit: the other 200 were refused" [ "$(jget "$TMP/h.json" .refused)" = 200 ]
+# (At least the 100 ms; the upper bound is a hang guard, not a speed.)
 check "soft limit: the acks above 150 were held back about 100 ms" \
-  between "$(jget "$TMP/h.json" '.ack_latency_ms.max | floor')" 90 2000
+  between "$(jget "$TMP/h.json" '.ack_latency_ms.max | floor')" 90 4000
 stop_emgd h 20
 stop_sink h
 check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
@@ -130,10 +131,10 @@ load300() {
     --connections 1 --window 50 --count 300 --dlr --json --quiet --give-up 20 "$@" > "$TMP/$name.json" || true
 }
 
-# wait_admin JQ VALUE: up to 10 s for the admin status's JQ to read VALUE; prints the last read
+# wait_admin JQ VALUE: up to 30 s (a hang guard) for the admin status's JQ to read VALUE; prints the last read
 wait_admin() {
   local v=""
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     v=$(admin /api/status | jq -r "$1")
     [ "$v" = "$2" ] && break
     sleep 0.1
@@ -235,7 +236,7 @@ check "admin API: pause smpp-out" bash -c "curl -s -X POST -H 'Authorization: Be
   --connections 2 --window 50 --count 300 --dlr --wait-dlr 15 --json --quiet --give-up 30 > "$TMP/o.json" &
 load_pid=$!
 STARTED_PIDS+=("$load_pid")
-for _ in $(seq 100); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ "$(admin /api/queues | jq -r '.queues[] | select(.connector == "smpp-out") | .queued')" = 300 ] && break; sleep 0.05; done
 ctl() { "$BIN/emgctl" --url "http://127.0.0.1:$ADMIN_PORT" --token s3cret-token-gateway "$@"; }
 check "emgctl queues: smpp-out holds 300, paused" bash -c "$(declare -f ctl); BIN='$BIN' ADMIN_PORT=$ADMIN_PORT; ctl queues | grep -Eq '^smpp-out +300 +[0-9.]+ +- +yes\$'"
 check "emgctl queue smpp-out 0 3: three messages listed" \

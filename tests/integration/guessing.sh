@@ -3,7 +3,7 @@
 # passwords from one address, each on a connection of its own. After
 # auth_max_failures of them its logins are refused unheard (the right
 # password too) for auth_block_time, on every connector, and logged once;
-# a client from another address binds meanwhile within a second; /metrics
+# a client from another address binds meanwhile, at once; /metrics
 # counts the refusals; once the block ends, the address is served again.
 # The same for an account whose password is a yescrypt hash (five
 # hashings, not 1,000), HTTP Basic credentials, Kannel's sendsms and the
@@ -18,7 +18,7 @@ ucp=$(free_port)
 admin_port=$(free_port)
 web=$(free_port)
 {
-  echo 'general: { node_id = 16; persist = false; auth_max_failures = 5; auth_failure_window = 60; auth_block_time = 6; };'
+  echo 'general: { node_id = 16; persist = false; auth_max_failures = 5; auth_failure_window = 60; auth_block_time = 20; };'
   echo "admin: { listen = \"127.0.0.1:$admin_port\"; token = \"guessing-test-token\"; };"
   # "h0rse!42" as yescrypt (mkpasswd -m yescrypt): about 25 ms to check here
   echo 'accounts = ( { name = "vault"; password_hash = "$y$j9T$.hPiBczy.7XMpFAwo3OWe0$qTpLhKuz.tZO8l.Ihre20b9LOoF6OSr6vCBHz.in7tD"; } );'
@@ -33,32 +33,32 @@ wait_port "$smpp"
 wait_port "$ucp"
 client() { python3 "$(dirname "$0")/smpp_client.py" "$@"; }
 
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load guess 1000)
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load guess 1000)
 check "1,000 guesses from 127.0.0.1: none bound ($ok bound, $refused refused, in $secs s)" \
   [ "$ok/$refused" = "0/1000" ]
 evaluated=$(grep -c "bind from 127.0.0.1:[0-9]* as 'load' refused: wrong password" "$TMP/g.log" || true)
 check "... only the first 5 had their password looked at ($evaluated)" [ "$evaluated" = 5 ]
 check "... and the block was logged once" \
-  [ "$(grep -c '5 failed logins from 127.0.0.1 within 60 s (the last a bind): its logins are refused for 6 s' "$TMP/g.log")" = 1 ]
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load secret 1)
+  [ "$(grep -c '5 failed logins from 127.0.0.1 within 60 s (the last a bind): its logins are refused for 20 s' "$TMP/g.log")" = 1 ]
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1)
 check "while blocked, the right password from 127.0.0.1 is refused too" [ "$ok/$refused" = "0/1" ]
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --count 1 \
   --json --quiet --give-up 3 > "$TMP/ucp-blocked.json" 2>/dev/null || true
 check "... on UCP as well" [ "$(jget "$TMP/ucp-blocked.json" .acked)" = 0 ]
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load secret 1 127.0.0.2)
-check "another address (127.0.0.2) binds meanwhile, within a second ($secs s)" \
-  bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 1) }'"
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1 127.0.0.2)
+check "another address (127.0.0.2) binds meanwhile, not kept waiting ($secs s)" \
+  bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 3) }'"
 # An account whose password is a yescrypt hash: 1,000 guesses from
 # 127.0.0.7 cost five hashings, not 1,000 (25 s), while the right password
 # from 127.0.0.8 binds meanwhile.
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" vault guess 1000 127.0.0.7)
-check "1,000 guesses at a hashed password from 127.0.0.7: none bound, all answered in $secs s (< 5)" \
-  bash -c "[ '$ok/$refused' = 0/1000 ] && awk -v s='$secs' 'BEGIN { exit !(s < 5) }'"
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" vault guess 1000 127.0.0.7)
+check "1,000 guesses at a hashed password from 127.0.0.7: none bound, all answered in $secs s (< 20)" \
+  bash -c "[ '$ok/$refused' = 0/1000 ] && awk -v s='$secs' 'BEGIN { exit !(s < 20) }'"
 hashed=$(grep -c "bind from 127.0.0.7:[0-9]* as 'vault' refused: wrong password" "$TMP/g.log" || true)
 check "... only 5 of them hashed ($hashed)" [ "$hashed" = 5 ]
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" vault 'h0rse!42' 1 127.0.0.8)
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" vault 'h0rse!42' 1 127.0.0.8)
 check "the right password from 127.0.0.8 binds meanwhile ($ok/$refused in $secs s)" \
-  bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 1) }'"
+  bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 3) }'"
 # HTTP: 20 wrong Basic credentials from 127.0.0.3, then the right ones from
 # there and from 127.0.0.4; Kannel's sendsms from 127.0.0.3 as well.
 send() {  # send FROM USER:PASSWORD: the JSON API's status
@@ -84,9 +84,13 @@ blocked=$(curl -s --interface 127.0.0.6 -H 'Authorization: Bearer guessing-test-
   awk '$1 == "emg_logins_blocked_total" { print $2 }')
 check "/metrics counts the logins refused unheard ($blocked >= 2005)" [ "${blocked:-0}" -ge 2005 ]
 
-sleep 6.5
-read -r ok refused secs < <(client bind "127.0.0.1:$smpp" load secret 1)
-check "after the block, 127.0.0.1 binds again" [ "$ok/$refused" = "1/0" ]
+binds_again() {
+  read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1)
+  [ "$ok/$refused" = "1/0" ]
+}
+# The block (20 s, long enough for all the above on a slow machine: the
+# checks made while blocked must not outlast it) ends; bounded at 60 s or so.
+check "after the block, 127.0.0.1 binds again" wait_until 400 binds_again
 stop_emgd g
 stop_sink s
 check "... and the log says how many were refused meanwhile" \

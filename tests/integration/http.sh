@@ -94,7 +94,7 @@ code=$(curl -s -o "$TMP/rpost" -w '%{http_code}' -u app:secret -H 'Content-Type:
 check "a JSON submit with a POST callback: 202 ($code)" [ "$code" = 202 ]
 post_id=$(jq -r '.messages[0].id' "$TMP/rpost")
 curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550004&text=get+me&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/dlr?type=%%d&to=%%p&from=%%P&smsc=%%i' "$catch" | jq -sRr @uri)"
-for _ in $(seq 100); do [ "$(grep -c '^POST\|^GET' "$TMP/caught" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(grep -c '^POST\|^GET' "$TMP/caught" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
 check "the POST callback came, as JSON naming the message ($post_id), its state and the connector it went out on" \
   bash -c "grep -q '^POST /cb' '$TMP/caught' && grep -q '\"id\":\"$post_id\"' '$TMP/caught' && grep -Eq '\"status\":\"(DELIVRD|UNDELIV)\"' '$TMP/caught' && grep -q '\"smsc\":\"smpp-out\"' '$TMP/caught'"
 check "the GET dlr-url came with its escapes expanded (type 1 or 2, the addresses, %i the connector)" \
@@ -104,21 +104,21 @@ check "the GET dlr-url came with its escapes expanded (type 1 or 2, the addresse
 # receipts this gateway could match: none are asked for).
 NO_DLR=1 load out json 300 --to 4999000:13 --from 4917666:13
 check "to the provider route: 300 acked" [ "$(jget "$TMP/out.json" .acked)" = 300 ]
-for _ in $(seq 100); do [ "$(grep -c "^4917666" "$TMP/s.record")" -ge 300 ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(grep -c "^4917666" "$TMP/s.record")" -ge 300 ] && break; sleep 0.1; done
 check "the provider's gateway delivered all 300 to the SMSC" [ "$(grep -c "^4917666" "$TMP/s.record")" = 300 ]
 
 # A receipt whose callback cannot be made yet stays in the journal: after a
 # restart it is called back, still naming the connector it came through.
 late=$(free_port)
 curl -s -o /dev/null "http://127.0.0.1:$web/cgi-bin/sendsms?username=app&password=secret&from=4912345&to=4915550005&text=late&dlr-mask=3&dlr-url=$(printf 'http://127.0.0.1:%s/late?smsc=%%i' "$late" | jq -sRr @uri)"
-for _ in $(seq 100); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "in flight 0," "$TMP/g.log" 2>/dev/null && break; sleep 0.1; done
 sleep 1   # its receipt comes back (0-300 ms), and its callback finds nobody
 stop_emgd g 20
 perl "$(dirname "$0")/http_catch.pl" "$TMP/late.port" "$TMP/late" 1 "$late" &
 STARTED_PIDS+=($!)
 wait_file "$TMP/late.port"
 start_emgd g2 "$TMP/emgd.conf"
-for _ in $(seq 150); do [ -s "$TMP/late" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$TMP/late" ] && break; sleep 0.1; done   # bounded: 60 s, a hang guard
 check "a receipt kept over a restart was called back, %i still naming the connector" \
   grep -Eq '^GET /late\?smsc=smpp-out ' "$TMP/late"
 stop_emgd g2 20

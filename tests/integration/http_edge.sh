@@ -90,12 +90,14 @@ check "admin: meanwhile 127.0.0.2 is answered ($other), 127.0.0.1 not ($same)" \
 $EDGE trickle "$admin" /api/status "$ADMIN_AUTH" 60 > "$TMP/admin.trickle" &
 admin_trickle=$!
 read -r state secs < <($EDGE trickle "$web" /api/v1/messages - 60)
-check "connector: a request sent one byte a second is $state after $secs s (want closed within 3..6 s)" \
-  [ "$state" = closed -a "$secs" -ge 3 -a "$secs" -le 6 ]
+# Not before request_timeout; after it, as soon as a busy machine gets to
+# it (a trickle that restarted the time-out would keep it open for the 60 s).
+check "connector: a request sent one byte a second is $state after $secs s (want closed within 3..20 s)" \
+  [ "$state" = closed -a "$secs" -ge 3 -a "$secs" -le 20 ]
 wait "$admin_trickle"
 read -r state secs < "$TMP/admin.trickle"
-check "admin: a request sent one byte a second is $state after $secs s (want closed within 30..33 s)" \
-  [ "$state" = closed -a "$secs" -ge 30 -a "$secs" -le 33 ]
+check "admin: a request sent one byte a second is $state after $secs s (want closed within 30..45 s)" \
+  [ "$state" = closed -a "$secs" -ge 30 -a "$secs" -le 45 ]
 
 # Still serving: a plain submit and a status request.
 code=$(curl -s -o /dev/null -w '%{http_code}' -u app:secret -H 'Content-Type: application/json' \

@@ -89,7 +89,7 @@ STARTED_PIDS+=($!)
 wait_port "$sendsms"
 
 # Wait (bounded) until Kannel's link is logged in.
-for _ in $(seq 100); do
+for _ in $(seq 600); do
   curl -s "http://127.0.0.1:$admin/status.txt?password=admin" | grep -q "emg.*online" && break
   sleep 0.1
 done
@@ -112,12 +112,12 @@ check "Kannel accepted all $N sendsms requests" [ $sent = $N ]
 logged_at_least() { [ "$(grep -c "$1" "$TMP/dlr.log" 2>/dev/null || true)" -ge "$2" ]; }
 
 # Every message reaches the SMSC and every receipt gets back to Kannel's dlr-url with status 1 (delivered).
-wait_until 150 logged_at_least 'status=1' $N || true
+wait_until 600 logged_at_least 'status=1' $N || true
 check "Kannel matched all $N $PROTO receipts (dlr-url called with status 1)" \
   [ "$(grep -c 'GET /dlr?n=[0-9]*&status=1 ' "$TMP/dlr.log")" = $N ]
 check "each message's receipt came once" [ "$(grep -o 'n=[0-9]*' "$TMP/dlr.log" | sort -u | wc -l)" = $N ]
 # The SMSC's MOs reached Kannel's sms-service with their sender and text.
-wait_until 150 logged_at_least '^GET /mo?' $MO || true
+wait_until 600 logged_at_least '^GET /mo?' $MO || true
 check "Kannel got the SMSC's $MO MOs over $PROTO, each once" \
   [ "$(grep -Eo '^GET /mo\?from=[^ ]*text=mo(%20|\+)[0-9]+ ' "$TMP/dlr.log" | sort -u | wc -l)" = $MO ]
 check "an MO's sender and recipient as the SMSC gave them" \

@@ -78,7 +78,7 @@ code=$(curl -s -o "$TMP/rpost" -w '%{http_code}' -u app:secret -H 'Content-Type:
   "http://127.0.0.1:$web/api/v1/messages")
 check "a JSON submit with a POST callback: 202 ($code)" [ "$code" = 202 ]
 
-for _ in $(seq 200); do [ "$(grep -c '^GET\|^POST' "$TMP/caught" 2>/dev/null)" -ge "$expected" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(grep -c '^GET\|^POST' "$TMP/caught" 2>/dev/null)" -ge "$expected" ] && break; sleep 0.1; done
 sleep 0.5   # a callback more than asked for would come now
 got=$(grep -c '^GET\|^POST' "$TMP/caught")
 check "the listener got the $expected callbacks asked for ($got)" [ "$got" = "$expected" ]

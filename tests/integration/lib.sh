@@ -26,9 +26,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Waits (bounded) until FILE exists and is not empty.
+# Waits (bounded: 30 s by default, which only a hang outlasts) until FILE
+# exists and is not empty.
 wait_file() {
-  local file=$1 tries=${2:-100}
+  local file=$1 tries=${2:-600}
   while [ ! -s "$file" ] && [ "$tries" -gt 0 ]; do
     sleep 0.05
     tries=$((tries - 1))
@@ -36,11 +37,12 @@ wait_file() {
   [ -s "$file" ] || { echo "timed out waiting for $file" >&2; return 1; }
 }
 
-# logged FILE REGEX [SECONDS]: waits (bounded, default 5 s) until a line of
+# logged FILE REGEX [SECONDS]: waits (bounded, default 30 s) until a line of
 # FILE matches the extended REGEX: emgd writes its log from a thread of
-# its own, a moment after the event.
+# its own, a moment after the event. The bound is a hang guard: a line that
+# is there returns at once, and a slow, busy machine may take seconds.
 logged() {
-  local file=$1 regex=$2 tries=$(( ${3:-5} * 20 ))
+  local file=$1 regex=$2 tries=$(( ${3:-30} * 20 ))
   until grep -Eq -- "$regex" "$file" 2>/dev/null; do
     tries=$((tries - 1))
     [ "$tries" -gt 0 ] || { echo "no line like '$regex' in $file" >&2; return 1; }
@@ -69,7 +71,7 @@ start_sink() {
 stop_sink() {
   local name=$1 pidvar="SINK_PID_$1"
   kill -TERM "${!pidvar}" 2>/dev/null || true
-  local tries=100
+  local tries=600
   while kill -0 "${!pidvar}" 2>/dev/null && [ "$tries" -gt 0 ]; do
     sleep 0.05
     tries=$((tries - 1))
@@ -180,7 +182,7 @@ free_port() {
 
 # Waits (bounded) until something accepts connections on 127.0.0.1:PORT.
 wait_port() {
-  local port=$1 tries=${2:-200}
+  local port=$1 tries=${2:-600}
   while [ "$tries" -gt 0 ]; do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       return 0
@@ -291,6 +293,24 @@ wait_until() {
   until "$@"; do
     tries=$((tries - 1))
     [ "$tries" -gt 0 ] || return 1
+    sleep 0.1
+  done
+}
+
+# bound_count NAME CONNECTOR: the instances of client connector CONNECTOR
+# that emgd NAME's log says bound (each counted once).
+bound_count() {
+  grep -oE "emg\.conn\.$2: instance [0-9]+ bound \(" "$TMP/$1.log" 2>/dev/null | sort -u | wc -l
+}
+
+# wait_bound NAME CONNECTOR COUNT: waits until COUNT instances of emgd
+# NAME's client connector CONNECTOR bound, where a sleep would guess how long
+# a busy machine takes; bounded (30 s), which only a hang outlasts.
+wait_bound() {
+  local name=$1 conn=$2 want=$3 tries=300
+  until [ "$(bound_count "$name" "$conn")" -ge "$want" ]; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || { echo "emgd $name: $(bound_count "$name" "$conn") of $want instances of $conn bound" >&2; return 1; }
     sleep 0.1
   done
 }

@@ -15,7 +15,7 @@ if ! echo probe | systemd-cat -t emg-probe 2>/dev/null; then
   /lib/systemd/systemd-journald 2>"$TMP/journald.stderr" &
   journald=$!
   STARTED_PIDS+=("$journald")
-  for _ in $(seq 100); do echo probe | systemd-cat -t emg-probe 2>/dev/null && break; sleep 0.05; done
+  for _ in $(seq 600); do echo probe | systemd-cat -t emg-probe 2>/dev/null && break; sleep 0.05; done
 fi
 check "a journald listens" bash -c "echo probe | systemd-cat -t emg-probe"
 
@@ -27,8 +27,9 @@ connectors = ( { name = "$mark"; protocol = "smpp"; mode = "client"; connect = "
 routes = ( { to = "$mark"; } );
 CONF
 start_emgd g "$TMP/emgd.conf"
-# The client connector cannot connect: a warning each try.
-tries=100
+# The client connector cannot connect: a warning each try (waited for:
+# bounded at 30 s, a hang guard).
+tries=300
 until journalctl -q -t emgd -p warning --no-pager 2>/dev/null | grep -q "$mark.*connection to 127.0.0.1:1 lost" || [ $tries = 0 ]; do
   sleep 0.1; tries=$((tries - 1))
 done

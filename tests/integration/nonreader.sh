@@ -4,8 +4,9 @@
 # reading from it once SESSION_OUTPUT_MAX (1 MiB) of answers is unsent, so
 # its RSS stays within 64 MB of what it was before the flood (sampled every
 # 0.1 s); it drops the session once no byte of that output has been written
-# for response_timeout (2 s here), which must happen within 6 s of the
-# flood's start (the flood lasts 10 s at most); and a normal load over
+# for response_timeout (2 s here), which must happen while the flood lasts
+# (30 s at most; a few seconds on a quiet machine, and a slow one may take
+# longer to fill the output); and a normal load over
 # another bind of the same connector is all acked meanwhile.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
@@ -14,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 RESPONSE_TIMEOUT_MS=2000
 RSS_MARGIN_KB=$((64 * 1024))       # the bound checked
 RSS_KILL_KB=$((512 * 1024))        # the flood is stopped beyond this (a failing emgd)
-FLOOD_SECS=10
+FLOOD_SECS=30
 
 start_sink out smpp --user emg --password secret
 in=$(free_port)
@@ -73,7 +74,7 @@ echo "emgd RSS ${base} kB before the flood, ${peak} kB at most during it;" \
 check "emgd RSS during the flood (${peak} kB) within ${RSS_MARGIN_KB} kB of before (${base} kB)" \
   between "$peak" 0 $((base + RSS_MARGIN_KB))
 check "the non-reading session was closed by emgd ($closed s after the flood began)" \
-  awk -v c="$closed" -v max=$((RESPONSE_TIMEOUT_MS / 1000 + 4)) 'BEGIN { exit !(c != "null" && c <= max) }'
+  awk -v c="$closed" -v max=$((RESPONSE_TIMEOUT_MS / 1000 + 15)) 'BEGIN { exit !(c != "null" && c <= max) }'
 check "emgd logged why it dropped the session" \
   grep -q "ended: peer not reading: .* none written for $RESPONSE_TIMEOUT_MS ms" "$TMP/n.log"
 check "the load over another bind: 5000 acked" [ "$(jget "$TMP/load.json" .acked 2>/dev/null)" = 5000 ]

@@ -50,7 +50,7 @@ stop_emgd a
 # Its lock goes with it: the next emgd starts and sends the 500.
 SINK_FIXED_PORT=$smsc start_sink s smpp
 start_emgd c "$TMP/emgd.conf"
-for _ in $(seq 200); do [ "$(wc -l < "$TMP/s.record")" -ge 500 ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ "$(wc -l < "$TMP/s.record")" -ge 500 ] && break; sleep 0.05; done
 stop_emgd c
 stop_sink s
 check "the next emgd started on the spool and delivered the 500 the first had kept" \

@@ -49,7 +49,8 @@ stop_sink b
 SINK_FIXED_PORT=$SINK_PORT_b start_sink b ucp --user emg --password secret --dlr-delay 0-200
 start_emgd r "$TMP/r.conf"
 wait_port "$in"
-sleep 0.5
+wait_bound r a 2   # the weighted split needs both members bound from the first message
+wait_bound r b 2
 
 load() {  # load NAME TO_PATTERN COUNT [more emgload options]
   local name=$1 to=$2 count=$3
@@ -62,7 +63,7 @@ count_to() { grep -c "	$2" "$TMP/$1.record" || true; }
 # settle PREFIX COUNT: waits (bounded) until the sinks recorded COUNT messages
 # to PREFIX: emgd acks before it has forwarded everything.
 settle() {
-  local tries=200
+  local tries=1200   # 60 s: a hang guard; it returns as soon as they are there
   while [ $(( $(count_to a "$1") + $(count_to b "$1") )) -lt "$2" ] && [ $tries -gt 0 ]; do
     sleep 0.05
     tries=$((tries - 1))
@@ -130,26 +131,28 @@ check "paused a: the 100 for a alone wait in its queue" \
   [ "$(count_to a 4910)/$(curl -s -H 'Authorization: Bearer routing-test-token-1' "http://127.0.0.1:$admin_port/api/queues" | jq -r '.queues[] | select(.connector == "a") | .queued')" = "500/100" ]
 logged() { grep -q "$1" "$TMP/r.log"; }
 check "the log says the failover group passes over a, why, and where its messages go" \
-  wait_until 30 logged "route of line [0-9]* (failover group): a cannot take messages (paused): messages go to b\$"
+  wait_until 300 logged "route of line [0-9]* (failover group): a cannot take messages (paused): messages go to b\$"
 check "... and the weighted group" \
-  wait_until 30 logged "route of line [0-9]* (weighted group): a cannot take messages (paused): messages are shared by b\$"
+  wait_until 300 logged "route of line [0-9]* (weighted group): a cannot take messages (paused): messages are shared by b\$"
 check "emgctl resume a" [ "$(ctl resume a)" = "a resumed" ]
 check "resumed: the log says the failover group has a again" \
-  wait_until 30 logged "route of line [0-9]* (failover group): a can take messages again: messages go to a\$"
+  wait_until 300 logged "route of line [0-9]* (failover group): a can take messages again: messages go to a\$"
 settle 4910 600
 check "resumed a: the 100 went out" [ "$(count_to a 4910)" = 600 ]
 
 # 6. Failover: with a down, the 4912 group sends to b.
 kill -KILL "$SINK_PID_a"; wait "$SINK_PID_a" 2>/dev/null || true
-sleep 0.5
+# Until both of a's instances noticed, however long a busy machine takes.
+a_lost() { [ "$(grep -cE "emg\.conn\.a: instance [01]: connection to .* lost: connection closed by peer" "$TMP/r.log")" -ge 2 ]; }
+wait_until 300 a_lost || true
 load f 4912:13 500
 settle 4912 500
 check "failover: all 500 acked with a down" [ "$(jget "$TMP/f.json" .acked)" = 500 ]
 check "failover: all 500 went to b" [ "$(count_to b 4912)" = 800 ]
 check "failover: the log says a has no session bound" \
-  wait_until 30 logged "(failover group): a cannot take messages (no session bound): messages go to b\$"
+  wait_until 300 logged "(failover group): a cannot take messages (no session bound): messages go to b\$"
 check "... and when a's instances try to connect again" \
-  wait_until 30 logged "connection to 127.0.0.1:$SINK_PORT_a lost: .*; next attempt in [0-9.]* s\$"
+  wait_until 300 logged "connection to 127.0.0.1:$SINK_PORT_a lost: .*; next attempt in [0-9.]* s\$"
 stop_emgd r 20
 stop_sink b
 
@@ -200,7 +203,7 @@ run_variant() {
   "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$in" --user load --password secret \
     --connections "$connections" --window "$window" --count "$count" --json --quiet --give-up 30 \
     > "$TMP/$name.json" || true
-  for _ in $(seq 200); do [ "$(wc -l < "$TMP/$name.record")" -ge "$count" ] && break; sleep 0.05; done
+  for _ in $(seq 1200); do [ "$(wc -l < "$TMP/$name.record")" -ge "$count" ] && break; sleep 0.05; done
   stop_emgd "$name" 20
   stop_sink "$name"
 }
@@ -219,5 +222,8 @@ check "throttled: in the order they were submitted" \
 run_variant m 2000 4 50 -- -e "/name = \"out\"/ s/instances = 2;\$/instances = 4; max_rate = 400;/"
 span=$(awk -F'\t' 'NR == 1 { first = $4 } { last = $4 } END { printf "%d", (last - first) * 1000 }' "$TMP/m.record")
 check "max_rate 400 over 4 instances: 2,000 at the SMSC" [ "$(wc -l < "$TMP/m.record")" = 2000 ]
-check "max_rate 400 over 4 instances: they took ${span} ms (about 5,000)" between "$span" 4300 6500
+# No faster than max_rate on any machine (4,300: 400/s less a burst); the
+# upper bound only says they were not held back far below it (about 220/s
+# is well below what any machine sends through here), not this one's pace.
+check "max_rate 400 over 4 instances: they took ${span} ms (about 5,000)" between "$span" 4300 9000
 finish

@@ -3,7 +3,8 @@
 # scheduled 30 s ahead (SMPP schedule_delivery_time, and the JSON API's
 # send_at) wait in emgd, listed as held, one cancelled through the admin
 # API; emgd is SIGKILLed meanwhile, and after the restart the rest go out
-# within a second of their time. A connector with deferred_delivery =
+# at their time (none before it; all within seconds after it, a second on a
+# quiet machine). A connector with deferred_delivery =
 # "pass" sends at once, as before.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
@@ -48,7 +49,7 @@ check "one more over HTTP with send_at $send_at, accepted" \
 N=$((N + 1))
 smpp_load passed 4930:13 5 --deferred "$AHEAD"
 check "deferred_delivery = pass: the SMSC got all 5 at once" \
-  wait_until 50 sink_has p 5
+  wait_until 300 sink_has p 5
 admin_call /api/queues > "$TMP/queues.json"
 check "out holds $N until their time, none in its queue" \
   [ "$(jq -r '.queues[] | select(.connector == "out") | "\(.queued) \(.scheduled)"' "$TMP/queues.json")" = "0 $N" ]
@@ -79,8 +80,11 @@ done
 check "all $((N - 1)) reached the SMSC, the cancelled one did not" [ "$(record_count s)" = $((N - 1)) ]
 first=$(cut -f4 "$TMP/s.record" | sort -n | head -1)
 last=$(cut -f4 "$TMP/s.record" | sort -n | tail -1)
-check "none before its time ($due..$due_last), all within a second of it ($first .. $last)" \
-  awk -v f="$first" -v l="$last" -v d="$due" -v e="$due_last" 'BEGIN { exit !(f >= d && l < e + 1.0) }'
+# None before its time, on any machine. After it: released on the daemon's
+# tick and sent at once, a second on a quiet machine; the bound leaves a busy
+# one room and still fails a release that waits for something else.
+check "none before its time ($due..$due_last), all within 3 s of it ($first .. $last)" \
+  awk -v f="$first" -v l="$last" -v d="$due" -v e="$due_last" 'BEGIN { exit !(f >= d && l < e + 3.0) }'
 stop_emgd d2
 stop_sink s
 stop_sink p

@@ -40,7 +40,7 @@ delivered() {
   curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$admin/api/messages/$id" > "$TMP/msg.json" &&
     [ "$(jq -r .state "$TMP/msg.json")" = delivered ]
 }
-check "a message $id sent and delivered" wait_until 100 delivered
+check "a message $id sent and delivered" wait_until 300 delivered
 smsc_id=$(jq -r '.events[] | select(.event == "sent") | .detail' "$TMP/msg.json")
 
 # Traffic for the chart and the pause, through the whole browser session.

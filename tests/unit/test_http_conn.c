@@ -107,7 +107,7 @@ static int raw_connect(int port)
   struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
   CU_ASSERT_FATAL(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
-  struct timeval tv = { 3, 0 };
+  struct timeval tv = { 10, 0 };   /* a hang guard: every read here ends sooner */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;
 }
@@ -117,7 +117,7 @@ static void raw_send(int fd, const char *text)
   CU_ASSERT_EQUAL(send(fd, text, strlen(text), MSG_NOSIGNAL), (ssize_t)strlen(text));
 }
 
-/* Reads until want appears want_count times, the peer closes, or 3 s pass;
+/* Reads until want appears want_count times, the peer closes, or 10 s pass;
  * returns what came (NUL-terminated). closed: whether it ended by a close. */
 static size_t raw_read(int fd, char *buf, size_t cap, const char *want, int want_count, bool *closed)
 {
@@ -228,7 +228,8 @@ static void test_listen_refusals(void)
   size_t n = raw_read(fd, buf, sizeof buf, NULL, 0, &closed);
   CU_ASSERT_TRUE(closed);
   CU_ASSERT_EQUAL(n, 0);
-  CU_ASSERT_TRUE(clock_now_ms() - start >= 700 && clock_now_ms() - start < 2900);
+  /* not before the deadline; after it, as soon as a busy machine gets to it */
+  CU_ASSERT_TRUE(clock_now_ms() - start >= 700 && clock_now_ms() - start < 5000);
   close(fd);
   /* 100-continue: asked first, then answered */
   fd = raw_connect(http_listen_port(s->l));
@@ -278,10 +279,12 @@ static void pool_deadline(struct evloop *loop, void *arg)
     evloop_stop(loop);
 }
 
+/* Until want are done; ms is a hang guard, at least 30 s, which no slow
+ * machine reaches for answers that take milliseconds. */
 static void pool_wait(struct pool_run *run, int want, unsigned ms)
 {
   run->want = want;
-  run->deadline_ms = clock_now_ms() + ms;
+  run->deadline_ms = clock_now_ms() + (ms < 30000 ? 30000 : ms);
   run->running = true;
   if (run->done < want)
     evloop_run(run->loop);

@@ -460,7 +460,10 @@ static void test_drop_when_behind(void)
   for (int i = 0; i < FLOOD; i++)
     LOGI(c, "flood %06d with some text to make a line of about a hundred bytes", i);
   double seconds = (double)(clock_now_ns() - start) / 1e9;
-  CU_ASSERT(seconds < 5);
+  /* A fraction of a second here, a few under sanitizers on a busy machine;
+   * callers that blocked for the writer, or waited on each line, would take
+   * minutes. */
+  CU_ASSERT(seconds < 30);
 
   fcntl(r.fd, F_SETFL, 0);
   pthread_t reader;

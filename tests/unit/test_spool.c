@@ -401,7 +401,7 @@ static void test_durable_listeners(void)
   CU_ASSERT(atomic_load(&durable_calls) > 0);
   struct spool_stats st;
   /* Statistics are published just after a commit is durable. */
-  for (int i = 0; i < 2000 && (spool_stats(s, &st), st.records < 1000); i++)
+  for (int i = 0; i < 20000 && (spool_stats(s, &st), st.records < 1000); i++)   /* 20 s: a hang guard */
     sleep_ms(1);
   CU_ASSERT(st.fsyncs >= 1);
   CU_ASSERT(st.fsyncs <= 1001);   /* group commit: the records share fsyncs */
@@ -716,7 +716,7 @@ static void test_disk_full(void)
   CU_ASSERT(st.failed);
 
   unlink(filler);   /* space returns: the spool resumes by itself */
-  for (int i = 0; i < 300 && spool_failing(s, NULL, 0); i++)
+  for (int i = 0; i < 3000 && spool_failing(s, NULL, 0); i++)   /* 30 s: retries come each 0.5 s */
     sleep_ms(10);
   CU_ASSERT_FALSE(spool_failing(s, NULL, 0));
   CU_ASSERT(wait_durable(s, last_ok));
@@ -913,7 +913,7 @@ static void test_zeros_ahead(void)
    * as it is looked at, so wait for the whole segment (or give up). The
    * statistics are published after the commit is durable: wait for them
    * to show all 100 messages too, or the sizes compared below are stale. */
-  for (int i = 0; i < 2000; i++) {
+  for (int i = 0; i < 20000; i++) {   /* 20 s: a hang guard */
     spool_stats(s, &st);
     if (st.live_messages == 100 && dir_segments(names, 8, &bytes) == 1 && bytes >= 1u << 20)
       break;
