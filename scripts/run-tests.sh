@@ -2,7 +2,11 @@
 # run-tests.sh - set everything up and run the whole test suite:
 #   1. the normal build (warnings are errors) and every ctest test,
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
-#   3. each libFuzzer target for a bounded time (EMG_FUZZ_SECONDS, default 20).
+#   3. each libFuzzer target for a bounded time (EMG_FUZZ_SECONDS, default 20),
+#   4. with EMG_MUTATION=1, the mutation check (tests/mutation/run.sh: every
+#      deliberate bug of tests/mutation/list must be caught by its tests).
+# Stage 1 checks that the mutation list still fits the code on every run
+# (ctest's mutation.list); stage 4 runs it, which takes far longer.
 # Exits non-zero on the first failing stage, and on any test skipped (one
 # that could not run here: no root for a tmpfs, a filesystem without
 # O_DIRECT, a missing peer). This script installs everything the suite
@@ -58,5 +62,10 @@ CC=clang cmake -S . -B build-fuzz -DEMG_WERROR=ON -DEMG_FUZZ=ON -DEMG_SANITIZE=O
   -DEMG_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build-fuzz -j "$jobs"
 run_ctest build-fuzz --output-on-failure -R '^fuzz\.' -j "$jobs"
+
+if [ "${EMG_MUTATION:-}" = 1 ]; then
+  stage "mutation check (tests/mutation/run.sh)"
+  tests/mutation/run.sh -j "$jobs"
+fi
 
 stage "all stages passed"

@@ -4,8 +4,9 @@
 # long message counted each; SMPP ESME_RSUBMITFAIL, HTTP 402) and survives
 # a SIGKILL; disabled, its session is unbound and binds are refused;
 # changes live in general.accounts_file (hashed, never a cleartext
-# password) and survive a restart; a hand edit of that file is put in place
-# by a reload; an account of emgd.conf is refused, naming the file.
+# password) and survive a restart; its password changed, the old one (just
+# proven) is refused at once; a hand edit of that file is put in place by a
+# reload; an account of emgd.conf is refused, naming the file.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -84,7 +85,7 @@ check "... the log says the journal set it" grep -q "credit of 2 accounts as the
 # Disabled: the session is unbound, binds refused; enabled: binds again.
 client hold "127.0.0.1:$smpp" live pw123 10 > "$TMP/hold.txt" &
 holder=$!
-for _ in $(seq 50); do grep -q bound "$TMP/hold.txt" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q bound "$TMP/hold.txt" && break; sleep 0.1; done
 ctl account disable live > /dev/null
 wait "$holder"
 check "disabling unbinds its session ($(tr '\n' ' ' < "$TMP/hold.txt"))" [ "$(tail -1 "$TMP/hold.txt")" = unbind ]
@@ -106,6 +107,13 @@ check "after a restart: enabled, max_binds 1, credit 700 left ($(jq -c '[.enable
   [ "$(jq -c '[.enabled, .max_binds, .credit_left]' "$TMP/live.json")" = "[true,1,700]" ]
 got=$(binds live pw123 1)
 check "... and it binds ($got)" [ "$got" = 0x00 ]
+
+# A password changed live: the old one, just proven by a bind (and so
+# spared the hashing for a while), is refused at once; the new one binds.
+ctl account set live --password pw456 > "$TMP/password.txt"
+got="$(binds live pw123 1) $(binds live pw456 1) $(binds live pw123 1)"
+check "emgctl account set --password: the old password refused at once, the new one binds (ESME_RINVPASWD, OK: $got)" \
+  [ "$got" = "0x0e 0x00 0x0e" ]
 
 # An account of emgd.conf is changed there.
 ctl account set static --max-binds 3 > "$TMP/static.txt" && rc=0 || rc=$?

@@ -8,7 +8,9 @@
 # answers, each within seconds. emgd lowered the HTTP connector's share to
 # fit the limit, kept no more of the idle connections than that, never held
 # more descriptors than the limit, and cut the slowloris clients at
-# request_timeout (5 s) however they trickled.
+# request_timeout (10 s) however they trickled. (It also ends idle
+# connections, so it is long enough for a busy machine to open the flood and
+# count what emgd holds before the first of them ends.)
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -28,7 +30,7 @@ connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 2;
     users = ( { name = "load"; password = "secret"; } ); },
   { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
-    request_timeout = 5; users = ( { name = "app"; password = "secret"; } ); },
+    request_timeout = 10; users = ( { name = "app"; password = "secret"; } ); },
   { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_s";
     system_id = "emg"; password = "secret"; }
 );
@@ -95,9 +97,14 @@ sleep 2   # the flood settles: libmicrohttpd has accepted what it will
 
 fds=$(ls "/proc/$EMGD_PID_g/fd" | wc -l)
 check "under the flood emgd holds $fds descriptors (within its 1,024)" [ "$fds" -le 1024 ]
+# held: connections to the HTTP connector from ADDRESS_PATTERN that emgd holds.
+held() {
+  ss -Htnp state established "( sport = :$web )" | grep "pid=$EMGD_PID_g," | awk '{ print $4 }' | grep -c "^$1:" || true
+}
+idle_held=$(held '127\.0\.1\.[0-9]*')   # now, well before request_timeout ends them
 
 start=$(date +%s.%N)
-status=$(timeout 10 python3 "$(dirname "$0")/smpp_client.py" submit "127.0.0.1:$smpp" load secret 20)
+status=$(timeout 10 python3 "$(dirname "$0")/smpp_client.py" submit "127.0.0.1:$smpp" load secret 20 || true)
 check "an SMPP client binds and submits: $status" [ "$status" = 0x00000000 ]
 timeout 30 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
   --count 200 --json --quiet --give-up 20 > "$TMP/ucp.json" || true
@@ -107,16 +114,17 @@ code=$(curl -s -m 5 -o "$TMP/status.json" -w '%{http_code}' -H "Authorization: B
   "http://127.0.0.1:$admin/api/status")
 check "the admin API answers ($code)" [ "$code" = 200 ]
 secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
-check "... all three within 15 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 15) }'
+# Seconds here on a quiet machine; the bound is for a loop the flood
+# starves, not for a slow machine's pace (each client has its own limit too).
+check "... all three within 30 s ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s < 30) }'
 
-# held: connections to the HTTP connector from ADDRESS_PATTERN that emgd holds.
-held() {
-  ss -Htnp state established "( sport = :$web )" | grep "pid=$EMGD_PID_g," | awk '{ print $4 }' | grep -c "^$1:" || true
-}
-idle_held=$(held '127\.0\.1\.[0-9]*')
 check "of the 2,000 idle connections emgd holds at most its share ($idle_held of ${share:-?})" \
   bash -c "[ -n '$share' ] && [ '$idle_held' -le '$share' ] && [ '$idle_held' -gt 100 ]"
-sleep $(awk -v s="$secs" 'BEGIN { w = 6 - s; print (w > 0 ? w : 0) }')   # past request_timeout
+sleep $(awk -v s="$secs" 'BEGIN { w = 11 - s; print (w > 0 ? w : 0) }')   # past request_timeout
+# Cut at request_timeout, which a busy machine may reach a moment late:
+# waited for (bounded, 30 s); a trickle that kept them open keeps them.
+slow_cut() { [ "$(held '127\.0\.2\.1')" = 0 ]; }
+wait_until 300 slow_cut || true
 rm -f "$TMP/flood"
 wait "$flooder" || true
 slow_held=$(held '127\.0\.2\.1')

@@ -7,6 +7,10 @@
 #   expired.pem                      the same, valid only in January 2020
 #   client.pem, client.key           CN=acme,O=emg tests, by ca
 #   rogue.pem                        the same subject and key, by other-ca
+#   client-ou.pem                    CN=acme,O=emg tests,OU=x (client.key), by ca:
+#                                    a subject that starts with client.pem's
+#   elsewhere.pem                    CN=elsewhere.example, names only that
+#                                    (server.key), by ca: valid for another host
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 mkdir -p "$1"
@@ -31,6 +35,8 @@ sign server server.key "/CN=localhost" ca "DNS:localhost,IP:127.0.0.1"
 sign renewed server.key "/O=renewed/CN=localhost" ca "DNS:localhost,IP:127.0.0.1"
 sign client client.key "/O=emg tests/CN=acme" ca
 sign rogue client.key "/O=emg tests/CN=acme" other-ca
+sign client-ou client.key "/OU=x/O=emg tests/CN=acme" ca
+sign elsewhere server.key "/CN=elsewhere.example" ca "DNS:elsewhere.example"
 # An expired one: openssl ca takes dates in the past.
 : > index.txt
 echo 1000 > serial

@@ -2,10 +2,13 @@
 # squatter.sh BUILD - connections that never bind cannot keep a server
 # connector from other clients. The listener holds every connection until
 # its bind proves an account; only then does it get an instance.
+#   0. Of 9 connections from 127.0.0.9 that send nothing, the 9th is closed
+#      at once (unbound_per_ip 8), logged, while the first 8 and one from
+#      127.0.0.10 opened after it are still open.
 #   1. A squatter at 127.0.0.1 keeps 20 connections open that send nothing,
 #      reconnecting as fast as each is closed: beyond unbound_per_ip (8) it
 #      is closed at once. A client at 127.0.0.2 meanwhile binds 30 times,
-#      all within a second.
+#      none of them kept waiting anywhere near bind_timeout (2 s).
 #   2. Squatters at 127.0.0.3-6 fill all unbound_max (16) slots, each
 #      connection reopened at once when closed: each connection from
 #      127.0.0.2 closes the oldest slot, and its bind succeeds.
@@ -69,16 +72,58 @@ squat_then_bind() {
   squat "$TMP/$name" "$@"
   wait_file "$TMP/$name"
   sleep 1.5
-  read -r ok refused secs < <(legit_binds "$binds")
+  read -r ok refused secs slowest < <(legit_binds "$binds")
   rm -f "$TMP/$name"
   wait "$squatter" || true
 }
+
+# 0. Exactly unbound_per_ip: the 9th from one address is closed, the 8
+# before it are not (they last until bind_timeout), nor another address's.
+read -r ninth first other took < <(python3 - "$smpp" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+def open_from(source):
+    s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+    s.setblocking(False)
+    return s
+def state(s):   # "closed" once emgd closed it, else "open"
+    try:
+        return "closed" if s.recv(1) == b"" else "open"
+    except BlockingIOError:
+        return "open"
+    except OSError:
+        return "closed"
+first = [open_from("127.0.0.9") for _ in range(8)]
+opened = time.monotonic()
+time.sleep(0.3)   # taken in before the 9th (emgd accepts in order anyway)
+ninth = open_from("127.0.0.9")
+other = open_from("127.0.0.10")
+deadline = time.monotonic() + 10
+while state(ninth) == "open" and time.monotonic() < deadline:
+    time.sleep(0.02)
+print(state(ninth), sum(state(s) == "open" for s in first), state(other),
+      "%.2f" % (time.monotonic() - opened))
+PY
+)
+# The 8 last until their bind_timeout (2 s) from their accept: a machine
+# so busy that the 9th was seen closed later than 1.5 s after them may
+# have closed some of them by then, and the log line below still says why
+# the 9th went.
+check "unbound_per_ip 8: the 9th connection from 127.0.0.9 is closed ($ninth) while its 8 before are open ($first of 8, seen $took s after them)" \
+  bash -c "[ '$ninth' = closed ] && { [ '$first' = 8 ] || awk -v t='$took' 'BEGIN { exit !(t >= 1.5) }'; }"
+check "... and one from 127.0.0.10 opened after it is open too ($other)" [ "$other" = open ]
+check "... logged, naming the address and the limit" \
+  logged "$TMP/g.log" "connection from 127.0.0.9:[0-9]+ closed: 8 connections from its address have not bound yet \(unbound_per_ip"
+sleep 2.5   # their bind_timeout frees the slots for what follows
 
 # 1. One address, far past its share.
 squat_then_bind squat1 30 20 127.0.0.1
 check "with a squatter at 127.0.0.1, 127.0.0.2 bound 30 times of 30 ($ok; $refused refused) in $secs s" \
   [ "$ok/$refused" = 30/0 ]
-check "... all 30 within a second" awk -v s="$secs" 'BEGIN { exit !(s < 1) }'
+# Each bind takes milliseconds; one that waited for a squatter's slot to
+# free would wait up to bind_timeout (2 s). A bound on the slowest, not on
+# the 30 together, so that a slow machine's pace does not count.
+check "... none of the 30 kept waiting (the slowest took $slowest s)" awk -v s="$slowest" 'BEGIN { exit !(s < 1.5) }'
 check "the squatter's connections past 8 were closed and came back ($(cat "$TMP/squat1.count" 2>/dev/null) times)" \
   [ "$(cat "$TMP/squat1.count" 2>/dev/null || echo 0)" -gt 0 ]
 
@@ -111,7 +156,7 @@ print("%.1f" % (time.monotonic() - start))
 PY
 )
 check "a bind trickled a byte each 100 ms is closed at bind_timeout (after $secs s)" \
-  awk -v s="$secs" 'BEGIN { exit !(s >= 1.9 && s < 4) }'
+  awk -v s="$secs" 'BEGIN { exit !(s >= 1.9 && s < 15) }'   # kept open by the trickle: 20 s and more
 
 stop_emgd g
 stop_sink s

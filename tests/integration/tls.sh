@@ -11,8 +11,13 @@
 #     client certificate the UCP connector requires;
 #   - refusals, each with its log line: an unknown CA, a wrong host name, an
 #     expired certificate (the SMSC's; and ours at a reload, which keeps
-#     the running one), no or a foreign client certificate, plain SMPP at a
-#     TLS port, TLS 1.1;
+#     the running one), no or a foreign client certificate, one whose
+#     subject extends the account's tls_subject, plain SMPP at a TLS port,
+#     TLS 1.1;
+#   - host names: the SMPP client connector whose tls.server_name the
+#     SMSC's certificate does not name never binds, one naming it binds;
+#     the HTTP client connector refuses a provider whose certificate (of
+#     the right CA) names another host, and nothing reaches it;
 #   - a reload puts a renewed certificate in place while a session flows;
 #   - HTTPS receipt callbacks verified against the connector's callback_ca;
 #   - a flood of handshakes and of connections that never make one leaves
@@ -34,6 +39,8 @@ check "test certificates made (including an expired one)" \
 start_sink s smpp --dlr-delay 0-50
 smsc=$(free_port)
 smsc_expired=$(free_port)
+web2=$(free_port)
+elsewhere=$(free_port)
 callback=$(free_port)
 perl "$(dirname "$0")/http_catch.pl" "$TMP/catch.port" "$TMP/caught" 1 &
 STARTED_PIDS+=("$!")
@@ -52,6 +59,11 @@ accept = 127.0.0.1:$smsc_expired
 connect = 127.0.0.1:$SINK_PORT_s
 cert = $PKI/expired.pem
 key = $PKI/server.key
+[elsewhere]
+accept = 127.0.0.1:$elsewhere
+connect = 127.0.0.1:$web2
+cert = $PKI/elsewhere.pem
+key = $PKI/server.key
 [callbacks]
 accept = 127.0.0.1:$callback
 connect = 127.0.0.1:$(cat "$TMP/catch.port")
@@ -63,7 +75,7 @@ STARTED_PIDS+=("$!")
 wait_port "$smsc"
 
 # ---- emgd: TLS everywhere, paths relative to the configuration ----
-smpp=$(free_port); ucp=$(free_port); web=$(free_port); web2=$(free_port); admin=$(free_port)
+smpp=$(free_port); ucp=$(free_port); web=$(free_port); admin=$(free_port)
 TOKEN=tls-admin-token-0123456789
 server_tls='tls = { cert = "pki/live.pem"; key = "pki/server.key"; }'
 cat > "$TMP/emgd.conf" <<CONF
@@ -84,6 +96,9 @@ connectors = (
     system_id = "emg"; password = "secret"; tls = { ca = "pki/other-ca.pem"; }; },
   { name = "bad-name"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
     system_id = "emg"; password = "secret"; tls = { ca = "pki/ca.pem"; server_name = "smsc.example.net"; }; },
+  # Another system_id: emgsink sends an account's receipts to any of its binds.
+  { name = "good-name"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc";
+    system_id = "named"; password = "secret"; tls = { ca = "pki/ca.pem"; server_name = "localhost"; }; },
   { name = "old-smsc"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$smsc_expired";
     system_id = "emg"; password = "secret"; tls = { ca = "pki/ca.pem"; }; },
   { name = "provider"; protocol = "http"; mode = "client"; url = "https://localhost:$web/api/v1/messages";
@@ -91,7 +106,10 @@ connectors = (
     system_id = "app"; password = "secret"; tls = { ca = "pki/ca.pem"; }; },
   { name = "provider-bad"; protocol = "http"; mode = "client"; url = "https://localhost:$web/api/v1/messages";
     method = "post_json"; body = "{\"from\":\"%P\",\"to\":\"%p\",\"text\":\"%b\"}";
-    system_id = "app"; password = "secret"; tls = { ca = "pki/other-ca.pem"; }; }
+    system_id = "app"; password = "secret"; tls = { ca = "pki/other-ca.pem"; }; },
+  { name = "provider-elsewhere"; protocol = "http"; mode = "client"; url = "https://localhost:$elsewhere/api/v1/messages";
+    method = "post_json"; body = "{\"from\":\"%P\",\"to\":\"%p\",\"text\":\"%b\"}";
+    system_id = "app"; password = "secret"; tls = { ca = "pki/ca.pem"; }; }
 );
 accounts = (
   { name = "load"; password = "secret"; connectors = [ "smpp-in", "ucp-in" ]; },
@@ -99,9 +117,12 @@ accounts = (
   { name = "app"; password = "secret"; connectors = [ "web", "web2" ]; }
 );
 # 4999: through the HTTP client connector to emgd's own HTTPS connector, then out;
-# 4998: to a provider whose certificate does not chain to the CA given.
+# 4998: to a provider whose certificate does not chain to the CA given;
+# 4997: to one whose certificate, of the right CA, names another host
+# (stunnel in front of web2: what gets through goes out to the SMSC).
 routes = ( { to = "out"; }, { dst_prefix = "4999"; to = "provider"; }, { dst_prefix = "4998"; to = "provider-bad"; },
-           { from = "web"; dst_prefix = "4999"; to = "out"; } );
+           { from = "web"; dst_prefix = "4999"; to = "out"; },
+           { dst_prefix = "4997"; to = "provider-elsewhere"; }, { from = "web2"; dst_prefix = "4997"; to = "out"; } );
 CONF
 check "--check-config takes the TLS groups" "$BIN/emgd" -c "$TMP/emgd.conf" --check-config
 # A configuration naming the expired certificate is refused with the file and the reason.
@@ -161,6 +182,24 @@ out=$(perl_client acme "" 1 "$PKI/rogue.pem" "$PKI/client.key")
 check "... with a certificate of another CA: no bind ($out)" bash -c "! grep -q 'bind=0x00000000' <<<'$out'"
 check "... logged: the peer and the failed verification" \
   logged "$TMP/g.log" "connection from 127.0.0.1:[0-9]+ closed: TLS handshake: .*(certificate verify failed|unknown ca)"
+refused_before=$(grep -c "as 'acme' refused: no client certificate of the account's tls_subject" "$TMP/g.log")
+out=$(perl_client acme "" 1 "$PKI/client-ou.pem" "$PKI/client.key")
+check "... with a certificate of the CA whose subject extends acme's (CN=acme,O=emg tests,OU=x): bind refused ($out)" \
+  grep -q "handshake=ok bind=0x0000000d" <<<"$out"
+check "... logged as no certificate of the account's tls_subject" wait_until 50 bash -c \
+  "[ \$(grep -c \"as 'acme' refused: no client certificate of the account's tls_subject\" '$TMP/g.log') -gt $refused_before ]"
+
+# ---- the SMSC's certificate: refusals, each logged, before any traffic ----
+# (One that bound by mistake would take receipts meant for "out".)
+check "unknown CA: the client connector says why" \
+  logged "$TMP/g.log" "conn.bad-ca.*lost: TLS handshake: certificate verify failed: unable to get local issuer certificate"
+check "wrong host name: the client connector says why" \
+  logged "$TMP/g.log" "conn.bad-name.*lost: TLS handshake: certificate verify failed: hostname mismatch"
+check "expired certificate: the client connector says why" \
+  logged "$TMP/g.log" "conn.old-smsc.*lost: TLS handshake: certificate verify failed: certificate has expired"
+check "... none of the three ever bound" bash -c "! grep -Eq 'conn.(bad-ca|bad-name|old-smsc).* bound' '$TMP/g.log'"
+check "the right host name (tls.server_name = localhost): the client connector binds" \
+  logged "$TMP/g.log" "conn.good-name.*instance 0 bound"
 
 # ---- UCP in (TLS, client certificate required), SMPP out through stunnel, receipts ----
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --tls \
@@ -186,14 +225,12 @@ check "HTTP client connector over HTTPS (tls.ca): 20 messages through the provid
   --json --quiet > /dev/null
 check "... one whose provider's certificate does not verify says so" \
   logged "$TMP/g.log" "conn.provider-bad.*the provider did not answer: localhost:[0-9]+: TLS handshake: certificate verify failed: unable to get local issuer certificate"
-
-# ---- refusals of the SMSC's certificate, each logged ----
-check "unknown CA: the client connector says why" \
-  logged "$TMP/g.log" "conn.bad-ca.*lost: TLS handshake: certificate verify failed: unable to get local issuer certificate"
-check "wrong host name: the client connector says why" \
-  logged "$TMP/g.log" "conn.bad-name.*lost: TLS handshake: certificate verify failed: hostname mismatch"
-check "expired certificate: the client connector says why" \
-  logged "$TMP/g.log" "conn.old-smsc.*lost: TLS handshake: certificate verify failed: certificate has expired"
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --tls \
+  --ca "$PKI/ca.pem" --cert "$PKI/client.pem" --key "$PKI/client.key" --count 2 --to 4997100:13 \
+  --json --quiet > /dev/null
+check "... one whose provider's certificate names another host (elsewhere.example for localhost) is refused, logged" \
+  logged "$TMP/g.log" "conn.provider-elsewhere.*localhost:$elsewhere: TLS handshake: certificate verify failed: hostname mismatch"
+check "... and nothing went through it to the SMSC" bash -c "! grep -q 4997100 '$TMP/s.record'"
 
 # ---- bad TLS input: a clean close and a log line naming the peer ----
 python3 "$(dirname "$0")/smpp_client.py" bind "127.0.0.1:$smpp" load secret 1 127.0.0.1 > /dev/null 2>&1 || true
@@ -220,8 +257,10 @@ wait "$load" || true
 check "after the reload, new SMPP handshakes get the renewed certificate" grep -q "O = renewed" "$TMP/subject.smpp"
 check "... and so do the admin API's and the HTTPS connector's" \
   bash -c "grep -q 'O = renewed' '$TMP/subject.admin' && grep -q 'O = renewed' '$TMP/subject.web'"
+# (Not the pace, a machine's speed: a reload that stopped or stalled the
+# session leaves it short of 1,000 of the 8,000 asked, or an ack 3 s late.)
 check "... while the session made before it flowed on: every submit acked, no reconnect" \
-  bash -c "[ \"\$(jq -r '.acked == .sent and .unanswered == 0 and .acked > 6000' '$TMP/reload.json')\" = true ] && ! grep -q 'connection lost' '$TMP/reload.stderr'"
+  bash -c "[ \"\$(jq -r '.acked == .sent and .unanswered == 0 and .acked > 1000 and .ack_latency_ms.max < 3000' '$TMP/reload.json')\" = true ] && ! grep -q 'connection lost' '$TMP/reload.stderr'"
 cp "$PKI/expired.pem" "$PKI/live.pem"
 kill -HUP "$EMGD_PID_g"
 sleep 1
@@ -242,7 +281,7 @@ tries=100
 while [ ! -s "$TMP/caught" ] && [ $tries -gt 0 ]; do sleep 0.1; tries=$((tries - 1)); done
 check "an HTTPS receipt callback verified against callback_ca arrives" grep -q "GET /dlr?id=" "$TMP/caught"
 check "... the other connector (system CAs) refuses the test CA's certificate, logged with OpenSSL's reason" \
-  logged "$TMP/g.log" "conn.web2.*receipt callbacks: [0-9]+ tries failed .*localhost:$callback: TLS handshake: certificate verify failed" 12
+  logged "$TMP/g.log" "conn.web2.*receipt callbacks: [0-9]+ tries failed .*localhost:$callback: TLS handshake: certificate verify failed"
 
 # ---- handshakes and silent connections while a bound session flows ----
 "$BIN/emgload" --protocol smpp --connect "127.0.0.1:$smpp" --user load --password secret --tls \
@@ -268,9 +307,13 @@ flood=$!
 wait "$flood" || true
 wait "$load" || true
 handshakes=$(cat "$TMP/flood.out")
-check "a flood of handshakes was served ($handshakes in 3 s)" [ "${handshakes:-0}" -ge 100 ]
+# How many handshakes and acks a machine manages is its speed (bench/tls_handshakes.sh
+# prints both); what must hold anywhere: the flood happened, every submit was
+# acked, and no ack waited as long as the silent connections' bind_timeout
+# (1.5 s), which a loop blocked by them would make it.
+check "a flood of handshakes was served ($handshakes in 3 s)" [ "${handshakes:-0}" -ge 10 ]
 check "... while the bound session flowed: every submit acked, p99 ack latency $(jget "$TMP/flood.json" .ack_latency_ms.p99) ms" \
-  bash -c "[ \"\$(jq -r '.acked == .sent and .unanswered == 0 and .acked > 14000 and .ack_latency_ms.p99 < 250' '$TMP/flood.json')\" = true ]"
+  bash -c "[ \"\$(jq -r '.acked == .sent and .unanswered == 0 and .acked > 1000 and .ack_latency_ms.p99 < 1000' '$TMP/flood.json')\" = true ]"
 check "connections that never make a handshake time out (bind_timeout), logged" \
   logged "$TMP/g.log" "connection from 127.0.0.3:[0-9]+ closed: TLS handshake timed out"
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""mutate.py - reads tests/mutation/mutations and applies its mutations.
+"""mutate.py - reads the mutation list and applies its mutations.
 
   mutate.py list  LIST                 name, file, tests, bug: one mutation a line, tab-separated
   mutate.py check LIST ROOT [NAME...]  each one (or each named) applies: its original text
                                        occurs exactly once in ROOT/file
   mutate.py apply LIST ROOT NAME       replaces the original text with the replacement, in place
   mutate.py show  LIST NAME            prints the mutation as a diff-like text
+
+LIST is one file, or a folder whose *.list files are read in name order as
+one list (tests/mutation/list: a file per area of the code); a name must be
+unique across them.
 
 Exit status 0, or 1 with the reasons on stderr (a malformed list, an
 unknown name, a mutation that does not apply)."""
@@ -24,8 +28,26 @@ class ListError(Exception):
 
 
 def parse(path):
-    """The mutations of the list at path, in order: dicts with name, file,
-    tests (a list of names), bug, original, replacement, line."""
+    """The mutations of the list at path (a file, or a folder of *.list
+    files), in order: dicts with name, file, tests (a list of names), bug,
+    original, replacement, line, list."""
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".list"))
+        if not files:
+            raise ListError("%s: no *.list files" % path)
+        out, where_defined = [], {}
+        for f in files:
+            for m in parse_file(f):
+                if m["name"] in where_defined:
+                    raise ListError("%s:%d: mutation '%s' is defined in %s already" %
+                                    (f, m["line"] + 1, m["name"], where_defined[m["name"]]))
+                where_defined[m["name"]] = f
+                out.append(m)
+        return out
+    return parse_file(path)
+
+
+def parse_file(path):
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     out, seen = [], set()
@@ -75,7 +97,7 @@ def parse(path):
             if name in seen:
                 raise ListError("%s: mutation '%s' defined twice" % (where(i), name))
             seen.add(name)
-            cur = {"name": name, "line": i}
+            cur = {"name": name, "line": i, "list": path}
             continue
         if cur is None:
             raise ListError("%s: text outside a mutation: %s" % (where(i), line))

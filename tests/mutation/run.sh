@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh [OPTIONS] [NAME...] - the mutation check: puts each deliberate bug
-# of tests/mutation/mutations into a scratch copy of the working tree, one
+# of tests/mutation/list/*.list into a scratch copy of the working tree, one
 # at a time, and runs the tests named with it, which must catch it.
 #
 # With no NAME every mutation runs, and every test the list names must
@@ -22,7 +22,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-LIST=${EMG_MUTATION_LIST:-$HERE/mutations}
+LIST=${EMG_MUTATION_LIST:-$HERE/list}
 MUTATE=(python3 "$HERE/mutate.py")
 SRC=$(git -C "$HERE" rev-parse --show-toplevel)
 JOBS=${EMG_MUTATION_JOBS:-2}
@@ -65,6 +65,9 @@ done <<< "$listing"
 # ---- the scratch copy: tracked and untracked-but-not-ignored files ----
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/emg-mutation.XXXXXX")
+# Tests that start PostgreSQL run initdb as its own user, which must reach
+# the tree and the build: mktemp made the directory for its owner alone.
+chmod 755 "$SCRATCH"
 cleanup() {
   local rc=$?
   if [ "$KEEP" = 1 ]; then

@@ -1,7 +1,8 @@
 /* test_account.c - account.c and account_credit.c: logins refused for
- * each reason, a hashed password proven once and then spared, max_binds
- * given back, what a submit meets (senders, default_sender, max_rate,
- * credit), accounts changed live, credit worked out from a journal's
+ * each reason, a hashed password proven once and then spared (and
+ * forgotten when it changes), a certificate's subject matched whole,
+ * max_binds given back, what a submit meets (senders, default_sender,
+ * max_rate, credit), accounts changed live, credit worked out from a journal's
  * snapshots and tagged parts, and credit shared through a database.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 #include "account.h"
 #include "config.h"
+#include "password.h"
 #include "testutil.h"
 
 #define NAME "accounts.conf"
@@ -120,11 +122,13 @@ static void test_certificate_logins(void)
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", NULL, false), ACCOUNT_CERTIFICATE);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", "CN=acme,O=Other", false), ACCOUNT_CERTIFICATE);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", "CN=acme", false), ACCOUNT_CERTIFICATE);
+  /* One that starts with the subject and goes on: another certificate. */
+  CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "cert", "", "CN=acme,O=Example,OU=x", false), ACCOUNT_CERTIFICATE);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "pw", acme, false), ACCOUNT_OK);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "px", acme, false), ACCOUNT_PASSWORD);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "both", "pw", NULL, false), ACCOUNT_CERTIFICATE);
   CU_ASSERT_EQUAL(login_with(0, "127.0.0.1:5", "shop", "pw", acme, false), ACCOUNT_OK);   /* not tied: ignored */
-  CU_ASSERT_EQUAL(accounts_refused(acc, ACCOUNT_CERTIFICATE), 4);
+  CU_ASSERT_EQUAL(accounts_refused(acc, ACCOUNT_CERTIFICATE), 5);
   teardown();
 }
 
@@ -231,6 +235,30 @@ static void test_changes(void)
   CU_ASSERT_FALSE(accounts_view(acc, 5, &v));
   CU_ASSERT_TRUE(accounts_view(acc, (unsigned)shop, &v));
   CU_ASSERT_STRING_EQUAL(v.cfg.name, "shop");
+  teardown();
+}
+
+/* A hashed password changed live: the old one, proven a moment before
+ * (and so spared the hashing for a while), is refused at once, and the
+ * new one is taken. */
+static void test_password_change(void)
+{
+  setup();
+  char err[256];
+  int slot, hashed = accounts_find(acc, "hashed");
+  CU_ASSERT_FATAL(hashed >= 0);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", false), ACCOUNT_OK);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", false), ACCOUNT_OK);   /* proven */
+  struct account_view v;
+  CU_ASSERT_TRUE_FATAL(accounts_view(acc, (unsigned)hashed, &v));
+  struct config_account a = v.cfg;
+  CU_ASSERT_EQUAL_FATAL(password_hash_new("c0w!99", a.password_hash, sizeof a.password_hash), 0);
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(slot, hashed);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", false), ACCOUNT_PASSWORD);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "c0w!99", false), ACCOUNT_OK);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "c0w!99", false), ACCOUNT_OK);    /* proven in turn */
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "hashed", "h0rse!42", false), ACCOUNT_PASSWORD);
   teardown();
 }
 
@@ -457,6 +485,7 @@ void suite_account(void)
     { "a client certificate for the password", test_certificate_logins },
     { "submits: senders, default_sender, max_rate", test_submits },
     { "accounts added, changed and removed live", test_changes },
+    { "a password changed live: the old one refused at once", test_password_change },
     { "credit: taken per part, all or none, given back, set", test_credit },
     { "credit after a crash: snapshots and tagged parts", test_credit_replay },
     { "credit shared through the database: batches and pushes", test_credit_shared },

@@ -178,6 +178,14 @@ static void test_submit(void)
   CU_ASSERT(encodes_as(&pdu, &client,
                        "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
                        "050:145\t056:62\t"));
+  /* A second past a step is the next step: a message never expires before
+   * its time (nor goes out before its first delivery). */
+  m->validity = 1796222400 - 3600 + 3601;   /* an hour and a second: 65 minutes */
+  m->deferred = 1796222400 - 3600 + 301;    /* 5 minutes and a second: 10 minutes */
+  CU_ASSERT(encodes_as(&pdu, &client,
+                       "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
+                       "050:12\t053:1\t056:62\t"));
+  m->deferred = 0;
   m->validity = 1796222400 - 3600 + 100 * 7 * 86400;   /* beyond 63 weeks: the longest */
   CU_ASSERT(encodes_as(&pdu, &client,
                        "03:003\t021:4917012345\t023:+4917099999\t033:Hi _Oa _XXe _AE\t052:64\t"
@@ -244,6 +252,49 @@ static void test_submit(void)
   CU_ASSERT_EQUAL_FATAL(decode("53:003\t900:777\t", &pdu, &client), 0);
   CU_ASSERT_EQUAL(pdu.status, PROTO_E_PERMANENT);
   CU_ASSERT_EQUAL(pdu.raw_status, 777);
+}
+
+/* 056, the status report request, bit by bit both ways (doc/cimd2.md
+ * 8.4): read into dlr_mask (1 and 64 intermediate, 8 delivered, 2 4 16 32
+ * failures), and written from it (buffered alone asks for the final
+ * reports too: only a final one frees the DLR entry). */
+static void test_report_request(void)
+{
+  static const struct {
+    unsigned request;
+    uint8_t mask;
+  } read[] = {
+    { 0, 0 }, { 1, MSG_DLR_BUFFERED }, { 2, MSG_DLR_FAILED }, { 4, MSG_DLR_FAILED },
+    { 8, MSG_DLR_DELIVERED }, { 16, MSG_DLR_FAILED }, { 32, MSG_DLR_FAILED }, { 64, MSG_DLR_BUFFERED },
+  };
+  for (size_t i = 0; i < sizeof read / sizeof read[0]; i++) {
+    char body[128];
+    struct proto_pdu pdu;
+    snprintf(body, sizeof body, "03:003\t021:4917012345\t033:hi\t056:%u\t", read[i].request);
+    CU_ASSERT_EQUAL_FATAL(decode(body, &pdu, &smsc), 0);
+    if (pdu.msg.dlr_mask != read[i].mask) {
+      CU_FAIL("056 read as another dlr_mask");
+      fprintf(stderr, "\n  056:%u read as %u, want %u\n", read[i].request, pdu.msg.dlr_mask, read[i].mask);
+    }
+  }
+  static const struct {
+    uint8_t mask;
+    const char *request;
+  } written[] = {
+    { MSG_DLR_DELIVERED, "8" }, { MSG_DLR_FAILED, "54" }, { MSG_DLR_BUFFERED, "63" },
+    { MSG_DLR_DELIVERED | MSG_DLR_FAILED, "62" }, { 0, "0" },
+  };
+  for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+    struct proto_pdu pdu = { .op = PROTO_OP_SUBMIT, .ref = 1 };
+    static const uint8_t text[] = { 'h', 'i' };
+    strcpy(pdu.msg.dst.addr, "4917012345");
+    pdu.msg.data = text;
+    pdu.msg.data_len = sizeof text;
+    pdu.msg.dlr_mask = written[i].mask;
+    char body[128];
+    snprintf(body, sizeof body, "03:003\t021:4917012345\t033:hi\t056:%s\t", written[i].request);
+    CU_ASSERT(encodes_as(&pdu, &client, body));
+  }
 }
 
 static void test_deliveries(void)
@@ -385,6 +436,7 @@ void suite_cimd2_proto(void)
     { "login, alive, logout: packet numbers on both sides", test_session },
     { "submits written and read, and their answers", test_submit },
     { "MOs and status reports, both ways", test_deliveries },
+    { "the status report request (056) both ways", test_report_request },
     { "bad packets, NACKs, general errors, error codes", test_errors },
     { NULL, NULL },
   };

@@ -268,6 +268,68 @@ static void test_mo_join(void)
   mo_join_destroy(j);
 }
 
+/* A part with its sender and its whole UDH given. */
+static struct qitem *mo_part_udh(uint64_t id, const char *src, const uint8_t *udh, uint16_t udh_len, const char *t)
+{
+  struct msg m;
+  memset(&m, 0, sizeof m);
+  m.id = id;
+  snprintf(m.src.addr, sizeof m.src.addr, "%s", src);
+  snprintf(m.dst.addr, sizeof m.dst.addr, "5555");
+  m.udh = udh;
+  m.udh_len = udh_len;
+  m.data = (const uint8_t *)t;
+  m.data_len = (uint32_t)strlen(t);
+  struct qitem *it = qitem_new(QITEM_MSG);
+  it->msg = msg_clone(&m);
+  return it;
+}
+
+/* What keys a long MO's group and what its joined UDH keeps: two handsets
+ * sending with the same reference are two messages (not one part seen
+ * twice, not one text mixed from both); a 16-bit reference's IE goes from
+ * the joined message as an 8-bit one's does, other IEs stay. */
+static void test_mo_join_keys(void)
+{
+  struct mo_join *j = mo_join_create(4, 60);
+  struct qitem *whole = NULL;
+  struct qlist done;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+  const uint8_t p1[6] = { 5, 0x00, 3, 5, 2, 1 }, p2[6] = { 5, 0x00, 3, 5, 2, 2 };
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part_udh(40, "4917", p1, 6, "one "), 1, &whole, &done), MO_JOIN_HELD);
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part_udh(50, "4918", p1, 6, "other "), 1, &whole, &done), MO_JOIN_HELD);
+  CU_ASSERT_EQUAL(mo_join_held(j), 2);
+  CU_ASSERT_EQUAL_FATAL(mo_join_add(j, mo_part_udh(51, "4918", p2, 6, "handset"), 1, &whole, &done), MO_JOIN_WHOLE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+  CU_ASSERT_EQUAL(whole->msg->id, 50);
+  CU_ASSERT_STRING_EQUAL(whole->msg->src.addr, "4918");
+  CU_ASSERT_EQUAL_FATAL(whole->msg->data_len, 13);
+  CU_ASSERT_EQUAL(memcmp(whole->msg->data, "other handset", 13), 0);
+  for (struct qitem *p = done.head, *next; p; p = next) {
+    next = p->next;
+    qitem_free(p);
+  }
+  qitem_free(whole);
+  CU_ASSERT_EQUAL(mo_join_held(j), 1);   /* 4917's first part still waits for its second */
+
+  /* 16-bit reference, with a national language shift IE (0x24) beside it. */
+  const uint8_t w1[10] = { 9, 0x24, 1, 1, 0x08, 4, 0x12, 0x34, 2, 1 };
+  const uint8_t w2[10] = { 9, 0x24, 1, 1, 0x08, 4, 0x12, 0x34, 2, 2 };
+  CU_ASSERT_EQUAL(mo_join_add(j, mo_part_udh(60, "4919", w1, 10, "ab"), 1, &whole, &done), MO_JOIN_HELD);
+  CU_ASSERT_EQUAL_FATAL(mo_join_add(j, mo_part_udh(61, "4919", w2, 10, "cd"), 1, &whole, &done), MO_JOIN_WHOLE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+  const uint8_t kept[4] = { 3, 0x24, 1, 1 };
+  CU_ASSERT_EQUAL_FATAL(whole->msg->udh_len, sizeof kept);
+  CU_ASSERT_EQUAL(memcmp(whole->msg->udh, kept, sizeof kept), 0);
+  CU_ASSERT_EQUAL(memcmp(whole->msg->data, "abcd", 4), 0);
+  for (struct qitem *p = done.head, *next; p; p = next) {
+    next = p->next;
+    qitem_free(p);
+  }
+  qitem_free(whole);
+  mo_join_destroy(j);
+}
+
 /* Removing one message by id walks the queue in chunks: found past the
  * first chunk, at the head and at the tail, and the queue stays whole. */
 static void test_queue_remove(void)
@@ -699,6 +761,7 @@ void suite_core(void)
     { "priorities: levels, front pushes, walks, no starving", test_queue_priorities },
     { "the schedule: held until due, in order, listed, cancelled", test_schedule },
     { "long MOs joined, duplicates, time-outs, bounds", test_mo_join },
+    { "long MOs: a group per sender, a 16-bit reference's IE dropped", test_mo_join_keys },
     { "long MTs: one receipt for the parts, the first failure, replay, bounds", test_receipt_join },
     { "the console's series: rates, gauges, steps, gaps, bounds", test_series },
     { "removals while a consumer takes", test_queue_remove_concurrent },

@@ -1,5 +1,5 @@
 /* test_ucp_proto.c - the UCP/EMI adapter: Kannel's captured frames and the
- * frames of protocols.md 1.12 to neutral PDUs and back, round trips of every
+ * frames of doc/ucp.md 7 to neutral PDUs and back, round trips of every
  * op, decode errors and the answers they make, EC <-> status, Latin-1 text,
  * and the SCTS allocator.
  * SPDX-License-Identifier: Apache-2.0
@@ -240,7 +240,7 @@ static void test_kannel_vectors(void)
   test_vectors_free(v, n);
 }
 
-/* ---- protocols.md 1.12 ---- */
+/* ---- doc/ucp.md 7 ---- */
 
 static void test_spec_session(void)
 {
@@ -509,6 +509,40 @@ static void test_round_trip_session(void)
   CU_ASSERT_EQUAL(b.op, PROTO_OP_KEEPALIVE_RESP);
   CU_ASSERT_EQUAL(b.status, PROTO_E_ADDRESS);
   CU_ASSERT_EQUAL(b.raw_status, 6);
+}
+
+/* The receipts a submit asks for (NRq, NT) from each dlr_mask, read back:
+ * buffered alone asks for the final notifications too (only a final one
+ * frees the message's DLR entry), the others ask for what they name. */
+static void test_submit_notifications(void)
+{
+  static const struct {
+    uint8_t mask, asked;
+  } cases[] = {
+    { MSG_DLR_DELIVERED, MSG_DLR_DELIVERED },
+    { MSG_DLR_FAILED, MSG_DLR_FAILED },
+    { MSG_DLR_DELIVERED | MSG_DLR_FAILED, MSG_DLR_DELIVERED | MSG_DLR_FAILED },
+    { MSG_DLR_BUFFERED, MSG_DLR_FROM_SMSC },
+    { MSG_DLR_FAILED | MSG_DLR_BUFFERED, MSG_DLR_FROM_SMSC },
+    { 0, 0 },
+  };
+  static const uint8_t gsm[] = { 'h', 'i' };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct proto_pdu p = { 0 }, b;
+    p.op = PROTO_OP_SUBMIT;
+    p.ref = 3;
+    set_addr(&p.msg.dst, "4790000101", MSG_TON_INTERNATIONAL, 1);
+    set_addr(&p.msg.src, "4790000202", MSG_TON_INTERNATIONAL, 1);
+    p.msg.coding = SMS_TEXT_GSM7;
+    p.msg.data = gsm;
+    p.msg.data_len = sizeof gsm;
+    p.msg.dlr_mask = cases[i].mask;
+    round_trip(&p, &b);
+    if (b.msg.dlr_mask != cases[i].asked) {
+      CU_FAIL("a submit asks for other notifications than its dlr_mask says");
+      fprintf(stderr, "\n  dlr_mask %u: asked %u, want %u\n", cases[i].mask, b.msg.dlr_mask, cases[i].asked);
+    }
+  }
 }
 
 static void test_round_trip_submit(void)
@@ -1179,6 +1213,7 @@ void suite_ucp_proto(void)
     { "spec MO 52", test_spec_mo },
     { "round trip: bind, keep-alive", test_round_trip_session },
     { "round trip: submit", test_round_trip_submit },
+    { "a submit's notifications (NRq, NT) from its dlr_mask", test_submit_notifications },
     { "round trip: deliver, receipts", test_round_trip_deliver },
     { "round trip: OTHER, NACK", test_round_trip_refusals },
     { "decode errors", test_decode_errors },
