@@ -440,6 +440,11 @@ check "emgctl connectors (narrow): the connectors' rows and total, no instance r
 # TMUX_WAIT seconds (default 1) once the pane shows a line matching
 # TMUX_UNTIL (default: the command has ended), bounded at 30 s more: a busy
 # machine may take longer than the second to start and draw it.
+# One tmux server for all of them, kept by a session of its own: a server
+# that exits with its last session races the next new-session, which
+# then fails with "server exited unexpectedly". Killed with the test.
+tmux -L "emg-$$" new-session -d -s keep "sleep 600"
+STARTED_PIDS+=("$(tmux -L "emg-$$" display-message -p -t keep '#{pid}')")
 tmux_run() {
   local name=$1 tries=300
   shift
@@ -474,6 +479,7 @@ TMUX_WAIT=2 TMUX_UNTIL='^last answer at never' tmux_run dead "'$BIN/emgctl' --ur
 check "emgctl watch with emgd down says so clearly, in place" bash -c "
   grep -q '^EMGD CANNOT BE REACHED: http://127.0.0.1:$dead/api/status: ' '$TMP/tmux-dead.txt' &&
   grep -q '^last answer at never; trying again every 0.5 s' '$TMP/tmux-dead.txt' && [ \$(wc -l < '$TMP/tmux-dead.txt') -le 24 ]"
+tmux -L "emg-$$" kill-server
 check "emgctl --json connectors, queues: the API's answers" bash -c "
   [ \$('$BIN/emgctl' --url $URL --token $TOKEN --json connectors | jq '.connectors | length') = 3 ] &&
   [ \$('$BIN/emgctl' --url $URL --token $TOKEN --json queues | jq '.queues | length') = 3 ]"
