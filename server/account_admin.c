@@ -562,7 +562,7 @@ out:
   return status;
 }
 
-int account_admin_reload(struct core *c, const struct config *next, struct reload_report *report)
+void account_admin_reload(struct core *c, const struct config *next, struct reload_report *report)
 {
   pthread_mutex_lock(&change_lock);
   unsigned added = 0, changed_n = 0, removed = 0, refused = 0;
@@ -600,5 +600,4 @@ int account_admin_reload(struct core *c, const struct config *next, struct reloa
   reload_applied(report, "accounts: %u (%u added, %u changed, %u removed)", next->n_accounts - refused, added,
                  changed_n, removed);
   pthread_mutex_unlock(&change_lock);
-  return refused ? -1 : 0;
 }

@@ -36,8 +36,8 @@ void account_admin_snapshot(void *ctx, void (*emit)(void *emit_ctx, const struct
  * in place of the running ones; sessions they shut out are unbound. Each
  * account that cannot be put in place stays as it was and is added to
  * report's refusals (the others still go in); what went in is one applied
- * item. 0, or -1 when any account was refused. */
-int account_admin_reload(struct core *c, const struct config *next, struct reload_report *report);
+ * item. */
+void account_admin_reload(struct core *c, const struct config *next, struct reload_report *report);
 
 /* ---- for the accounts kept in the database (account_db.c) ---- */
 

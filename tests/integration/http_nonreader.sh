@@ -23,12 +23,8 @@ web=$(free_port)
 cat > "$TMP/h.conf" <<CONF
 general: { node_id = 6; persist = false; };
 connectors = (
-  { name = "web"; protocol = "http"; mode = "server"; listen = "127.0.0.1:$web"; instances = 1;
-    users = ( { name = "app"; password = "secret"; } ); },
-  { name = "out"; protocol = "smpp"; mode = "client"; connect = "127.0.0.1:$SINK_PORT_out"; instances = 1;
-    system_id = "emg"; password = "secret"; }
-);
-routes = ( { to = "out"; } );
+$(conf_server web http "$web" 1)
+$(conf_to_sink "$SINK_PORT_out")
 CONF
 start_emgd h "$TMP/h.conf"
 wait_port "$web"
@@ -99,12 +95,9 @@ flood=$!
 STARTED_PIDS+=("$flood")
 
 # The other client, once the first is stalled (or the flood is over).
-tries=1500
-while [ ! -e "$TMP/stalled" ] && kill -0 "$flood" 2>/dev/null && [ "$tries" -gt 0 ]; do
-  sleep 0.1
-  tries=$((tries - 1))
-done
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -u app:secret -H 'Content-Type: application/json' \
+stalled_or_over() { [ -e "$TMP/stalled" ] || ! kill -0 "$flood" 2>/dev/null; }
+wait_until 1500 stalled_or_over || true
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -u load:secret -H 'Content-Type: application/json' \
   -d '{"from":"4912345","to":"4915550001","text":"meanwhile"}' "http://127.0.0.1:$web/api/v1/messages")
 touch "$TMP/stalled.done"
 wait "$flood" 2>/dev/null || true

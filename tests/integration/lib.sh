@@ -303,14 +303,13 @@ bound_count() {
   grep -oE "emg\.conn\.$2: instance [0-9]+ bound \(" "$TMP/$1.log" 2>/dev/null | sort -u | wc -l
 }
 
+# bound_at_least NAME CONNECTOR COUNT: whether COUNT instances bound.
+bound_at_least() { [ "$(bound_count "$1" "$2")" -ge "$3" ]; }
+
 # wait_bound NAME CONNECTOR COUNT: waits until COUNT instances of emgd
 # NAME's client connector CONNECTOR bound, where a sleep would guess how long
 # a busy machine takes; bounded (30 s), which only a hang outlasts.
 wait_bound() {
-  local name=$1 conn=$2 want=$3 tries=300
-  until [ "$(bound_count "$name" "$conn")" -ge "$want" ]; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || { echo "emgd $name: $(bound_count "$name" "$conn") of $want instances of $conn bound" >&2; return 1; }
-    sleep 0.1
-  done
+  wait_until 300 bound_at_least "$@" ||
+    { echo "emgd $1: $(bound_count "$1" "$2") of $3 instances of $2 bound" >&2; return 1; }
 }
