@@ -54,10 +54,14 @@
  *   returns <0 and the answer to send (SMPP: generic_nack ESME_RINVCMDLEN);
  *   that answer is flushed and the connection closed.
  *
- * - Closing after a last answer (bind refused, unbind answered, a UCP stop)
- *   is a lingering close: flush, shutdown(SHUT_WR), discard input until the
+ * - Closing after a last answer (unbind answered, a UCP stop) is a
+ *   lingering close: flush, shutdown(SHUT_WR), discard input until the
  *   peer closes too (or response_timeout_ms passes), so the peer reads our
- *   answer instead of a reset.
+ *   answer instead of a reset. A refused bind is closed at once instead,
+ *   once its answer is written: a peer that keeps sending after it would
+ *   otherwise hold the connection for response_timeout_ms. What it sent
+ *   already is read first, so that close(2) sends a FIN rather than a reset
+ *   unless it sends more.
  *
  * - Application callbacks may call any session function, session_destroy
  *   included; after each callback the code checks whether the session is
@@ -102,6 +106,7 @@ struct session {
   bool flush_scheduled;
   bool closing;                     /* answering done: flush, then lingering close */
   bool shut;                        /* closing: our side is shut down */
+  bool close_at_once;               /* closing: no lingering once the output is written */
   bool stopping;                    /* session_stop: no reconnect */
   bool destroyed;                   /* memory freed at the end of the iteration */
   bool ready_wanted;                /* the application was refused: on_ready owed */
@@ -123,6 +128,8 @@ struct session {
   uint64_t held_until_ms;
   unsigned backoff_ms;
   unsigned connect_attempts;
+  enum proto_status bind_refusal;   /* client: how the peer refused this connection's bind */
+  uint32_t bind_refusal_raw;        /* ... in its own code */
   uint64_t jitter_state;
 
   struct iobuf in;
@@ -189,6 +196,16 @@ static ssize_t write_out(struct session *s)
   return tls_write_from(s->tls, &s->out, &s->tls_write_wants_read, s->io_error, sizeof s->io_error);
 }
 
+/* What the peer sent already, read and dropped (64 KiB at most): a socket
+ * closed with input unread sends a reset, which may keep the peer from
+ * reading our last answer. */
+static void drain_socket(int fd)
+{
+  char sink[4096];
+  for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+    ;
+}
+
 static void flush(struct session *s)
 {
   ssize_t written = write_out(s);
@@ -213,6 +230,10 @@ static void flush(struct session *s)
       tls_close(s->tls);
     shutdown(s->fd, SHUT_WR);
     s->shut = true;
+    if (s->close_at_once) {
+      drain_socket(s->fd);
+      lost(s, s->close_reason);
+    }
   }
 }
 
@@ -300,12 +321,14 @@ static int runtime_request(struct session *s, enum proto_op op)
   return send_request(s, &req, NULL, op);
 }
 
-/* Answers what is still to be sent, then closes (see the top of the file). */
-static void set_closing(struct session *s, const char *reason)
+/* Answers what is still to be sent, then closes (see the top of the file):
+ * at once when at_once, else lingering. */
+static void set_closing(struct session *s, const char *reason, bool at_once)
 {
   if (s->closing)
     return;
   s->closing = true;
+  s->close_at_once = at_once;
   s->since_ms = now_ms(s);
   snprintf(s->close_reason, sizeof s->close_reason, "%s", reason);
   schedule_flush(s);
@@ -340,7 +363,7 @@ static void close_socket(struct session *s)
   tls_conn_free(s->tls);
   s->tls = NULL;
   s->handshaking = s->tls_write_wants_read = false;
-  s->connecting = s->write_armed = s->closing = s->shut = s->read_paused = s->held = false;
+  s->connecting = s->write_armed = s->closing = s->shut = s->close_at_once = s->read_paused = s->held = false;
   s->keepalive_outstanding = false;
   iobuf_consume(&s->in, iobuf_len(&s->in));
   iobuf_consume(&s->out, iobuf_len(&s->out));
@@ -383,6 +406,8 @@ static void start_connect(struct session *s)
   if (s->connect_attempts++)
     s->stats.reconnects++;
   s->since_ms = now_ms(s);
+  s->bind_refusal = PROTO_OK;
+  s->bind_refusal_raw = 0;
   if (net_parse_addr(s->peer, &addr, &addr_len, err) == -1) {
     lost(s, err);
     return;
@@ -485,6 +510,8 @@ static void bind_answered(struct session *s, const struct proto_pdu *resp)
     bool unwindowed = resp->status == PROTO_E_WINDOW && s->cfg.proto_options.window > 1;
     if (unwindowed)
       s->cfg.proto_options.window = s->app_window = 1;
+    s->bind_refusal = resp->status;
+    s->bind_refusal_raw = resp->raw_status;
     snprintf(reason, sizeof reason, "bind refused: %s%s",
              proto_describe(s->proto, PROTO_OP_BIND_RESP, resp->status, resp->raw_status, why, sizeof why),
              unwindowed ? "; binding again with a window of 1" : "");
@@ -513,7 +540,7 @@ static void peer_bind(struct session *s, const struct proto_pdu *req)
     answer(s, req, PROTO_OP_BIND_RESP, status);
     snprintf(reason, sizeof reason, "bind refused: %s",
              proto_describe(s->proto, PROTO_OP_BIND_RESP, status, 0, why, sizeof why));
-    set_closing(s, reason);
+    set_closing(s, reason, true);
     return;
   }
   /* The answer (with our own name) goes out before anything on_bound sends. */
@@ -607,7 +634,7 @@ static void dispatch(struct session *s, struct proto_pdu *pdu)
     s->stats.requests_received++;
     answer(s, pdu, PROTO_OP_UNBIND_RESP, PROTO_OK);
     s->state = SESSION_UNBINDING;
-    set_closing(s, "unbound by peer");
+    set_closing(s, "unbound by peer", false);
     break;
   case PROTO_OP_OTHER:
     s->stats.requests_received++;
@@ -636,7 +663,7 @@ static void unsplittable(struct session *s)
                             &s->cfg.proto_options);
   if (rc < 0 && s->pdu.op != PROTO_OP_NONE)
     send_response(s, &s->pdu);
-  set_closing(s, "unreadable input");
+  set_closing(s, "unreadable input", false);
 }
 
 /* Splits and handles every complete frame in the input buffer. */
@@ -794,7 +821,7 @@ static void stop_progress(struct session *s)
     return;
   s->state = SESSION_UNBINDING;
   if (!s->proto->has_unbind || runtime_request(s, PROTO_OP_UNBIND) == -1)
-    set_closing(s, "stopped");
+    set_closing(s, "stopped", false);
 }
 
 /* ---- events ---- */
@@ -1195,6 +1222,13 @@ uint64_t session_reconnect_in_ms(const struct session *s)
     return 0;
   uint64_t now = now_ms(s);
   return s->reconnect_at_ms > now ? s->reconnect_at_ms - now : 0;
+}
+
+enum proto_status session_bind_refused(const struct session *s, uint32_t *raw_status)
+{
+  if (raw_status)
+    *raw_status = s->bind_refusal_raw;
+  return s->bind_refusal;
 }
 
 const struct tls_conn *session_tls(const struct session *s)

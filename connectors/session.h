@@ -154,6 +154,13 @@ const char *session_peer(const struct session *s);   /* "HOST:PORT" */
 /* A client waiting to reconnect: milliseconds until its next attempt; 0
  * otherwise. */
 uint64_t session_reconnect_in_ms(const struct session *s);
+/* Client: the status with which the peer refused the bind of the last
+ * connection (and in *raw_status, when not NULL, the protocol's own code,
+ * for proto_describe), or PROTO_OK when it did not: the connection was
+ * lost otherwise, or is still up. Meant for on_disconnect, to tell a bind
+ * refused for its credentials, which a reconnect would not mend, from a
+ * lost connection. */
+enum proto_status session_bind_refused(const struct session *s, uint32_t *raw_status);
 /* The connection's TLS, or NULL (plain TCP, or not connected). */
 const struct tls_conn *session_tls(const struct session *s);
 

@@ -25,6 +25,7 @@
 #include "admin_messages.h"
 #include "admin_session.h"
 #include "admin.h"
+#include "auth_guard.h"
 #include "cluster.h"
 #include "connector.h"
 #include "fd_budget.h"
@@ -63,6 +64,10 @@ struct admin {
   char token[160];
   size_t token_len;
   struct admin_sessions *sessions; /* the console's logins */
+  /* Wrong tokens are braked here, apart from the connectors' guard: a
+   * customer guessing passwords behind the operator's NAT must not lock the
+   * operator out of the API. */
+  struct auth_guard *auth;
 };
 
 /* The console's sessions: at most this many at once, each for 12 hours. */
@@ -240,6 +245,8 @@ static const struct total {
         "Binds refused for an unknown account or a wrong password."),
   TOTAL("logins_blocked", "emg_logins_blocked_total", NULL, logins_blocked,
         "Logins refused unread: their address had failed auth_max_failures times."),
+  TOTAL("admin_logins_blocked", "emg_admin_logins_blocked_total", NULL, admin_logins_blocked,
+        "Admin API requests refused unread: their address had sent auth_max_failures wrong tokens."),
   TOTAL("sessions_refused", "emg_sessions_refused_total", NULL, sessions_refused,
         "Connections beyond a server connector's instances."),
   TOTAL("reloads", "emg_reloads_total", NULL, reloads, "Configuration reloads done."),
@@ -968,8 +975,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
   /* Guessing the token is braked per address, as logins are. */
   char peer[64];
   http_edge_peer(conn, peer, sizeof peer);
-  if (core_login_blocked(c, peer))
+  if (auth_guard_blocked(a->auth, peer)) {
+    atomic_fetch_add(&c->stats.admin_logins_blocked, 1);
     return reply_error(conn, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed attempts from this address: try later");
+  }
   const char *authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
   const char *cookie = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Cookie");
   char csrf[ADMIN_SESSION_HEX];
@@ -981,7 +990,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
      * probe, a session that ended) is no guess: only a wrong token counts. */
     if (authorization) {
       LOGW(a->core->log, "admin API: request from %s refused: wrong bearer token", peer);
-      auth_guard_failed(c->auth_guard, peer, "an admin request");
+      auth_guard_failed(a->auth, peer, "an admin request");
     }
     return reply_error(conn, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token (or no session)");
   }
@@ -1150,9 +1159,13 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
     free(a);
     return NULL;
   }
+  const struct config *cfg = core->cfg;
   if (!(a->guard = http_edge_guard_create(ADMIN_REQUEST_TIMEOUT_S)) ||
-      !(a->sessions = admin_sessions_create(ADMIN_SESSIONS_MAX, ADMIN_SESSION_TTL_S))) {
+      !(a->sessions = admin_sessions_create(ADMIN_SESSIONS_MAX, ADMIN_SESSION_TTL_S)) ||
+      !(a->auth = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
+                                    log_category("emg.auth")))) {
     snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    admin_sessions_destroy(a->sessions);
     http_edge_guard_destroy(a->guard);
     http_tls_destroy(a->tls);
     free(a);
@@ -1174,6 +1187,7 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
   if (!a->daemon) {
     snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
     admin_sessions_destroy(a->sessions);
+    auth_guard_destroy(a->auth);
     http_edge_guard_destroy(a->guard);
     http_tls_destroy(a->tls);
     free(a);
@@ -1203,5 +1217,6 @@ void admin_stop(struct admin *a)
   http_tls_destroy(a->tls);
   http_edge_guard_destroy(a->guard);
   admin_sessions_destroy(a->sessions);
+  auth_guard_destroy(a->auth);
   free(a);
 }

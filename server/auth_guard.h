@@ -1,8 +1,9 @@
 /* auth_guard.h - a brake on password guessing, per source address: after
  * `limit` failed logins within `window_s`, an address is blocked for
  * `block_s` (doubled each time it is blocked again within a day, up to a
- * day): its logins are refused without their password being looked at, on
- * every server connector and the admin API. Other addresses are not
+ * day): its logins are refused without their password being looked at.
+ * The server connectors share one guard; the admin API has its own, so
+ * that customers' failures never lock the operator out. Other addresses are not
  * affected. The table is bounded: a flood of addresses replaces the
  * oldest entries, never grows memory.
  * SPDX-License-Identifier: Apache-2.0

@@ -82,6 +82,7 @@ struct core_stats {
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
   _Atomic uint64_t logins_blocked;    /* refused unread: their address failed too often (auth_guard) */
+  _Atomic uint64_t admin_logins_blocked; /* the same for the admin API, which keeps its own guard */
   _Atomic uint64_t refused_journal;
   _Atomic uint64_t refused_plugin;    /* refused by a plugin (or its failure, with on_error refuse) */   /* refused: the journal could not write (disk full) */
   _Atomic uint64_t reloads, reloads_refused;

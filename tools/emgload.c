@@ -97,14 +97,24 @@ struct id_map {
 
 struct load_conn {
   struct loader *ld;
-  struct session *session;
+  struct session *session;        /* NULL until the first connection has bound */
   bool bound;
+  bool refused;                   /* its bind was refused for good: stopped, no reconnect */
+  unsigned bind_refusals;         /* refusals in a row that do not say why (see on_disconnect) */
+};
+
+/* Refusals of messages, counted by the protocol's name for them. */
+#define REFUSAL_KINDS 16
+struct refusal_count {
+  char why[PROTO_DESCRIBE_LEN];
+  uint64_t count;
 };
 
 struct loader {
   struct load_options opt;
   struct evloop *loop;
   struct load_conn *conns;        /* SMPP and UCP */
+  struct session_config session_cfg;
   struct http_client *http;       /* HTTP */
   struct http_listen *dlr_server; /* HTTP: receives the receipt callbacks, on this loop */
   struct http_listen_loop *dlr_loop;
@@ -124,6 +134,15 @@ struct loader {
   bool sending_done;              /* no new messages from now on */
   bool stopping;
   uint64_t sent, acked, refused, resubmits, duplicate_acks;
+  struct refusal_count refusals[REFUSAL_KINDS];
+  unsigned n_refusals;
+  uint64_t refusals_other;        /* beyond REFUSAL_KINDS reasons */
+  unsigned conns_started;         /* sessions created: the first alone until it binds */
+  unsigned conns_refused;         /* stopped for good: bind (HTTP: login) refused */
+  bool http_answered;             /* HTTP: a request was answered, and not 401/403 */
+  char refusal_line[200];         /* why a bind or login was refused for good, as printed */
+  char stop_reason[256];          /* why the run ended before every message went */
+  char last_loss[160];            /* the last connection lost, and why */
   uint64_t receipts, receipts_delivered, receipts_undeliv, receipts_other;
   uint64_t receipts_unknown, receipts_duplicate, mo;
   uint64_t last_acked, last_status_ns;
@@ -427,11 +446,21 @@ static long send_batch(struct loader *ld, uint64_t most, uint64_t now)
   return (long)n;
 }
 
+static uint64_t outstanding(const struct loader *ld)
+{
+  return ld->sent - ld->resubmits - ld->acked - ld->refused;
+}
+
 /* Sends on c, or over HTTP when c is NULL, as far as window and rate allow. */
 static void fill(struct loader *ld, struct load_conn *c)
 {
   uint64_t now = clock_now_ns();
   if (ld->stopping || (c && !c->bound) || (!c && now < ld->http_pause_until_ns))
+    return;
+  /* HTTP: the first request goes alone, so that wrong credentials cost
+   * the gateway's guard one failed login, not a window of them. */
+  bool first = !c && !ld->http_answered;
+  if (first && outstanding(ld) > ld->resend_len)   /* in flight: not those waiting to go again */
     return;
   /* Asking until the session says no also tells it to call on_ready when
    * room opens again (HTTP: each answer calls fill). */
@@ -440,17 +469,18 @@ static void fill(struct loader *ld, struct load_conn *c)
     /* The rate counts messages: a request takes as many as it carries. */
     while (http_client_room(ld->http) && more_to_send(ld)) {
       uint64_t n = ratelimit_take(&ld->rate, now, ld->opt.batch);
-      if (!n || send_batch(ld, n, now) == -1)
+      if (!n || send_batch(ld, n, now) == -1 || first)
         return;
     }
     return;
   }
-  while ((room = c ? session_can_send(c->session) : http_client_room(ld->http)) && more_to_send(ld)) {
+  while ((room = c ? session_can_send(c->session) : first ? 1 : http_client_room(ld->http)) &&
+         more_to_send(ld)) {
     uint64_t n = ratelimit_take(&ld->rate, now, room);
     for (uint64_t i = 0; i < n; i++)
       if (!more_to_send(ld) || send_one(ld, c, now) == -1)
         return;
-    if (n < room)
+    if (n < room || first)
       return;
   }
 }
@@ -459,7 +489,7 @@ static void fill_all(struct loader *ld)
 {
   if (ld->http)
     fill(ld, NULL);
-  for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
+  for (unsigned i = 0; ld->conns && i < ld->conns_started; i++)
     fill(ld, &ld->conns[i]);
 }
 
@@ -500,8 +530,42 @@ static void count_receipt(struct loader *ld, uint64_t seq, uint8_t state)
   histogram_record(&ld->receipt_ms, (ld->last_progress_ns - lm->acked_ns) / 1000000);
 }
 
-/* The answer to message seq: taken (with the id its receipt will carry) or refused. */
-static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *msgid)
+/* One more message refused for why (the protocol's name for it). */
+static void count_refusal(struct loader *ld, const char *why)
+{
+  for (unsigned i = 0; i < ld->n_refusals; i++)
+    if (strcmp(ld->refusals[i].why, why) == 0) {
+      ld->refusals[i].count++;
+      return;
+    }
+  if (ld->n_refusals == REFUSAL_KINDS) {
+    ld->refusals_other++;
+    return;
+  }
+  str_copy(ld->refusals[ld->n_refusals].why, sizeof ld->refusals[0].why, why);
+  ld->refusals[ld->n_refusals++].count = 1;
+}
+
+/* Why the run ends before every message went: the first cause given. */
+static void stop_because(struct loader *ld, const char *why)
+{
+  if (!ld->stop_reason[0])
+    str_copy(ld->stop_reason, sizeof ld->stop_reason, why);
+}
+
+/* No new messages from now on; the run ends once the outstanding ones are in. */
+static void end_sending(struct loader *ld)
+{
+  if (!ld->sending_done) {
+    ld->sending_done = true;
+    ld->send_end_ns = clock_now_ns();
+  }
+  ld->resend_len = 0;
+}
+
+/* The answer to message seq: taken (with the id its receipt will carry) or
+ * refused (why says why). */
+static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *msgid, const char *why)
 {
   struct load_msg *lm = &ld->msgs[seq];
   uint64_t now = clock_now_ns();
@@ -534,13 +598,17 @@ static void record_answer(struct loader *ld, uint64_t seq, bool ok, const char *
     lm->flags |= LOAD_REFUSED;
     ld->refused++;
     ld->last_progress_ns = now;
+    count_refusal(ld, why);
   }
 }
 
 static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
 {
   struct load_conn *c = session_app(s);
-  record_answer(c->ld, (uintptr_t)cookie, resp->status == PROTO_OK, resp->msgid);
+  char why[PROTO_DESCRIBE_LEN] = "";
+  if (resp->status != PROTO_OK)
+    proto_describe(c->ld->opt.proto, resp->op, resp->status, resp->raw_status, why, sizeof why);
+  record_answer(c->ld, (uintptr_t)cookie, resp->status == PROTO_OK, resp->msgid, why);
 }
 
 /* A receipt for the message its receiver called id; one that beats the
@@ -559,14 +627,46 @@ static void receipt_arrived(struct loader *ld, const char *id, uint8_t state)
     ld->receipts_unknown++;
 }
 
+/* HTTP: 401 (the JSON API) or 403 (Kannel's sendsms) says the credentials
+ * are wrong, which sending again will not mend: no more is sent, once said
+ * why. True for such an answer. */
+static bool http_login_refused(struct loader *ld, long http_status)
+{
+  if (http_status != 401 && http_status != 403)
+    return false;
+  if (!ld->conns_refused) {
+    ld->conns_refused = ld->opt.connections;
+    snprintf(ld->refusal_line, sizeof ld->refusal_line, "login refused by %s: HTTP %ld (%s)", ld->opt.connect,
+             http_status, http_status == 401 ? "wrong or missing credentials" : "credentials refused");
+    fprintf(stderr, "%semgload: %s; sending no more\n", tool_stderr_tty() ? "\n" : "", ld->refusal_line);
+    stop_because(ld, "the login was refused");
+    end_sending(ld);
+  }
+  return true;
+}
+
+/* HTTP: why a message was refused: the answer's status, and in a 207 the
+ * message's own. */
+static void http_why(char *why, size_t cap, const struct http_client_result *r, const char *status)
+{
+  char words[PROTO_DESCRIBE_LEN];
+  if (status)
+    snprintf(why, cap, "HTTP %ld: %s", r->http_status, status);
+  else
+    snprintf(why, cap, "HTTP %ld (%s)", r->http_status,
+             proto_describe(NULL, PROTO_OP_SUBMIT_RESP, r->status, 0, words, sizeof words));
+}
+
 /* HTTP: a message's answer. Its id for receipts is its sequence number,
  * which the dlr-url carries back. */
 /* A batch's answer: each message's status in the JSON answer's
  * "messages" (one per message here, each to one recipient). */
 static void batch_done(struct loader *ld, struct load_batch *b, const struct http_client_result *r)
 {
-  char id[24];
+  char id[24], why[PROTO_DESCRIBE_LEN];
   json_t *answer = NULL, *list = NULL;
+  if (r->http_status && !http_login_refused(ld, r->http_status))
+    ld->http_answered = true;
   if (r->http_status == 207 && (answer = json_loadb(r->answer, r->answer_len, 0, NULL)))
     list = json_object_get(answer, "messages");
   for (size_t i = 0; i < b->n; i++) {
@@ -575,12 +675,14 @@ static void batch_done(struct loader *ld, struct load_batch *b, const struct htt
       continue;
     }
     bool ok = r->status == PROTO_OK;
+    const char *status = NULL;
     if (list) {
-      const char *status = json_string_value(json_object_get(json_array_get(list, i), "status"));
+      status = json_string_value(json_object_get(json_array_get(list, i), "status"));
       ok = status && (strcmp(status, "accepted") == 0 || strcmp(status, "queued") == 0);
     }
     snprintf(id, sizeof id, "%" PRIu64, b->seq[i]);
-    record_answer(ld, b->seq[i], ok, id);
+    http_why(why, sizeof why, r, status);
+    record_answer(ld, b->seq[i], ok, id, why);
   }
   json_decref(answer);
   if (r->http_status == 0)
@@ -592,7 +694,7 @@ static void on_http_done(void *arg, void *cookie, const struct http_client_resul
 {
   struct loader *ld = arg;
   uint64_t seq = (uintptr_t)cookie;
-  char id[24];
+  char id[24], why[PROTO_DESCRIBE_LEN];
   if (ld->opt.batch > 1) {
     batch_done(ld, cookie, r);
     fill(ld, NULL);
@@ -605,8 +707,11 @@ static void on_http_done(void *arg, void *cookie, const struct http_client_resul
     ld->http_pause_until_ns = clock_now_ns() + 100000000ull;
     return;
   }
+  if (!http_login_refused(ld, r->http_status))
+    ld->http_answered = true;
   snprintf(id, sizeof id, "%" PRIu64, seq);
-  record_answer(ld, seq, r->status == PROTO_OK, id);
+  http_why(why, sizeof why, r, NULL);
+  record_answer(ld, seq, r->status == PROTO_OK, id, why);
   fill(ld, NULL);
 }
 
@@ -636,10 +741,29 @@ static void on_request(struct session *s, const struct proto_pdu *req)
   receipt_arrived(ld, req->receipt.id, req->receipt.state);
 }
 
+static const struct session_handler load_handler;
+
+/* The connections after the first: once it bound, so that wrong
+ * credentials cost the gateway's guard one failed login, not one for each
+ * connection. */
+static void start_others(struct loader *ld)
+{
+  while (ld->conns_started < ld->opt.connections) {
+    struct load_conn *c = &ld->conns[ld->conns_started];
+    if (!(c->session = session_client_create(ld->loop, &ld->session_cfg, &load_handler, c))) {
+      fprintf(stderr, "emgload: cannot create connection %u to %s\n", ld->conns_started + 1, ld->opt.connect);
+      return;
+    }
+    ld->conns_started++;
+  }
+}
+
 static void on_bound(struct session *s)
 {
   struct load_conn *c = session_app(s);
   c->bound = true;
+  c->bind_refusals = 0;
+  start_others(c->ld);
   fill(c->ld, c);
 }
 
@@ -649,14 +773,68 @@ static void on_ready(struct session *s)
   fill(c->ld, c);
 }
 
+/* What a bind refusal says about the credentials. */
+static const char *refusal_meaning(enum proto_status status)
+{
+  switch (status) {
+  case PROTO_E_AUTH_PASSWORD: return "an invalid password";
+  case PROTO_E_AUTH_ACCOUNT: return "an unknown account";
+  default: return "twice in a row (wrong credentials, or the account may not bind now)";
+  }
+}
+
+/* c's bind was refused for good: c stops (no reconnect), and says why,
+ * --quiet or not (once for each reason). Once every connection has
+ * stopped so, nothing more can be sent. */
+static void conn_refused(struct loader *ld, struct load_conn *c, enum proto_status status, const char *why)
+{
+  char line[sizeof ld->refusal_line];
+  c->refused = true;
+  session_stop(c->session);   /* disconnected: closed at once, without a callback */
+  ld->conns_refused++;
+  snprintf(line, sizeof line, "bind refused by %s: %s, %s", ld->opt.connect, why, refusal_meaning(status));
+  if (strcmp(line, ld->refusal_line) != 0) {
+    fprintf(stderr, "%semgload: %s; not binding again\n", tool_stderr_tty() ? "\n" : "", line);
+    str_copy(ld->refusal_line, sizeof ld->refusal_line, line);
+  }
+  /* The first connection alone was started: its refusal ends the run. */
+  if (ld->conns_refused == ld->conns_started && !ld->stopping) {
+    stop_because(ld, "no connection could bind");
+    end_sending(ld);
+  }
+}
+
 static void on_disconnect(struct session *s, const char *reason)
 {
   struct load_conn *c = session_app(s);
   struct loader *ld = c->ld;
   c->bound = false;
-  if (!ld->stopping && !ld->opt.quiet)
-    fprintf(stderr, "%semgload: connection lost (%s), reconnecting\n",
-            tool_stderr_tty() ? "\n" : "", reason);
+  if (ld->stopping)
+    return;
+  /* A wrong password or an unknown account is final: binding again would
+   * only count as another guess at the gateway (which blocks an address
+   * after a few). A refusal that does not say which (SMPP ESME_RBINDFAIL,
+   * UCP NACK 07, CIMD2 100: also an account that may not bind now, or
+   * every instance busy a moment) is final the second time in a row. Any
+   * other loss is reconnected after a back-off (100 ms, doubling to 2 s). */
+  uint32_t raw;
+  enum proto_status status = session_bind_refused(s, &raw);
+  if (status == PROTO_E_AUTH || status == PROTO_E_AUTH_ACCOUNT || status == PROTO_E_AUTH_PASSWORD) {
+    char why[PROTO_DESCRIBE_LEN];
+    proto_describe(ld->opt.proto, PROTO_OP_BIND_RESP, status, raw, why, sizeof why);
+    if (status == PROTO_E_AUTH && ++c->bind_refusals < 2) {
+      if (!ld->opt.quiet)
+        fprintf(stderr, "%semgload: bind refused by %s: %s; trying once more in %.1f s\n",
+                tool_stderr_tty() ? "\n" : "", ld->opt.connect, why, (double)session_reconnect_in_ms(s) / 1000);
+      return;
+    }
+    conn_refused(ld, c, status, why);
+    return;
+  }
+  snprintf(ld->last_loss, sizeof ld->last_loss, "%s", reason);
+  if (!ld->opt.quiet)
+    fprintf(stderr, "%semgload: connection to %s lost (%s), reconnecting in %.1f s\n",
+            tool_stderr_tty() ? "\n" : "", ld->opt.connect, reason, (double)session_reconnect_in_ms(s) / 1000);
 }
 
 static const struct session_handler load_handler = {
@@ -667,11 +845,6 @@ static const struct session_handler load_handler = {
   .on_ready = on_ready,
   .on_disconnect = on_disconnect,
 };
-
-static uint64_t outstanding(const struct loader *ld)
-{
-  return ld->sent - ld->resubmits - ld->acked - ld->refused;
-}
 
 /* ---- HTTP receipts: GET /dlr?seq=N&type=T, Kannel's DLR types ---- */
 
@@ -843,7 +1016,7 @@ static void begin_stop(struct loader *ld)
     return;
   ld->stopping = true;
   ld->stop_deadline_ns = clock_now_ns() + 3000000000ull;
-  for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
+  for (unsigned i = 0; ld->conns && i < ld->conns_started; i++)
     session_stop(ld->conns[i].session);
 }
 
@@ -864,6 +1037,7 @@ static void on_signal(int signo, void *arg)
   struct loader *ld = arg;
   if (signo == SIGHUP)
     return;
+  stop_because(ld, "stopped by a signal");
   if (!ld->sending_done) {
     ld->sending_done = true;
     ld->send_end_ns = clock_now_ns();
@@ -901,7 +1075,7 @@ static void on_tick(struct evloop *loop, void *arg)
   }
   if (ld->stopping) {
     unsigned open = 0;
-    for (unsigned i = 0; ld->conns && i < ld->opt.connections; i++)
+    for (unsigned i = 0; ld->conns && i < ld->conns_started; i++)
       open += session_state(ld->conns[i].session) != SESSION_CLOSED;
     if (ld->http)
       open += http_client_room(ld->http) < ld->opt.connections * ld->opt.window;
@@ -916,8 +1090,12 @@ static void on_tick(struct evloop *loop, void *arg)
   /* Done when every message is answered and, with --dlr, every receipt is
    * in or --wait-dlr has passed since the last ack. */
   if ((double)(now - ld->last_progress_ns) / 1e9 >= ld->opt.give_up_s) {
+    char why[sizeof ld->stop_reason];
+    snprintf(why, sizeof why, "no progress for %.0f s, gave up%s%s", ld->opt.give_up_s,
+             ld->last_loss[0] ? "; the last connection lost: " : "", ld->last_loss);
     if (!ld->opt.quiet)
-      fprintf(stderr, "emgload: no progress for %.0f s, giving up\n", ld->opt.give_up_s);
+      fprintf(stderr, "emgload: %s\n", why);
+    stop_because(ld, why);
     on_signal(SIGTERM, ld);
     return;
   }
@@ -977,6 +1155,15 @@ static int report(struct loader *ld)
       (double)histogram_percentile(&ld->receipt_ms, 50), "p99",
       (double)histogram_percentile(&ld->receipt_ms, 99), "max", (double)ld->receipt_ms.max);
     if (j) {
+      json_t *refusals = json_object();
+      for (unsigned i = 0; refusals && i < ld->n_refusals; i++)
+        json_object_set_new(refusals, ld->refusals[i].why, json_integer((json_int_t)ld->refusals[i].count));
+      if (refusals && ld->refusals_other)
+        json_object_set_new(refusals, "other", json_integer((json_int_t)ld->refusals_other));
+      json_object_set_new(j, "refusals", refusals ? refusals : json_null());
+      json_object_set_new(j, "connections_refused", json_integer(ld->conns_refused));
+      json_object_set_new(j, "refusal", ld->refusal_line[0] ? json_string(ld->refusal_line) : json_null());
+      json_object_set_new(j, "unsent_reason", unsent && ld->stop_reason[0] ? json_string(ld->stop_reason) : json_null());
       json_dumpf(j, stdout, JSON_COMPACT);
       fputc('\n', stdout);
       json_decref(j);
@@ -987,10 +1174,22 @@ static int report(struct loader *ld)
            ld->opt.connections, ld->opt.window);
     printf("  sent       %12" PRIu64 "  (resubmits %" PRIu64 ")\n", ld->sent, ld->resubmits);
     printf("  acked      %12" PRIu64 "\n", ld->acked);
-    printf("  refused    %12" PRIu64 "\n", ld->refused);
+    printf("  refused    %12" PRIu64, ld->refused);
+    for (unsigned i = 0; i < ld->n_refusals; i++)
+      printf("%s%" PRIu64 " %s", i ? ", " : "  (", ld->refusals[i].count, ld->refusals[i].why);
+    if (ld->refusals_other)
+      printf(", %" PRIu64 " for other reasons", ld->refusals_other);
+    printf("%s\n", ld->n_refusals ? ")" : "");
     printf("  unanswered %12" PRIu64 "\n", unanswered);
     if (unsent)
-      printf("  unsent     %12" PRIu64 "\n", unsent);
+      printf("  unsent     %12" PRIu64 "%s%s%s\n", unsent, ld->stop_reason[0] ? "  (" : "", ld->stop_reason,
+             ld->stop_reason[0] ? ")" : "");
+    unsigned opened = ld->opt.proto ? ld->conns_started : ld->opt.connections;
+    if (ld->conns_refused && opened < ld->opt.connections)
+      printf("  stopped    %12u  connections, %u not opened: %s\n", ld->conns_refused,
+             ld->opt.connections - opened, ld->refusal_line);
+    else if (ld->conns_refused)
+      printf("  stopped    %12u  connections: %s\n", ld->conns_refused, ld->refusal_line);
     if (ld->opt.dlr)
       printf("  receipts   %12" PRIu64 "  (delivered %" PRIu64 ", undeliverable %" PRIu64
              ", other %" PRIu64 "; missing %" PRIu64 ", unknown %" PRIu64 ", duplicate %" PRIu64
@@ -1008,7 +1207,7 @@ static int report(struct loader *ld)
              ld->receipt_ms.count ? ld->receipt_ms.max : 0);
   }
   fflush(stdout);
-  return ld->refused || unanswered || unsent || missing ? TOOL_EXIT_FAILED : TOOL_EXIT_OK;
+  return ld->refused || unanswered || unsent || missing || ld->conns_refused ? TOOL_EXIT_FAILED : TOOL_EXIT_OK;
 }
 
 static void usage(FILE *out)
@@ -1047,7 +1246,8 @@ static void usage(FILE *out)
           "  --ca FILE               CAs it must chain to (default the system's)\n"
           "  --cert FILE --key FILE  a client certificate to present\n"
           "  --json                  print the summary as one JSON object\n"
-          "  --quiet                 no progress line\n"
+          "  --quiet                 no progress line, nor a line for each lost connection (a bind\n"
+          "                          or login refused for good is still said)\n"
           "  --version               print the version and exit\n"
           "  -h, --help              print this and exit\n");
 }
@@ -1219,7 +1419,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgload: --latency-log %s: %s\n", o->latency_path, strerror(errno));
     return TOOL_EXIT_SETUP;
   }
-  struct session_config cfg = {
+  ld.session_cfg = (struct session_config){
     .proto = o->proto,
     .role = SESSION_CLIENT,
     .connect = o->connect,
@@ -1233,7 +1433,7 @@ int main(int argc, char **argv)
     .reconnect_max_ms = 2000,
   };
   bool tls_failed;
-  if (o->proto && !(cfg.tls = tool_tls_ctx(&o->tls, false, "emgload", &tls_failed)) && tls_failed)
+  if (o->proto && !(ld.session_cfg.tls = tool_tls_ctx(&o->tls, false, "emgload", &tls_failed)) && tls_failed)
     return TOOL_EXIT_SETUP;
   if (!msg_slot(&ld, o->count ? o->count : 1) ||
       (o->dlr && o->count && id_map_reserve(&ld.ids, o->count) == -1)) {
@@ -1259,14 +1459,14 @@ int main(int argc, char **argv)
     fprintf(stderr, "emgload: out of memory\n");
     return TOOL_EXIT_SETUP;
   }
-  for (unsigned i = 0; i < o->connections; i++) {
+  for (unsigned i = 0; i < o->connections; i++)
     ld.conns[i].ld = &ld;
-    ld.conns[i].session = session_client_create(ld.loop, &cfg, &load_handler, &ld.conns[i]);
-    if (!ld.conns[i].session) {
-      fprintf(stderr, "emgload: cannot create connection %u to %s\n", i + 1, o->connect);
-      return TOOL_EXIT_SETUP;
-    }
+  /* The first alone: the others once it has bound (start_others). */
+  if (!(ld.conns[0].session = session_client_create(ld.loop, &ld.session_cfg, &load_handler, &ld.conns[0]))) {
+    fprintf(stderr, "emgload: cannot create connection 1 to %s\n", o->connect);
+    return TOOL_EXIT_SETUP;
   }
+  ld.conns_started = 1;
   evloop_tick(ld.loop, on_tick, &ld);
   evloop_run(ld.loop);
   if (!o->quiet && tool_stderr_tty())

@@ -582,10 +582,22 @@ static void batch_restart(struct http_codec_batch *b)
   b->count = 0;
 }
 
+/* Line and column (from 1) of offset at in body. */
+static void position(const char *body, size_t len, size_t at, size_t *line, size_t *column)
+{
+  *line = 1;
+  *column = 1;
+  for (size_t i = 0; i < at && i < len; i++, (*column)++)
+    if (body[i] == '\n') {
+      (*line)++;
+      *column = 0;
+    }
+}
+
 /* yajl's reason for refusing the body, and where, as "not JSON: ...". */
 static void syntax_fault(struct reader *r, yajl_handle h, bool at_end)
 {
-  size_t at = at_end ? r->body_len : yajl_get_bytes_consumed(h), line = 1, column = 1;
+  size_t at = at_end ? r->body_len : yajl_get_bytes_consumed(h), line, column;
   unsigned char *text = yajl_get_error(h, 0, NULL, 0);
   const char *why = text ? (const char *)text : "parse error";
   char reason[HTTP_CODEC_REASON_LEN];
@@ -593,15 +605,56 @@ static void syntax_fault(struct reader *r, yajl_handle h, bool at_end)
     why += 13;
   snprintf(reason, sizeof reason, "%s", why);
   reason[strcspn(reason, "\r\n")] = 0;
-  for (size_t i = 0; i < at && i < r->body_len; i++, column++)
-    if (r->body[i] == '\n') {
-      line++;
-      column = 0;
-    }
+  position(r->body, r->body_len, at, &line, &column);
   batch_restart(r->b);
   http_codec_fault_add(r->b, -1, "", "not JSON: %s (line %zu, column %zu)", reason, line, column);
   if (text)
     yajl_free_error(h, text);
+}
+
+static int hex4(const char *s)
+{
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c = s[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0)
+      return -1;
+    v = v << 4 | d;
+  }
+  return v;
+}
+
+/* Where the first lone UTF-16 surrogate escape of body starts (a high one
+ * not followed at once by a low one, or a low one alone), or len when there
+ * is none; *code gets it. yajl puts '?' in their place, which would go out
+ * in the message: such a string is no Unicode text, and is refused as
+ * invalid UTF-8 is. For a body yajl accepted: every backslash is in a
+ * string and starts a valid escape. Costs a memchr when there is no escape. */
+static size_t lone_surrogate(const char *body, size_t len, int *code)
+{
+  const char *p = body, *end = body + len;
+  while ((p = memchr(p, '\\', (size_t)(end - p))) && end - p >= 2) {
+    if (p[1] != 'u' || end - p < 6) {
+      p += 2;
+      continue;
+    }
+    int cp = hex4(p + 2);
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      int low = end - p >= 12 && p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
+      if (low < 0xDC00 || low > 0xDFFF) {
+        *code = cp;
+        return (size_t)(p - body);
+      }
+      p += 12;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      *code = cp;
+      return (size_t)(p - body);
+    } else {
+      p += 6;
+    }
+  }
+  return len;
 }
 
 int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_t len,
@@ -610,7 +663,8 @@ int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_
   struct http_codec_limits lim;
   struct reader r = { .body = body, .body_len = len, .key = F_NONE, .lim = &lim };
   yajl_handle h = NULL;
-  int rc = HTTP_CODEC_E_NOMEM;
+  int rc = HTTP_CODEC_E_NOMEM, code = 0;
+  size_t lone;
 
   http_codec_limits_resolve(lim_in, &lim);
   *out = NULL;
@@ -638,6 +692,13 @@ int http_codec_json_parse(struct http_codec_batch **out, const char *body, size_
     rc = HTTP_CODEC_E_INVALID;
   } else if (st != yajl_status_ok) {
     syntax_fault(&r, h, at_end);
+    rc = HTTP_CODEC_E_INVALID;
+  } else if ((lone = lone_surrogate(body, len, &code)) < len) {
+    size_t line, column;
+    position(body, len, lone, &line, &column);
+    batch_restart(r.b);
+    http_codec_fault_add(r.b, -1, "", "not valid Unicode: a lone UTF-16 surrogate \\u%04x (line %zu, column %zu)",
+                         (unsigned)code, line, column);
     rc = HTTP_CODEC_E_INVALID;
   } else {
     if (r.messages == 0 && r.root != ROOT_OTHER && (r.root != ROOT_WRAPPER || r.list_depth))

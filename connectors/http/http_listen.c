@@ -37,6 +37,7 @@
 #define OUTPUT_PAUSE (256u * 1024u)    /* unsent answers at which a connection is not read */
 #define SCAN_MS 250                    /* how often deadlines are checked */
 #define DRAIN_MS 2000                  /* after our last answer, input read and dropped this long */
+#define DRAIN_MAX (64u * 1024u)        /* ... and at most this much of it */
 #define HTTP_LISTEN_LOOPS_MAX 64
 
 /* A connection accepted by one loop for another, the one with fewest. */
@@ -112,6 +113,8 @@ struct hconn {
   http_parser parser;
   char peer[64];
   bool handshaking, read_paused, eof, want_close, draining;
+  bool refused;                  /* answered by refuse(): closed once the answer is out, unread */
+  size_t dropped;                /* input read and dropped after our last answer */
   unsigned events;               /* what the loop watches for now */
   uint64_t deadline_ms;          /* the request being read (or handshake) must be whole by */
   uint64_t idle_since_ms;        /* nothing in progress since */
@@ -310,6 +313,7 @@ static void refuse(struct hconn *c, unsigned status, const char *reason)
   atomic_fetch_add(&ll->l->refused_requests, 1);
   struct http_pending *p = calloc(1, sizeof *p);
   c->want_close = true;
+  c->refused = true;
   if (!p) {
     c->draining = true;
     mark_dirty(c);
@@ -652,6 +656,21 @@ static void conn_flush(struct hconn *c)
       conn_close(c);
       return;
     }
+    /* After a refusal (a body too large, a head that cannot be read) the
+     * rest of the stream is not read at all: the answer is out, the
+     * connection ends now. What the client sent already is dropped first,
+     * so that the close is a FIN rather than a reset unless it sends on. */
+    if (c->refused) {
+      if (c->w.tls)
+        tls_close(c->w.tls);
+      else
+        shutdown(c->w.fd, SHUT_WR);
+      char sink[4096];
+      for (int i = 0; i < 16 && recv(c->w.fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+        ;
+      conn_close(c);
+      return;
+    }
     /* Our last answer is out: say so (a FIN, or TLS's close_notify), and
      * read what the client still sends for a moment, so that closing does
      * not reset the answer away. */
@@ -703,9 +722,15 @@ static void read_input(struct hconn *c)
       break;
     ssize_t n = http_wire_read(&c->w, READ_CHUNK);
     /* Once the connection is to end, nothing more is parsed: what comes is
-     * dropped as it comes, not kept. */
-    if (c->want_close)
+     * dropped as it comes, not kept; after our last answer, DRAIN_MAX of it
+     * at most, then the connection closes. */
+    if (c->want_close) {
       iobuf_consume(&c->w.in, iobuf_len(&c->w.in));
+      if (n > 0 && finished(c) && (c->dropped += (size_t)n) > DRAIN_MAX) {
+        conn_close(c);
+        return;
+      }
+    }
     if (n == 0) {
       c->eof = true;
       break;

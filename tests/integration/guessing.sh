@@ -7,7 +7,12 @@
 # counts the refusals; once the block ends, the address is served again.
 # The same for an account whose password is a yescrypt hash (five
 # hashings, not 1,000), HTTP Basic credentials, Kannel's sendsms and the
-# admin token.
+# admin token. The admin API keeps its own count: the operator at the
+# address the guesses came from is still served, with the right token, and
+# wrong tokens block the admin API only, not that address's binds.
+# A refused bind (SMPP, UCP op 60, CIMD2 login; unknown account or wrong
+# password) is closed once the refusal is written: what the peer sends
+# after it is not answered, and meets a closed socket.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -15,6 +20,7 @@ source "$(dirname "$0")/lib.sh"
 start_sink s smpp
 smpp=$(free_port)
 ucp=$(free_port)
+cimd2=$(free_port)
 admin_port=$(free_port)
 web=$(free_port)
 {
@@ -26,11 +32,13 @@ web=$(free_port)
   conf_server web http "$web" 1
   conf_server smpp-in smpp "$smpp" 4
   conf_server ucp-in ucp "$ucp" 2
+  conf_server cimd2-in cimd2 "$cimd2" 2
   conf_to_sink "$SINK_PORT_s"
 } > "$TMP/emgd.conf"
 start_emgd g "$TMP/emgd.conf"
 wait_port "$smpp"
 wait_port "$ucp"
+wait_port "$cimd2"
 client() { python3 "$(dirname "$0")/smpp_client.py" "$@"; }
 
 read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load guess 1000)
@@ -42,6 +50,14 @@ check "... and the block was logged once" \
   [ "$(grep -c '5 failed logins from 127.0.0.1 within 60 s (the last a bind): its logins are refused for 20 s' "$TMP/g.log")" = 1 ]
 read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1)
 check "while blocked, the right password from 127.0.0.1 is refused too" [ "$ok/$refused" = "0/1" ]
+# The operator at that address: the admin API counts only its own failures.
+status=$(curl -s -o /dev/null -w '%{http_code}' --interface 127.0.0.1 \
+  -H 'Authorization: Bearer guessing-test-token' "http://127.0.0.1:$admin_port/api/status")
+check "... while the admin API answers the right token from 127.0.0.1: 200 ($status)" [ "$status" = 200 ]
+rc=0
+"$BIN/emgctl" --url "http://127.0.0.1:$admin_port" --token guessing-test-token accounts > "$TMP/accounts.txt" 2>&1 || rc=$?
+check "... and emgctl accounts from there works (status $rc: $(head -c 120 "$TMP/accounts.txt"))" \
+  bash -c "[ $rc = 0 ] && grep -q vault '$TMP/accounts.txt' && ! grep -q 'too many failed' '$TMP/accounts.txt'"
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --count 1 \
   --json --quiet --give-up 3 > "$TMP/ucp-blocked.json" 2>/dev/null || true
 check "... on UCP as well" [ "$(jget "$TMP/ucp-blocked.json" .acked)" = 0 ]
@@ -80,9 +96,96 @@ codes=$(for _ in $(seq 10); do ask 127.0.0.5 a-wrong-token-guess; echo; done | s
 check "admin API: 10 wrong tokens from 127.0.0.5: 5 refused as wrong, then 5 as too many ($codes)" [ "$codes" = "401:5 429:5 " ]
 check "admin API: the right token from 127.0.0.5 waits for the block too" [ "$(ask 127.0.0.5 guessing-test-token)" = 429 ]
 check "admin API: 127.0.0.6 is served meanwhile" [ "$(ask 127.0.0.6 guessing-test-token)" = 200 ]
-blocked=$(curl -s --interface 127.0.0.6 -H 'Authorization: Bearer guessing-test-token' "http://127.0.0.1:$admin_port/metrics" |
-  awk '$1 == "emg_logins_blocked_total" { print $2 }')
-check "/metrics counts the logins refused unheard ($blocked >= 2005)" [ "${blocked:-0}" -ge 2005 ]
+read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1 127.0.0.5)
+check "... and the wrong tokens do not block binds from 127.0.0.5: it binds ($ok/$refused)" [ "$ok/$refused" = 1/0 ]
+check "... nor its HTTP submits ($(send 127.0.0.5 load:secret))" [ "$(send 127.0.0.5 load:secret)" = 202 ]
+curl -s --interface 127.0.0.6 -H 'Authorization: Bearer guessing-test-token' "http://127.0.0.1:$admin_port/metrics" \
+  > "$TMP/metrics.txt"
+blocked=$(awk '$1 == "emg_logins_blocked_total" { print $2 }' "$TMP/metrics.txt")
+admin_blocked=$(awk '$1 == "emg_admin_logins_blocked_total" { print $2 }' "$TMP/metrics.txt")
+check "/metrics counts the logins refused unheard ($blocked >= 2000)" [ "${blocked:-0}" -ge 2000 ]
+check "... and the admin requests refused unheard apart: 5 wrong tokens and the right one from 127.0.0.5 ($admin_blocked)" \
+  [ "${admin_blocked:-0}" = 6 ]
+
+# Refused binds are closed once the refusal is written. From addresses of
+# their own, two failures each (the guard allows 5).
+probe() {  # probe PROTOCOL PORT USER PASSWORD SOURCE: "ANSWER EOF RESET"
+  python3 - "$@" <<'PY'
+import socket, struct, sys, time
+
+proto, port, user, password, source = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+
+
+def ucp(trn, body):  # TRN/LEN/body/checksum; LEN counts from TRN through the checksum
+    head = "%02d/%05d/%s" % (trn, 2 + 1 + 5 + 1 + len(body) + 2, body)
+    return b"\x02" + head.encode() + b"%02X" % (sum(head.encode()) & 0xFF) + b"\x03"
+
+
+def cimd2(body):
+    raw = b"\x02" + body.encode()
+    return raw + b"%02X" % (sum(raw) & 0xFF) + b"\x03"
+
+
+def smpp(command_id, seq, body):
+    return struct.pack(">IIII", 16 + len(body), command_id, 0, seq) + body
+
+
+if proto == "smpp":
+    login = smpp(0x00000002, 1, user.encode() + b"\0" + password.encode() + b"\0\0" + bytes([0x34, 0, 0]) + b"\0")
+    alive = smpp(0x00000015, 2, b"")
+    refused = lambda a: len(a) >= 16 and struct.unpack(">II", a[4:12]) in ((0x80000002, 0x0e), (0x80000002, 0x0f))
+elif proto == "ucp":
+    login = ucp(1, "O/60/%s/6/5/1/%s//0100//////" % (user, password.encode().hex().upper()))
+    alive = ucp(2, "O/31/0100/0539/")
+    refused = lambda a: b"/R/60/N/07/" in a
+else:
+    login = cimd2("01:001\t010:%s\t011:%s\t" % (user, password))
+    alive = cimd2("40:003\t")
+    refused = lambda a: a.startswith(b"\x0251:001\t900:100\t")
+s = socket.socket()
+s.bind((source, 0))
+s.settimeout(10)
+s.connect(("127.0.0.1", port))
+s.sendall(login)
+answer, eof = b"", "open"
+try:
+    while True:
+        d = s.recv(4096)
+        if not d:
+            eof = "eof"
+            break
+        answer += d
+except ConnectionResetError:
+    eof = "eof"
+except socket.timeout:
+    pass
+# Closed, not half open: a keep-alive now meets a reset and no answer.
+# Bounded: 40 tries 50 ms apart (a lingering close holds on for the
+# response time-out, 30 s, reading and dropping what comes).
+state = "open"
+for _ in range(40):
+    try:
+        s.sendall(alive)
+        time.sleep(0.05)
+        if s.recv(4096, socket.MSG_DONTWAIT):
+            state = "answered"
+            break
+    except BlockingIOError:
+        continue
+    except (BrokenPipeError, ConnectionResetError):
+        state = "reset"
+        break
+print("refused" if refused(answer) else repr(answer[:60]), eof, state)
+PY
+}
+for case in "smpp $smpp nobody secret 127.0.0.20" "smpp $smpp load wrong 127.0.0.20" \
+            "ucp $ucp nobody secret 127.0.0.21" "ucp $ucp load wrong 127.0.0.21" \
+            "cimd2 $cimd2 nobody secret 127.0.0.22" "cimd2 $cimd2 load wrong 127.0.0.22"; do
+  set -- $case
+  got=$(probe "$@")
+  check "$1 bind as $3/$4: refused, then the end, and a keep-alive after it meets a closed socket ($got)" \
+    [ "$got" = "refused eof reset" ]
+done
 
 binds_again() {
   read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1)

@@ -6,6 +6,15 @@
                                 "STATUS closed|open"
   chunked PORT PATH AUTH MIB    streams MIB MiB of chunks: prints
                                 "STATUS BYTES_SENT closed|open"
+  length PORT PATH AUTH MIB     announces MIB MiB by Content-Length and
+                                sends them on whatever the answer, until a
+                                send fails: prints "STATUS BYTES_SENT
+                                reset|taken"
+  closing PORT PATH AUTH MIB    a GET with "Connection: close", then MIB MiB
+                                more: prints as length does
+  after PORT PATH AUTH -        announces 100 MiB, sends 1 KiB; after the
+                                answer, a byte each 50 ms (10): prints
+                                "STATUS reset|open"
   per-ip PORT PATH AUTH N       holds N connections from 127.0.0.1, then
                                 asks PATH (GET) from 127.0.0.2 and from
                                 127.0.0.1: prints "OPEN CLOSED STATUS2 STATUS1"
@@ -104,6 +113,61 @@ def chunked(port, path, auth, mib):
     print(status_of(answer), sent, 'closed' if closed else 'open')
 
 
+def length_then_body(port, path, auth, mib, closing=False):
+    """Announces MIB MiB by Content-Length (closing: sends a whole GET with
+    "Connection: close" instead), then sends MIB MiB on whatever the answer,
+    as fast as the server takes them, until a send fails (the server
+    closed: a reset) or all are sent: prints "STATUS BYTES_SENT
+    reset|taken". An end of our input (the server's FIN) alone does not stop
+    it: a half-closed server may still be reading."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 128 * 1024)
+    s.connect(('127.0.0.1', port))
+    if closing:
+        s.sendall(b'GET ' + path.encode() + b' HTTP/1.1\r\nHost: edge\r\nAuthorization: ' + auth.encode() +
+                  b'\r\nConnection: close\r\n\r\n')
+    else:
+        s.sendall(head(path, auth, b'Content-Length: %d\r\n' % (mib * 1024 * 1024)))
+    chunk = memoryview(b'x' * 65536)
+    s.setblocking(False)
+    sent, answer, eof, reset, total = 0, b'', False, False, mib * 1024 * 1024
+    deadline = time.time() + 60
+    while not reset and sent < total and time.time() < deadline:
+        readable, writable, _ = select.select([] if eof else [s], [s], [], 1)
+        if readable:
+            try:
+                d = s.recv(65536)
+            except ConnectionResetError:
+                d, reset = b'', True
+            eof = not d
+            answer += d
+        if writable and not reset:
+            try:
+                sent += s.send(chunk[:min(len(chunk), total - sent)])
+            except (BrokenPipeError, ConnectionResetError):
+                reset = True
+    print(status_of(answer), sent, 'reset' if reset else 'taken')
+
+
+def after_refusal(port, path, auth):
+    """Announces 100 MiB by Content-Length and sends 1 KiB of it; once the
+    answer and its end are in, sends a byte each 50 ms, 10 times: prints
+    "STATUS reset|open". A server that closed with its answer resets the
+    first; one that reads on for a while (a lingering close) takes them."""
+    s = socket.create_connection(('127.0.0.1', port))
+    s.sendall(head(path, auth, b'Content-Length: %d\r\n' % (100 * 1024 * 1024)) + b'x' * 1024)
+    answer, _ = read_rest(s, b'', 10)
+    state = 'open'
+    for _ in range(10):
+        try:
+            s.send(b'x')
+            time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            state = 'reset'
+            break
+    print(status_of(answer), state)
+
+
 def get(port, path, auth, source):
     s = socket.socket()
     s.bind((source, 0))
@@ -176,6 +240,12 @@ if __name__ == '__main__':
         framing(int(port), path, auth, arg)
     elif what == 'chunked':
         chunked(int(port), path, auth, int(arg))
+    elif what == 'length':
+        length_then_body(int(port), path, auth, int(arg))
+    elif what == 'closing':
+        length_then_body(int(port), path, auth, int(arg), closing=True)
+    elif what == 'after':
+        after_refusal(int(port), path, auth)
     elif what == 'per-ip':
         per_ip(int(port), path, auth, int(arg))
     else:

@@ -8,6 +8,13 @@
 #  - a chunked body of 100 MiB is refused 413 once past the body limit
 #    (1 MiB on the connector, 64 KiB on the admin API), after a few MiB at
 #    most, not read to its end: emgd's reads (traced) stay within 2 MiB;
+#  - a Content-Length of 100 MiB is refused 413 at once, and the connection
+#    closed with it: a client that sends the body on regardless meets a
+#    reset after a few MiB at most (the socket buffers), on the JSON API,
+#    Kannel's sendsms and the admin API alike; after a last answer that
+#    ends a connection (Connection: close), 64 KiB at most are read on;
+#  - a JSON text holding a lone UTF-16 surrogate escape ("\ud800") is
+#    refused 400, as invalid UTF-8 is; a surrogate pair is one character;
 #  - one address holds at most connections_per_ip connections (64 here; 16
 #    on the admin API) while another is still served;
 #  - a request sent one byte a second is cut off at request_timeout (3 s
@@ -71,6 +78,46 @@ for target in "connector $web /api/v1/messages" "admin $admin /api/reload"; do
   check "$1: ... after $sent bytes sent (at most 4 MiB)" between "$sent" 1 $((4 * 1024 * 1024))
   check "$1: ... of which emgd read $read_bytes bytes (at most 2 MiB)" between "$read_bytes" 1 $((2 * 1024 * 1024))
 done
+
+# 100 MiB announced by Content-Length, and sent on whatever the answer:
+# refused at once, and the connection closed with the answer. A server that
+# drained what follows would take all 100 MiB (loopback carries them in a
+# fraction of a second).
+for target in "connector $web /api/v1/messages" "connector $web /cgi-bin/sendsms" "admin $admin /api/reload"; do
+  set -- $target
+  auth=$WEB_AUTH
+  [ "$1" = admin ] && auth=$ADMIN_AUTH
+  read -r status sent ending < <($EDGE length "$2" "$3" "$auth" 100)
+  check "$1 $3: a Content-Length of 100 MiB is answered $status (want 413), then the connection is $ending (want reset)" \
+    [ "$status" = 413 -a "$ending" = reset ]
+  check "$1 $3: ... after $sent bytes of the body taken (at most 16 MiB of 100)" between "$sent" 0 $((16 * 1024 * 1024))
+  # Closed with the answer, not after reading on for a while: a byte sent
+  # once the answer is in meets a reset (10 tries, 50 ms apart; a lingering
+  # close would take them for 2 s).
+  read -r status state < <($EDGE after "$2" "$3" "$auth" -)
+  check "$1 $3: ... closed with the answer: a byte sent after it meets a $state (want reset; $status)" \
+    [ "$status/$state" = 413/reset ]
+done
+# After the last answer of a connection that ends (Connection: close), what
+# the client sends on is read and dropped for a moment, 64 KiB at most.
+read -r status sent ending < <($EDGE closing "$web" /nothing - 100)
+check "connector: after a last answer ($status), 100 MiB sent on: $ending after $sent bytes (want reset, at most 16 MiB)" \
+  bash -c "[ '$status/$ending' = 404/reset ] && [ '$sent' -le $((16 * 1024 * 1024)) ]"
+
+# Lone surrogates: no text, refused as invalid UTF-8 is.
+submit() {  # submit BODY: the status and the answer
+  curl -s -w ' %{http_code}' -u app:secret -H 'Content-Type: application/json' -d "$1" \
+    "http://127.0.0.1:$web/api/v1/messages"
+}
+for text in 'a\ud800b' '\udc00' '\ud83d\u0041' 'x\ud83d'; do
+  got=$(submit "{\"from\":\"4912345\",\"to\":\"4915550001\",\"text\":\"$text\"}")
+  check "a text \"$text\" (a lone surrogate) is refused 400, saying why ($got)" \
+    bash -c "[ '${got##* }' = 400 ] && grep -q 'not valid Unicode: a lone UTF-16 surrogate' <<< '$got'"
+done
+got=$(submit $'{"from":"4912345","to":"4915550001","text":"\xc0\xaf"}')
+check "... as an overlong UTF-8 form is ($got)" [ "${got##* }" = 400 ]
+got=$(submit '{"from":"4912345","to":"4915550001","text":"\ud83d\ude00 \\ud800"}')
+check "a surrogate pair, and an escaped backslash before ud800, are text: 202 (${got##* })" [ "${got##* }" = 202 ]
 
 # 100 connections from 127.0.0.1: 64 kept (16 on the admin API), the rest
 # closed at once; 127.0.0.2 still served, 127.0.0.1 not.

@@ -205,6 +205,57 @@ static void test_json_errors(void)
   http_codec_batch_free(b);
 }
 
+/* A lone UTF-16 surrogate escape is no text: refused as invalid UTF-8 is
+ * (yajl would put '?' in its place), wherever it stands; a pair, an escaped
+ * backslash before "u", and the other escapes pass. */
+static void test_json_lone_surrogates(void)
+{
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\ud800\"}", NULL, HTTP_CODEC_E_INVALID, "",
+           "lone UTF-16 surrogate \\ud800");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"a\\uDBFFb\"}", NULL, HTTP_CODEC_E_INVALID, "",
+           "not valid Unicode: a lone UTF-16 surrogate \\udbff (line 1, column 31)");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\udc00\"}", NULL, HTTP_CODEC_E_INVALID, "",
+           "surrogate \\udc00");
+  /* a high one followed by another escape, by a second high one, by the
+   * string's end; a low one after a whole pair */
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\ud800\\u0041\"}", NULL, HTTP_CODEC_E_INVALID, "",
+           "surrogate \\ud800");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\ud83d\\ud83d\\ude00\"}", NULL, HTTP_CODEC_E_INVALID,
+           "", "surrogate \\ud83d");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"x\\ud83d\",\"pid\":0}", NULL, HTTP_CODEC_E_INVALID, "",
+           "surrogate \\ud83d");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\ud83d\\ude00\\ude00\"}", NULL, HTTP_CODEC_E_INVALID,
+           "", "surrogate \\ude00");
+  /* in any string: a batch's second message, a key */
+  json_bad("[{\"from\":\"1\",\"to\":\"2\",\"text\":\"ok\"},\n{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\udfff\"}]",
+           NULL, HTTP_CODEC_E_INVALID, "", "(line 2, column 30)");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"x\",\"\\ud800\":1}", NULL, HTTP_CODEC_E_INVALID, "",
+           "surrogate \\ud800");
+  /* as invalid UTF-8 is: raw surrogate octets (ED A0 80) and an overlong form */
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\xed\xa0\x80\"}", NULL, HTTP_CODEC_E_INVALID, "text",
+           "not valid UTF-8");
+  json_bad("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\xc0\xaf\"}", NULL, HTTP_CODEC_E_INVALID, "text",
+           "not valid UTF-8");
+
+  /* a pair is one character: U+1F600 as UCS2 D83D DE00 */
+  struct http_codec_batch *b = json_ok("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\ud83d\\uDE00\"}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL_FATAL(b->count, 1);
+  const struct msg *m = &b->items[0].msg;
+  CU_ASSERT_EQUAL(m->coding, SMS_TEXT_UCS2);
+  CU_ASSERT_EQUAL_FATAL(m->data_len, 4);
+  CU_ASSERT_EQUAL(m->data[0], 0xD8);
+  CU_ASSERT_EQUAL(m->data[1], 0x3D);
+  CU_ASSERT_EQUAL(m->data[2], 0xDE);
+  CU_ASSERT_EQUAL(m->data[3], 0x00);
+  http_codec_batch_free(b);
+  /* "\\ud800" is a backslash and "ud800"; other escapes are text */
+  b = json_ok("{\"from\":\"1\",\"to\":\"2\",\"text\":\"\\\\ud800 \\u00e9 \\n \\\" \\\\\"}");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(b->count, 1);
+  http_codec_batch_free(b);
+}
+
 /* The stream reader's corners: each shape a client may send by mistake
  * gets a fault naming the message and the field, and nothing is submitted. */
 static void test_json_stream_shapes(void)
@@ -1715,6 +1766,7 @@ void suite_http(void)
     { "json UCS2 and options", test_json_ucs2_and_options },
     { "json batch, binary, callbacks", test_json_batch_and_binary },
     { "json faults name the field", test_json_errors },
+    { "json: a lone surrogate is refused as invalid UTF-8 is", test_json_lone_surrogates },
     { "json answers and statuses", test_json_answer },
     { "json read as a stream: shapes, kinds, limits, syntax", test_json_stream_shapes },
     { "form decoding", test_form_parse },
