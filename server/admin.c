@@ -225,13 +225,20 @@ static const struct total {
         "Sends repeated after a temporary error or a lost connection."),
   TOTAL("rerouted", "emg_messages_rerouted_total", NULL, rerouted,
         "Messages moved from one connector's queue to another's (drain, reroute)."),
-  TOTAL("refused_queue_full", "emg_messages_refused_total", "reason=\"queue_full\"", refused_full,
-        "Submits refused, by reason."),
+  /* Every reason of enum core_refusal, keyed "refused_" and its name. */
+  TOTAL("refused_rate", "emg_messages_refused_total", "reason=\"rate\"", refused_rate,
+        "Messages refused on their way in, by reason."),
+  TOTAL("refused_account_limit", "emg_messages_refused_total", "reason=\"account_limit\"", refused_account_limit,
+        NULL),
+  TOTAL("refused_credit", "emg_messages_refused_total", "reason=\"credit\"", refused_credit, NULL),
+  TOTAL("refused_queue_full", "emg_messages_refused_total", "reason=\"queue_full\"", refused_full, NULL),
   TOTAL("refused_connector_queue_full", "emg_messages_refused_total", "reason=\"connector_queue_full\"",
         refused_connector_full, NULL),
   TOTAL("refused_no_route", "emg_messages_refused_total", "reason=\"no_route\"", refused_route, NULL),
-  TOTAL("refused_journal", "emg_messages_refused_total", "reason=\"journal\"", refused_journal, NULL),
   TOTAL("refused_plugin", "emg_messages_refused_total", "reason=\"plugin\"", refused_plugin, NULL),
+  TOTAL("refused_too_long", "emg_messages_refused_total", "reason=\"too_long\"", refused_too_long, NULL),
+  TOTAL("refused_journal", "emg_messages_refused_total", "reason=\"journal\"", refused_journal, NULL),
+  TOTAL("refused_other", "emg_messages_refused_total", "reason=\"other\"", refused_other, NULL),
   TOTAL("slowed", "emg_acks_slowed_total", NULL, slowed,
         "Acks held back because max_total_queue_soft was passed."),
   TOTAL("receipts_in", "emg_receipts_in_total", NULL, receipts_in, "Delivery receipts received from SMSCs."),
@@ -347,6 +354,18 @@ static void connector_sum(struct connector *conn, struct connector_sum *sum, jso
   }
 }
 
+/* Messages refused on their way in, by reason (every reason, 0 or not): of
+ * the connector of index connector, or -1, of all. */
+static json_t *refused_by_json(const struct core *c, int connector, uint64_t *total)
+{
+  uint64_t n[CORE_REFUSALS];
+  *total = core_refusals(c, connector, n);
+  json_t *j = json_object();
+  for (unsigned r = 0; r < CORE_REFUSALS; r++)
+    json_object_set_new(j, core_refusal_name((enum core_refusal)r), json_integer((json_int_t)n[r]));
+  return j;
+}
+
 static json_t *connectors_json(struct admin *a)
 {
   struct core *c = a->core;
@@ -357,8 +376,9 @@ static json_t *connectors_json(struct admin *a)
     struct connector_sum sum;
     json_t *instances = json_array();
     connector_sum(conn, &sum, instances);
-    json_array_append_new(
-      list,
+    uint64_t refused_messages;
+    json_t *refused_by = refused_by_json(c, (int)i, &refused_messages);
+    json_t *item =
       json_pack("{s:s, s:s, s:s, s:s, s:b, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
                 " s:{s:o, s:o, s:o}, s:o}",
                 "name", cfg->name, "protocol", config_protocol_name(cfg), "mode",
@@ -372,7 +392,12 @@ static json_t *connectors_json(struct admin *a)
                 (json_int_t)sum.receipts_out, "refused", (json_int_t)sum.refused, "errors",
                 (json_int_t)sum.errors, "reconnects", (json_int_t)sum.reconnects, "latency", "ack",
                 latency_json(&sum.ack), "response", latency_json(&sum.response), "delivery",
-                latency_json(&sum.delivery), "instances", instances));
+                latency_json(&sum.delivery), "instances", instances);
+    /* "refused" counts every request answered with an error; these, the
+     * messages refused and why. */
+    json_object_set_new(item, "refused_messages", json_integer((json_int_t)refused_messages));
+    json_object_set_new(item, "refused_by", refused_by);
+    json_array_append_new(list, item);
   }
   return json_pack("{s:o}", "connectors", list);
 }
@@ -479,6 +504,8 @@ static json_t *status_json(struct admin *a)
   json_t *refusals = json_object();
   for (enum account_refusal r = ACCOUNT_OK + 1; r < ACCOUNT_REFUSALS; r++)
     json_object_set_new(refusals, account_refusal_key(r), json_integer((json_int_t)accounts_refused(c->accounts, r)));
+  uint64_t refused_messages;
+  json_t *refused_by = refused_by_json(c, -1, &refused_messages);
   json_t *rates = json_object();
   static const unsigned spans[] = { 1, 10, 60 };
   for (unsigned i = 0; i < sizeof spans / sizeof spans[0]; i++) {
@@ -489,10 +516,11 @@ static json_t *status_json(struct admin *a)
     json_object_set_new(rates, key, json_pack("{s:f, s:f}", "received", in, "sent", out));
   }
   return json_pack(
-    "{s:s, s:o, s:I, s:i, s:b, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
+    "{s:s, s:o, s:I, s:i, s:b, s:o, s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o, s:{s:I, s:I}}",
     "version", EMG_VERSION, "started", json_time_ms(c->started * 1000), "uptime_s",
     (json_int_t)(time(NULL) - c->started), "node_id", (int)c->cfg->node_id, "persist",
-    c->cfg->persist, "totals", counts, "refusals", refusals, "rates", rates, "queue", "in_flight",
+    c->cfg->persist, "totals", counts, "refused_messages", (json_int_t)refused_messages, "refused_by", refused_by,
+    "refusals", refusals, "rates", rates, "queue", "in_flight",
     (json_int_t)atomic_load(&c->in_flight), "queued", (json_int_t)queued_total(c), "soft_limit",
     (json_int_t)c->cfg->max_total_queue_soft, "hard_limit", (json_int_t)c->cfg->max_total_queue,
     "dlr", dlr_json(c), "spool", spool_json(c), "database", database_json(c), "plugins", plugins_json(c),
@@ -874,6 +902,16 @@ static char *metrics_text(struct admin *a)
     for (unsigned i = 0; i < c->n_connectors; i++) {
       sample_start(f, cm->name, "", "connector", connector_name(c, i));
       fprintf(f, "} %" PRIu64 "\n", *(const uint64_t *)((const char *)&sums[i] + cm->offset));
+    }
+  }
+  metric_head(f, "emg_connector_messages_refused_total", "counter",
+              "Messages refused on their way in through the connector, by reason.");
+  for (unsigned i = 0; i < c->n_connectors; i++) {
+    uint64_t n[CORE_REFUSALS];
+    core_refusals(c, (int)i, n);
+    for (unsigned r = 0; r < CORE_REFUSALS; r++) {
+      sample_start(f, "emg_connector_messages_refused_total", "", "connector", connector_name(c, i));
+      fprintf(f, ",reason=\"%s\"} %" PRIu64 "\n", core_refusal_name((enum core_refusal)r), n[r]);
     }
   }
   metric_histogram(f, c, sums, offsetof(struct connector_sum, ack), "emg_ack_latency_seconds",

@@ -62,8 +62,10 @@ static void http_submit(void *ctx, const struct http_server_message *hm, struct 
   /* Kannel's smsc: the message leaves on that SMSC connector, routes aside. */
   struct reply rp = { .http = true, .completion = done,
                       .route_to = hm->batch && hm->batch->smsc[0] ? hm->batch->smsc : NULL };
-  if (atomic_load(&in->phase) != PHASE_RUN)
+  if (atomic_load(&in->phase) != PHASE_RUN) {
+    core_refused(in->conn->core, (int)in->conn->index, CORE_REFUSED_QUEUE_FULL);
     connector_reply_to(in, &rp, PROTO_E_TEMPORARY, NULL);
+  }
   else
     connector_accept_message(in, &m, m.origin.user, accounts_find(in->conn->core->accounts, m.origin.user), &rp);
 }

@@ -154,9 +154,10 @@ void connector_release_held_acks(struct instance *in, bool all)
     struct held_ack *h = &q->slots[q->head];
     if (!all && (h->due_ms > now || h->ticket > durable))
       break;
-    if (h->refused)
+    if (h->refused) {
+      core_refused(in->conn->core, (int)in->conn->index, CORE_REFUSED_JOURNAL);
       connector_reply_to(in, &h->reply, PROTO_E_TEMPORARY, NULL);
-    else
+    } else
       connector_reply_to(in, &h->reply, PROTO_OK, h->msgid[0] ? h->msgid : NULL);
     if (h->received_ns)
       connector_latency_record(&in->counted.ack, (clock_now_ns() - h->received_ns) / 1000);
@@ -284,6 +285,14 @@ static void hold_until_budget(struct instance *in, int account, uint64_t now_ns)
     session_hold_input(in->session, (unsigned)((wait_ns + 999999) / 1000000));
 }
 
+/* A message refused on its way in: counted by reason (the totals and the
+ * connector's), then answered with status. */
+static void refuse(struct instance *in, const struct reply *rp, enum core_refusal why, enum proto_status status)
+{
+  core_refused(in->conn->core, (int)in->conn->index, why);
+  connector_reply_to(in, rp, status, NULL);
+}
+
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
  * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
@@ -300,16 +309,15 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   enum proto_status limits = accounts_admit(core->accounts, account, m, received_ns);
   if (limits != PROTO_OK) {
     LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(limits));
-    connector_reply_to(in, rp, limits, NULL);
+    refuse(in, rp, limits == PROTO_E_THROTTLED ? CORE_REFUSED_RATE : CORE_REFUSED_ACCOUNT_LIMIT, limits);
     if (limits == PROTO_E_THROTTLED && !rp->http)
       hold_until_budget(in, account, received_ns);
     return;
   }
   enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
   if (admit == CORE_ADMIT_FULL) {
-    atomic_fetch_add(&core->stats.refused_full, 1);
     LOGD(in->log, "submit to %s refused: queue full", msg->dst.addr);
-    connector_reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
+    refuse(in, rp, CORE_REFUSED_QUEUE_FULL, PROTO_E_QUEUE_FULL);
     return;
   }
   /* From here the message holds its place in in_flight (core_admit took
@@ -325,18 +333,16 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     verdict = plugin_host_route(plugins, m, c->cfg->name, origin_user, &target, reason,
                                 sizeof reason);
   if (verdict != PLUGIN_HOST_ACCEPT) {
-    atomic_fetch_add(&core->stats.refused_plugin, 1);
     LOGI(in->log, "message from %s to %s refused by %s", origin_user, m->dst.addr, reason);
     atomic_fetch_sub(&core->in_flight, 1);
-    connector_reply_to(in, rp, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY, NULL);
+    refuse(in, rp, CORE_REFUSED_PLUGIN, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY);
     return;
   }
   if (target < 0 && rp->route_to && (target = smsc_connector(core, rp->route_to)) < 0) {
-    atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "message from %s to %s refused: no SMSC connector named '%s'", origin_user, m->dst.addr,
          rp->route_to);
     atomic_fetch_sub(&core->in_flight, 1);
-    connector_reply_to(in, rp, PROTO_E_ADDRESS, NULL);
+    refuse(in, rp, CORE_REFUSED_NO_ROUTE, PROTO_E_ADDRESS);
     return;
   }
   if (target < 0)
@@ -345,19 +351,17 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   struct connector *out = target >= 0 ? core_connector(core, (unsigned)target) : NULL;
   struct queue *q = out ? connector_target_queue(out, user) : NULL;
   if (!q) {
-    atomic_fetch_add(&core->stats.refused_route, 1);
     LOGI(in->log, "message from %s to %s refused: no route", origin_user,
          m->dst.addr);
     atomic_fetch_sub(&core->in_flight, 1);
-    connector_reply_to(in, rp, PROTO_E_ADDRESS, NULL);
+    refuse(in, rp, CORE_REFUSED_NO_ROUTE, PROTO_E_ADDRESS);
     return;
   }
   if (out->cfg->max_queue && queue_count(q) >= out->cfg->max_queue) {
-    atomic_fetch_add(&core->stats.refused_connector_full, 1);
     LOGD(in->log, "submit to %s refused: queue of %s full (%u)", msg->dst.addr,
          out->cfg->name, out->cfg->max_queue);
     atomic_fetch_sub(&core->in_flight, 1);
-    connector_reply_to(in, rp, PROTO_E_QUEUE_FULL, NULL);
+    refuse(in, rp, CORE_REFUSED_CONNECTOR_QUEUE_FULL, PROTO_E_QUEUE_FULL);
     return;
   }
   struct timespec now;
@@ -375,7 +379,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     if (refusal == PROTO_E_TOO_LONG)
       LOGI(in->log, "message from %s to %s refused: %u octets need more than %d parts", origin_user,
            m->dst.addr, m->data_len, SMS_TEXT_SEGMENTS_MAX);
-    connector_reply_to(in, rp, refusal, NULL);
+    refuse(in, rp, refusal == PROTO_E_TOO_LONG ? CORE_REFUSED_TOO_LONG : CORE_REFUSED_OTHER, refusal);
     return;
   }
   /* Credit per part, all or none; each part carries the epoch it was
@@ -391,7 +395,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
     atomic_fetch_sub(&core->in_flight, 1);
     LOGD(in->log, "message from %s to %s refused: %s", origin_user, m->dst.addr,
          credit == PROTO_E_CREDIT ? "credit used up" : "credit batch taken, waiting for its push");
-    connector_reply_to(in, rp, credit, NULL);
+    refuse(in, rp, CORE_REFUSED_CREDIT, credit);
     return;
   }
   if (parts.count > 1)
@@ -418,9 +422,8 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
         parts.head = next;
       }
       atomic_fetch_sub(&core->in_flight, 1);
-      atomic_fetch_add(&core->stats.refused_journal, 1);
       LOGD(in->log, "message to %s refused: the journal cannot write", msg->dst.addr);
-      connector_reply_to(in, rp, PROTO_E_TEMPORARY, NULL);
+      refuse(in, rp, CORE_REFUSED_JOURNAL, PROTO_E_TEMPORARY);
       return;
     }
     ticket = t;

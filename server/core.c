@@ -1,5 +1,6 @@
 /* core.c - the gateway's shared state.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,8 +61,10 @@ int core_init(struct core *c, const struct config *cfg)
   char err[256];
   c->accounts = accounts_create(cfg, err, sizeof err);
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
+  c->connector_refused = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connector_refused);
+  c->n_connector_refused = (unsigned)cfg->n_connectors;
   if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->schedule || !c->auth_guard || !c->accounts ||
-      !c->connectors) {
+      !c->connectors || !c->connector_refused) {
     core_destroy(c);
     return -1;
   }
@@ -105,6 +108,9 @@ void core_destroy(struct core *c)
   c->accounts = NULL;
   free(c->connectors);
   c->connectors = NULL;
+  free(c->connector_refused);
+  c->connector_refused = NULL;
+  c->n_connector_refused = 0;
 }
 
 void core_swap_router(struct core *c, struct router *r)
@@ -318,6 +324,48 @@ void core_set_scts_floor(struct core *c, int64_t previous_write, int64_t previou
   if (previous_floor && previous_floor + CORE_SCTS_RUNAHEAD_S + 1 > floor)
     floor = previous_floor + CORE_SCTS_RUNAHEAD_S + 1;
   c->scts_floor = floor;
+}
+
+/* The names stand in JSON keys and metric labels: never renamed. */
+static const char *const refusal_names[CORE_REFUSALS] = {
+  [CORE_REFUSED_RATE] = "rate", [CORE_REFUSED_ACCOUNT_LIMIT] = "account_limit",
+  [CORE_REFUSED_CREDIT] = "credit", [CORE_REFUSED_QUEUE_FULL] = "queue_full",
+  [CORE_REFUSED_CONNECTOR_QUEUE_FULL] = "connector_queue_full", [CORE_REFUSED_NO_ROUTE] = "no_route",
+  [CORE_REFUSED_PLUGIN] = "plugin", [CORE_REFUSED_TOO_LONG] = "too_long", [CORE_REFUSED_JOURNAL] = "journal",
+  [CORE_REFUSED_OTHER] = "other",
+};
+
+/* The older field names alias the array: each must sit at its reason. */
+_Static_assert(offsetof(struct core_stats, refused_full) ==
+                 offsetof(struct core_stats, refused) + CORE_REFUSED_QUEUE_FULL * sizeof(uint64_t),
+               "refused_full is refused[CORE_REFUSED_QUEUE_FULL]");
+_Static_assert(offsetof(struct core_stats, refused_other) ==
+                 offsetof(struct core_stats, refused) + CORE_REFUSED_OTHER * sizeof(uint64_t),
+               "refused_other is the last reason");
+
+const char *core_refusal_name(enum core_refusal why)
+{
+  return (unsigned)why < CORE_REFUSALS ? refusal_names[why] : "other";
+}
+
+void core_refused(struct core *c, int connector, enum core_refusal why)
+{
+  if ((unsigned)why >= CORE_REFUSALS)
+    why = CORE_REFUSED_OTHER;
+  atomic_fetch_add_explicit(&c->stats.refused[why], 1, memory_order_relaxed);
+  if (connector >= 0 && (unsigned)connector < c->n_connector_refused)
+    atomic_fetch_add_explicit(&c->connector_refused[connector][why], 1, memory_order_relaxed);
+}
+
+uint64_t core_refusals(const struct core *c, int connector, uint64_t out[CORE_REFUSALS])
+{
+  const _Atomic uint64_t *from = connector < 0 ? c->stats.refused
+                                 : (unsigned)connector < c->n_connector_refused ? c->connector_refused[connector]
+                                                                                : NULL;
+  uint64_t sum = 0;
+  for (unsigned i = 0; i < CORE_REFUSALS; i++)
+    sum += out[i] = from ? atomic_load_explicit(&from[i], memory_order_relaxed) : 0;
+  return sum;
 }
 
 bool core_login_blocked(struct core *c, const char *peer)

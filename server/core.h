@@ -63,10 +63,25 @@ struct core_rates {
   unsigned filled;
 };
 
+/* Why a message was refused on its way in (connector_accept_message). The
+ * core's totals and each connector count them; every view (emgctl, the
+ * status line, /metrics, the console) names them by core_refusal_name. */
+enum core_refusal {
+  CORE_REFUSED_RATE,                  /* the account's max_rate */
+  CORE_REFUSED_ACCOUNT_LIMIT,         /* the account's other limits: a sender it may not use, removed */
+  CORE_REFUSED_CREDIT,                /* the account's credit used up (or its batch not pushed yet) */
+  CORE_REFUSED_QUEUE_FULL,            /* max_total_queue reached, or the connector stopping */
+  CORE_REFUSED_CONNECTOR_QUEUE_FULL,  /* the target connector's max_queue reached */
+  CORE_REFUSED_NO_ROUTE,
+  CORE_REFUSED_PLUGIN,                /* refused by a plugin (or its failure, with on_error refuse) */
+  CORE_REFUSED_TOO_LONG,              /* more parts than a message may have */
+  CORE_REFUSED_JOURNAL,               /* the journal could not write (disk full) */
+  CORE_REFUSED_OTHER,                 /* no reference could be handed out, out of memory */
+  CORE_REFUSALS
+};
+
 struct core_stats {
   _Atomic uint64_t received;          /* submits accepted from clients */
-  _Atomic uint64_t refused_full;      /* refused: max_total_queue reached */
-  _Atomic uint64_t refused_route;     /* refused: no route */
   _Atomic uint64_t slowed;            /* acks held back by the soft limit */
   _Atomic uint64_t sent;              /* accepted by an SMSC */
   _Atomic uint64_t failed;            /* refused for good by an SMSC */
@@ -77,14 +92,20 @@ struct core_stats {
   _Atomic uint64_t receipts_unmatched;
   _Atomic uint64_t receipts_out;      /* receipts delivered to clients */
   _Atomic uint64_t mo_in;             /* MO messages from SMSCs */
-  _Atomic uint64_t refused_connector_full; /* refused: the target connector's max_queue reached */
   _Atomic uint64_t expired;           /* validity passed before it could be sent */
   _Atomic uint64_t sessions_refused;  /* connections beyond a server connector's instances */
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
   _Atomic uint64_t logins_blocked;    /* refused unread: their address failed too often (auth_guard) */
   _Atomic uint64_t admin_logins_blocked; /* the same for the admin API, which keeps its own guard */
-  _Atomic uint64_t refused_journal;
-  _Atomic uint64_t refused_plugin;    /* refused by a plugin (or its failure, with on_error refuse) */   /* refused: the journal could not write (disk full) */
+  /* Messages refused on their way in, by enum core_refusal; the older
+   * names stay for the code that reads one reason. */
+  union {
+    _Atomic uint64_t refused[CORE_REFUSALS];
+    struct {
+      _Atomic uint64_t refused_rate, refused_account_limit, refused_credit, refused_full, refused_connector_full,
+        refused_route, refused_plugin, refused_too_long, refused_journal, refused_other;
+    };
+  };
   _Atomic uint64_t reloads, reloads_refused;
 };
 
@@ -109,6 +130,8 @@ struct core {
   struct connector **connectors;
   unsigned n_connectors;
   _Atomic uint64_t in_flight;         /* accepted, not yet sent or failed */
+  _Atomic uint64_t (*connector_refused)[CORE_REFUSALS]; /* per connector (index), as stats.refused */
+  unsigned n_connector_refused;
   _Atomic bool stopping;
   struct core_stats stats;
   struct core_rates rates;
@@ -163,6 +186,19 @@ void core_rates(struct core *c, unsigned seconds, double *received, double *sent
  * taken its place in in_flight: the caller gives it back (atomic_fetch_sub)
  * if it refuses the message after all. */
 enum core_admit core_admit(struct core *c);
+
+/* The name of a refusal reason: "rate", "account_limit", "credit",
+ * "queue_full", "connector_queue_full", "no_route", "plugin", "too_long",
+ * "journal", "other" (JSON keys, metric labels, the status line). */
+const char *core_refusal_name(enum core_refusal why);
+
+/* Counts a message refused for why, in the totals and for the connector of
+ * index connector (-1: none, the totals only). Any thread. */
+void core_refused(struct core *c, int connector, enum core_refusal why);
+
+/* The refusals of connector (-1: the totals) by reason into out; their sum
+ * is returned. */
+uint64_t core_refusals(const struct core *c, int connector, uint64_t out[CORE_REFUSALS]);
 
 /* Whether peer's logins are refused unheard: its address failed too often
  * (auth_guard); each such refusal is counted as logins_blocked. */

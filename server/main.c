@@ -31,6 +31,7 @@
 #include "log.h"
 #include "netutil.h"
 #include "series_sample.h"
+#include "status_line.h"
 #include "strutil.h"
 
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
@@ -45,7 +46,7 @@ struct daemon {
   struct evloop *loop;
   int signal_fd;
   int spool_lock_fd;                  /* held while we run: one emgd per spool_dir */
-  uint64_t last_status_ms;
+  struct status_line status;           /* the status line: when it was looked at, what it said */
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
   struct unresolved *unresolved;      /* replayed receipts for the cluster, until it starts */
@@ -72,27 +73,6 @@ static void usage(FILE *out)
                "  --foreground        stay in the foreground (emgd never daemonises itself)\n"
                "  --version           print the version and exit\n"
                "  -h, --help          print this and exit\n");
-}
-
-static void log_status(struct daemon *d)
-{
-  struct core_stats *s = &d->core.stats;
-  struct dlr_stats ds;
-  dlrtab_stats(d->core.dlr, &ds);
-  LOGI(d->log,
-       "status: received %" PRIu64 ", sent %" PRIu64 ", failed %" PRIu64 ", expired %" PRIu64
-       ", in flight %" PRIu64 ", refused %" PRIu64 " (queue full) %" PRIu64
-       " (connector queue full) %" PRIu64 " (no route), receipts in %" PRIu64 " out %" PRIu64
-       " unmatched %" PRIu64 ", DLR table %zu/%zu (evicted %" PRIu64 "), binds refused %" PRIu64
-       ", sessions refused %" PRIu64
-       ", reloads %" PRIu64 " (refused %" PRIu64 ")",
-       atomic_load(&s->received), atomic_load(&s->sent), atomic_load(&s->failed),
-       atomic_load(&s->expired), atomic_load(&d->core.in_flight), atomic_load(&s->refused_full),
-       atomic_load(&s->refused_connector_full), atomic_load(&s->refused_route),
-       atomic_load(&s->receipts_in), atomic_load(&s->receipts_out),
-       atomic_load(&s->receipts_unmatched), ds.used, ds.size, ds.evicted,
-       atomic_load(&s->binds_refused), atomic_load(&s->sessions_refused), atomic_load(&s->reloads),
-       atomic_load(&s->reloads_refused));
 }
 
 /* Logs when the journal starts refusing (disk full, I/O error) and when it
@@ -140,10 +120,7 @@ static void on_tick(struct evloop *loop, void *arg)
     if (expired)
       LOGI(d->log, "%zu DLR entries expired without a final receipt", expired);
   }
-  if (now - d->last_status_ms >= 10000) {
-    d->last_status_ms = now;
-    log_status(d);
-  }
+  status_line_tick(&d->status, &d->core, d->log, now, false);
 }
 
 /* A reload's certificates: each connector's and the admin API's, read
@@ -338,7 +315,7 @@ static void stop_all(struct daemon *d)
   for (unsigned i = 0; i < core->n_connectors; i++)
     if (core->connectors[i])
       connector_stop(core->connectors[i], UNBIND_TIMEOUT_MS);
-  log_status(d);
+  status_line_tick(&d->status, &d->core, d->log, clock_now_ms(), true);
 }
 
 /* ---- restart: what the journal gives back ---- */
@@ -884,7 +861,7 @@ int main(int argc, char **argv)
        d.cfg->node_id, d.cfg->n_connectors, d.cfg->persist ? "on" : "off");
   /* systemd (Type=notify) takes the service as started from here. */
   sd_notifyf(0, "READY=1\nSTATUS=running: %u connectors", d.cfg->n_connectors);
-  d.last_status_ms = clock_now_ms();
+  status_line_start(&d.status, clock_now_ms());
 
   evloop_run(d.loop);
 

@@ -89,10 +89,8 @@ void series_sample_core(struct series_set *s, struct core *c, int64_t now)
   put_counter(s, "mo_in", "msgs/s", atomic_load(&st->mo_in));
   put_counter(s, "receipts_in", "receipts/s", atomic_load(&st->receipts_in));
   put_counter(s, "receipts_out", "receipts/s", atomic_load(&st->receipts_out));
-  put_counter(s, "refused", "refusals/s",
-              atomic_load(&st->refused_full) + atomic_load(&st->refused_route) +
-                atomic_load(&st->refused_connector_full) + atomic_load(&st->refused_journal) +
-                atomic_load(&st->refused_plugin));
+  uint64_t refused_by[CORE_REFUSALS];
+  put_counter(s, "refused", "refusals/s", core_refusals(c, -1, refused_by));
   put_gauge(s, "in_flight", "messages", atomic_load(&c->in_flight));
   struct dlr_stats ds;
   dlrtab_stats(c->dlr, &ds);

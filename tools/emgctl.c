@@ -1,10 +1,11 @@
 /* emgctl.c - the operator's command line for emgd's admin API.
  *
- * usage: emgctl [--url URL] [--token T] [--json] COMMAND
+ * usage: emgctl [--url URL] [--token T | --token-file FILE] [--json] COMMAND
  *   status | connectors | queues | queue NAME [OFFSET [LIMIT]] | msg X |
  *   pause NAME | resume NAME | drain NAME | reload | watch [--count N] [--interval S] |
  *   accounts | account add|set|enable|disable|delete|credit|show NAME [options]
- * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN. Aligned tables
+ * URL and token also come from EMGCTL_URL and EMGCTL_TOKEN (else
+ * EMGCTL_TOKEN_FILE, else the package's /etc/emg/admin.token). Aligned tables
  * for people, --json for scripts. Exit: 0 ok, 1 error, 3 unauthorised,
  * 5 bad argument.
  * SPDX-License-Identifier: Apache-2.0
@@ -19,9 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "emgctl_account.h"
+
+/* The package's admin token (debian/emg.postinst writes it). */
+#ifndef ADMIN_TOKEN_DEFAULT
+#define ADMIN_TOKEN_DEFAULT "/etc/emg/admin.token"
+#endif
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_UNAUTHORISED = 3, EXIT_USAGE = 5 };
 
@@ -366,9 +373,26 @@ static void print_status(json_t *s)
   table_init(&t, "lr");
   table_row(&t, "TOTALS (since start)" SEP "COUNT");
   json_t *totals = at(s, "totals"), *v;
+  json_t *refused_by = at(s, "refused_by");
   const char *key;
-  json_object_foreach(totals, key, v)
+  bool refused_shown = false;
+  json_object_foreach(totals, key, v) {
+    /* The refusals as one total and its reasons (every reason with --wide,
+     * else those that happened), where the first of them stands. */
+    if (json_is_object(refused_by) && strncmp(key, "refused_", 8) == 0 && json_object_get(refused_by, key + 8)) {
+      if (refused_shown)
+        continue;
+      refused_shown = true;
+      table_row(&t, "refused" SEP "%lld", num(s, "refused_messages"));
+      json_t *n;
+      const char *reason;
+      json_object_foreach(refused_by, reason, n)
+        if (wide || json_integer_value(n))
+          table_row(&t, "  %s" SEP "%lld", reason, (long long)json_integer_value(n));
+      continue;
+    }
     table_row(&t, "%s" SEP "%lld", key, (long long)json_integer_value(v));
+  }
   table_print(&t);
 
   table_init(&t, "lrrr");
@@ -449,17 +473,68 @@ static const char *bound_ms(json_t *j, const char *path, char *buf, size_t cap)
   return buf;
 }
 
+/* --wide: each connector's refusals by reason, a column for each reason
+ * that any connector has. */
+static void print_refused_by(json_t *list)
+{
+  json_t *c, *n;
+  size_t i;
+  const char *reason;
+  const char *cols[MAX_COLS];
+  unsigned ncols = 0;
+  json_object_foreach(at(json_array_get(list, 0), "refused_by"), reason, n) {
+    bool any = false;
+    json_array_foreach(list, i, c)
+      any = any || num(at(c, "refused_by"), reason) > 0;
+    if (any && ncols < MAX_COLS - 1)
+      cols[ncols++] = reason;
+  }
+  if (!ncols) {
+    printf("REFUSED BY REASON: none\n\n");
+    return;
+  }
+  char align[MAX_COLS + 1] = "l", *row;
+  memset(align + 1, 'r', ncols);
+  align[ncols + 1] = '\0';
+  struct table t;
+  table_init(&t, align);
+  char head[1024] = "REFUSED BY REASON";
+  for (unsigned k = 0; k < ncols; k++)
+    snprintf(head + strlen(head), sizeof head - strlen(head), SEP "%s", cols[k]);
+  table_row(&t, "%s", head);
+  json_array_foreach(list, i, c) {
+    if (!num(c, "refused_messages"))
+      continue;
+    if (asprintf(&row, "%s", text(c, "name")) == -1)
+      break;
+    for (unsigned k = 0; k < ncols; k++) {
+      char *longer;
+      if (asprintf(&longer, "%s" SEP "%lld", row, num(at(c, "refused_by"), cols[k])) == -1)
+        longer = NULL;
+      free(row);
+      if (!(row = longer))
+        break;
+    }
+    if (row)
+      table_push(&t, row);
+  }
+  table_print(&t);
+  putchar('\n');
+}
+
 static void print_connectors(json_t *j)
 {
   json_t *list = at(j, "connectors"), *c, *in;
   size_t i, k;
   long long bound = 0, instances = 0, used = 0, room = 0, sums[7] = { 0 };
-  static const char *const counters[7] = { "submits_in", "submits_out", "receipts_in", "receipts_out",
-                                           "refused", "errors", "reconnects" };
+  /* REFUSED: the messages refused (an older emgd: every request answered with an error). */
+  bool by_reason = json_is_object(at(json_array_get(list, 0), "refused_by"));
+  const char *const counters[7] = { "submits_in", "submits_out", "receipts_in", "receipts_out",
+                                    by_reason ? "refused_messages" : "refused", "errors", "reconnects" };
   char n[7][24];
   struct table t;
   /* Narrow: the connectors' traffic; --wide adds each instance and its peer. */
-  table_init(&t, "llRlLLLrrrrrRrRL");
+  table_init(&t, "llRlLLLrrrrrrrRL");
   table_row(&t, "CONNECTOR" SEP "PROTOCOL" SEP "#" SEP "BOUND" SEP "PEER" SEP "USER" SEP "BIND" SEP "WINDOW" SEP "IN" SEP
                 "OUT" SEP "DLR IN" SEP "DLR OUT" SEP "REFUSED" SEP "ERRORS" SEP "RECONNECTS" SEP "LAST ERROR");
   table_rule(&t);
@@ -509,9 +584,14 @@ static void print_connectors(json_t *j)
             bound, instances, used, room, n[0], n[1], n[2], n[3], n[4], n[5], n[6]);
   table_print(&t);
   printf("IN, OUT: messages; DLR: receipts; since start. WINDOW: awaiting answers/room\n");
+  if (by_reason)
+    printf("REFUSED: messages refused on their way in%s\n",
+           wide ? " (an instance's: its requests answered with an error)" : ", by reason with --wide");
   if (!wide)
     printf("(--wide: each instance, its peer and last error)\n");
   putchar('\n');
+  if (wide && by_reason)
+    print_refused_by(list);
 
   table_init(&t, "lRrrRrrRrr");
   table_row(&t, "LATENCY (ms)" SEP "ACKS" SEP "ACK p50" SEP "ACK p99" SEP "RESPONSES" SEP "RESP p50" SEP "RESP p99" SEP
@@ -687,7 +767,8 @@ static void print_reload(json_t *j)
 static void usage(FILE *out)
 {
   fprintf(out,
-          "usage: emgctl [--url URL] [--token T] [--cacert FILE] [--json] [--wide] COMMAND\n"
+          "usage: emgctl [--url URL] [--token-file FILE | --token T] [--cacert FILE] [--json] [--wide]\n"
+          "              COMMAND\n"
           "  status                        totals, rates, limits, DLR table, journal, plugins\n"
           "  connectors                    each connector and its instances\n"
           "  queues                        what waits, per connector and account\n"
@@ -709,7 +790,10 @@ static void usage(FILE *out)
           "  top [--count N] [--interval S]    the busiest connectors and accounts, every S seconds\n"
           "  --wide                        every column (the tables fit 80 columns without it)\n"
           "  --version, -h/--help          the version, this text\n"
-          "URL and token default to $EMGCTL_URL (else http://127.0.0.1:8480) and $EMGCTL_TOKEN;\n"
+          "URL defaults to $EMGCTL_URL, else http://127.0.0.1:8480. The token: --token-file FILE\n"
+          "(its first line), --token T (ps shows it to every user: prefer the file), else\n"
+          "$EMGCTL_TOKEN, else the file $EMGCTL_TOKEN_FILE, else " ADMIN_TOKEN_DEFAULT "\n"
+          "when it is readable (the package's; root and group emg may read it).\n"
           "an https:// URL's certificate is verified against --cacert (or $EMGCTL_CACERT, else\n"
           "the system's CAs).\n"
           "Exit status: 0 ok, 1 error, 3 unauthorised, 5 bad argument.\n");
@@ -1065,8 +1149,44 @@ static int watch(const char *url, const char *token, bool json, long count, doub
   return rc;
 }
 
+/* The token in path: its first line, the line's end and blanks around it
+ * trimmed, into buf. 0, or -1 with the reason in err. */
+static int read_token(const char *path, char *buf, size_t cap, char *err, size_t err_len)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
+    return -1;
+  }
+  bool got = fgets(buf, (int)cap, f) != NULL;
+  bool failed = ferror(f) != 0;
+  fclose(f);
+  if (failed) {
+    snprintf(err, err_len, "cannot read %s", path);
+    return -1;
+  }
+  if (!got)
+    buf[0] = '\0';
+  size_t len = strlen(buf);
+  if (len == cap - 1 && buf[len - 1] != '\n') {
+    snprintf(err, err_len, "%s: the token is longer than %zu characters", path, cap - 2);
+    return -1;
+  }
+  while (len && strchr(" \t\r\n", buf[len - 1]))
+    buf[--len] = '\0';
+  size_t lead = strspn(buf, " \t");
+  memmove(buf, buf + lead, len - lead + 1);
+  if (!buf[0]) {
+    snprintf(err, err_len, "%s holds no token", path);
+    return -1;
+  }
+  return 0;
+}
+
 struct options {
   const char *url, *token;
+  const char *token_file;             /* --token-file */
+  bool token_given;                   /* --token */
   bool json;
   long count;
   double interval_s;
@@ -1077,6 +1197,7 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
 {
   static const struct option longopts[] = {
     { "url", required_argument, 0, 'u' },   { "token", required_argument, 0, 't' },
+    { "token-file", required_argument, 0, 'T' },
     { "json", no_argument, 0, 'j' },        { "count", required_argument, 0, 'c' },
     { "wide", no_argument, 0, 'w' },
     { "interval", required_argument, 0, 'i' }, { "version", no_argument, 0, 'v' }, { "help", no_argument, 0, 'h' },
@@ -1102,7 +1223,8 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     }
     switch (ch) {
     case 'u': o->url = optarg; break;
-    case 't': o->token = optarg; break;
+    case 't': o->token = optarg; o->token_given = true; break;
+    case 'T': o->token_file = optarg; break;
     case 'C': ca_file = optarg; break;
     case 'j': o->json = true; break;
     case 'w': wide = true; break;
@@ -1130,12 +1252,50 @@ static int parse_options(int argc, char **argv, struct options *o, json_t *accou
     usage(stderr);
     return EXIT_USAGE;
   }
+  if (o->token_given && o->token_file) {
+    fprintf(stderr, "emgctl: --token and --token-file exclude each other: give one\n");
+    return EXIT_USAGE;
+  }
   return -1;
+}
+
+/* The token, from the first of --token-file, --token, $EMGCTL_TOKEN,
+ * $EMGCTL_TOKEN_FILE and the package's file, into o->token (buf holds a
+ * token read from a file). -1, or the exit code of an error (said). */
+static int find_token(struct options *o, char *buf, size_t cap)
+{
+  char err[512];
+  const char *file = o->token_file;
+  if (!file && (!o->token || !*o->token))
+    file = getenv("EMGCTL_TOKEN_FILE");
+  if (file && *file) {
+    if (read_token(file, buf, cap, err, sizeof err) != 0) {
+      fprintf(stderr, "emgctl: %s\n", err);
+      return EXIT_USAGE;
+    }
+    o->token = buf;
+    return -1;
+  }
+  if (o->token && *o->token)
+    return -1;
+  /* The package's token, when this user may read it; else the error below
+   * says where a token can come from. */
+  if (access(ADMIN_TOKEN_DEFAULT, R_OK) == 0 && read_token(ADMIN_TOKEN_DEFAULT, buf, cap, err, sizeof err) == 0) {
+    o->token = buf;
+    return -1;
+  }
+  struct stat st;
+  if (stat(ADMIN_TOKEN_DEFAULT, &st) == 0)
+    fprintf(stderr, "emgctl: no token: %s is not readable by this user; give --token-file FILE or set "
+                    "EMGCTL_TOKEN\n", ADMIN_TOKEN_DEFAULT);
+  else
+    fprintf(stderr, "emgctl: no token: give --token-file FILE (or --token T) or set EMGCTL_TOKEN\n");
+  return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-  struct options o = { getenv("EMGCTL_URL"), getenv("EMGCTL_TOKEN"), false, 0, 1.0 };
+  struct options o = { .url = getenv("EMGCTL_URL"), .token = getenv("EMGCTL_TOKEN"), .interval_s = 1.0 };
   ca_file = getenv("EMGCTL_CACERT");
   json_t *account = json_object();
   char *send = NULL;
@@ -1146,7 +1306,7 @@ int main(int argc, char **argv)
     json_decref(account);
     return parsed;
   }
-  const char *url = o.url, *token = o.token;
+  char token_buf[512];
   bool json = o.json;
   long count = o.count;
   double interval_s = o.interval_s;
@@ -1224,10 +1384,12 @@ int main(int argc, char **argv)
     usage(stderr);
     rc = EXIT_USAGE;
   }
-  if (rc == EXIT_OK && (!token || !*token)) {
-    fprintf(stderr, "emgctl: no token: give --token or set EMGCTL_TOKEN\n");
-    rc = EXIT_USAGE;
+  if (rc == EXIT_OK) {
+    int found = find_token(&o, token_buf, sizeof token_buf);
+    if (found >= 0)
+      rc = found;
   }
+  const char *url = o.url, *token = o.token;
   if (rc == EXIT_OK && json_object_size(account) && strcmp(command, "account") != 0) {
     fprintf(stderr, "emgctl: account options go with the account command\n");
     rc = EXIT_USAGE;

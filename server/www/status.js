@@ -175,8 +175,29 @@ function health(s) {
     add('cluster', c.connected ? 'ok' : 'fail', `${c.connected ? 'connected' : 'DISCONNECTED'} · receipts waiting ` +
         `${c.receipts_waiting}, handed over ${c.receipts_handed_over}` + (c.last_error ? ` · last error: ${c.last_error}` : ''));
   }
+  if (s.refused_by) {
+    const why = Object.entries(s.refused_by).filter(([, n]) => n).map(([r, n]) => `${r} ${n}`);
+    add('refused', s.refused_messages ? 'warn' : 'ok',
+        s.refused_messages ? `${s.refused_messages} messages since start: ${why.join(' · ')}` : 'no message refused since start');
+  }
   add('history', 'ok', `${s.history.capacity} events kept, ${s.history.recorded} recorded`);
   fill($('health'), rows);
+}
+
+// Messages refused by reason: a row per reason, a column for all and one
+// per connector that refused any (data-key: the reason).
+function refusals(s, c) {
+  const table = $('refused');
+  if (!s.refused_by) return;
+  const by = c.connectors.filter(k => k.refused_messages);
+  const head = table.rows[0];
+  const names = ['reason', 'all', ...by.map(k => k.name)];
+  if ([...head.cells].map(x => x.textContent).join('\n') !== names.join('\n')) {
+    head.replaceChildren(...names.map(n => { const th = document.createElement('th'); th.textContent = n; return th; }));
+  }
+  fill(table, [...Object.entries(s.refused_by).map(([reason, n]) => ({
+    key: reason, cells: [reason, n, ...by.map(k => k.refused_by[reason])] })),
+    { key: 'total', cells: ['total', s.refused_messages, ...by.map(k => k.refused_messages)] }]);
 }
 
 // A chart of series from emgd's own history (whole when the page opens
@@ -373,11 +394,12 @@ async function refresh() {
       `received ${s.rates['10s'].received.toFixed(0)}/s, sent ${s.rates['10s'].sent.toFixed(0)}/s`;
     health(s);
     fill($('totals'), Object.entries(s.totals));
+    refusals(s, c);
     fill($('connectors'), c.connectors.map(k => ({
       key: k.name, stateCell: 4, cls: k.paused ? 'paused' : k.bound ? 'up' : 'down', detail: ['connector', k.name],
       cells: [k.name, k.protocol, k.mode, k.address, k.paused ? 'paused' : 'running', k.instance_count, k.bound,
               `${k.window_used}/${k.window * k.instance_count}`, k.submits_in, k.submits_out, k.receipts_in,
-              k.receipts_out, k.errors, k.queued],
+              k.receipts_out, k.errors, k.refused_messages !== undefined ? k.refused_messages : k.refused, k.queued],
       buttons: [k.paused ? 'resume' : 'pause', ...(k.mode === 'client' ? ['drain'] : [])].map(action =>
         button(action, { action, connector: k.name }, () => act(k.name, action))) })));
     // An error a minute old has cleared, as far as the page can tell: no longer red.

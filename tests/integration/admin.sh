@@ -400,7 +400,7 @@ watch --interval 0
 --no-such-option status
 ARGS
   local rc=0
-  EMGCTL_TOKEN= "$BIN/emgctl" --url "$URL" status > /dev/null 2>&1 || rc=$?
+  EMGCTL_TOKEN= EMGCTL_TOKEN_FILE=/nonexistent "$BIN/emgctl" --url "$URL" status > /dev/null 2>&1 || rc=$?
   [ $rc = 5 ] || { echo "emgctl without a token: exit $rc" >&2; return 1; }
 }
 check "emgctl: exit 5 for bad commands, arguments, options and no token" bad_args
@@ -430,7 +430,7 @@ check "emgctl --wide connectors: connector rows, instance rows, the total" bash 
   grep -Eq '^ucp-in +$((N + 50)) +<=[0-9.]+ +<=[0-9.]+ ' '$TMP/ctl-connectors.txt'"
 ctl connectors > "$TMP/ctl-connectors-narrow.txt"
 check "emgctl connectors (narrow): the connectors' rows and total, no instance rows" bash -c "
-  grep -Eq '^smpp-out +smpp cli +2/2 +0/100 +0 +$((N + 50)) +$((N + 50)) +0 +0\$' '$TMP/ctl-connectors-narrow.txt' &&
+  grep -Eq '^smpp-out +smpp cli +2/2 +0/100 +0 +$((N + 50)) +$((N + 50)) +0 +0 +0\$' '$TMP/ctl-connectors-narrow.txt' &&
   ! grep -qE '^ +[0-3] +(bound|idle)' '$TMP/ctl-connectors-narrow.txt' &&
   grep -Eq '^total +4/8 +0/340 ' '$TMP/ctl-connectors-narrow.txt'"
 
@@ -653,6 +653,6 @@ check "emgctl status: the journal's state and the plugin table" bash -c "
   grep -Eq '^journal: ok, [0-9]+\.[0-9] MB on disk, ' '$TMP/p-status.txt' &&
   grep -Eq '^PLUGIN +CALLS +REFUSED +FLAGGED +ERRORS +TIME-OUTS\$' '$TMP/p-status.txt' &&
   grep -Eq '^blacklist +[0-9]+ +$refused +0 +0 +0\$' '$TMP/p-status.txt' &&
-  grep -Eq '^refused_plugin +$refused\$' '$TMP/p-status.txt'"
+  grep -Eq '^  plugin +$refused\$' '$TMP/p-status.txt'"
 stop_emgd p 20
 finish

@@ -104,7 +104,7 @@ wait "$load_pid" || true
 stop_emgd q 20
 queued=$(jget "$TMP/q.json" .acked)
 check "connector queue limit: some refused as queue full" [ "$(jget "$TMP/q.json" .refused)" -gt 0 ]
-check "connector queue limit: counted in the status" grep -q "[1-9][0-9]* (connector queue full)" "$TMP/q.log"
+check "connector queue limit: counted in the status" grep -q "connector_queue_full [1-9]" "$TMP/q.log"
 check "validity: messages stuck past their validity come back as EXPIRED receipts" \
   [ "$(jget "$TMP/q.json" .receipts_other)" -gt 0 ]
 check "validity: counted in the status" grep -q "expired [1-9]" "$TMP/q.log"

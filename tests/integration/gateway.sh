@@ -108,7 +108,7 @@ check "soft limit: the acks above 150 were held back about 100 ms" \
   between "$(jget "$TMP/h.json" '.ack_latency_ms.max | floor')" 90 4000
 stop_emgd h 20
 stop_sink h
-check "hard limit: refusals counted in the status" grep -q "refused 200 (queue full)" "$TMP/h.log"
+check "hard limit: refusals counted in the status" grep -q "refused 200 (queue_full 200)" "$TMP/h.log"
 
 # journal_gateway NAME DLR_DELAY TABLE_SIZE: a sink NAME sending receipts
 # after DLR_DELAY, and emgd NAME with persist on (its journal in
