@@ -8,7 +8,7 @@
  *
  * (one line). A value with a blank, a quote, a backslash or a control
  * character is quoted, those escaped. Writes are buffered and flushed once
- * a second (access_log_flush), and reopened for logrotate on SIGHUP.
+ * a second (access_log_flush), and reopened for logrotate on SIGUSR1 (and SIGHUP).
  * Thread-safe: one lock.
  * SPDX-License-Identifier: Apache-2.0
  */

@@ -21,6 +21,7 @@
 #include "connector_internal.h"
 #include "http_callback.h"
 #include "netutil.h"
+#include "pause_state.h"
 #include "strutil.h"
 #include "scts.h"
 
@@ -345,7 +346,10 @@ static void on_disconnect(struct session *s, const char *reason)
   struct instance *in = session_app(s);
   bool was_bound = atomic_exchange(&in->bound, false);
   atomic_store(&in->ready, false);
-  if (!is_server(in->conn))   /* a client leaving is no error of ours */
+  /* A session we stopped (emgd stopping) ends closed, not disconnected:
+   * its unbind is what we asked for, no error. */
+  bool ours = session_state(s) == SESSION_CLOSED;
+  if (!is_server(in->conn) && !ours)   /* a client leaving is no error of ours */
     connector_instance_error(in, "connection lost: %s", reason);
   if (in->waiting_on) {
     queue_remove_waiter(in->waiting_on, in->loop);
@@ -366,6 +370,12 @@ static void on_disconnect(struct session *s, const char *reason)
     in->user = -1;
     bind_release(in);
     atomic_store(&in->busy, false);
+  } else if (ours) {
+    if (strcmp(reason, "unbound") == 0)
+      LOGI(in->log, "instance %u: unbound from %s (stopping)", in->index, in->conn->cfg->connect);
+    else
+      LOGI(in->log, "instance %u: connection to %s closed (stopping): %s", in->index, in->conn->cfg->connect,
+           reason);
   } else {
     uint64_t again_ms = session_reconnect_in_ms(s);
     char again[48] = "";
@@ -749,14 +759,99 @@ const struct config_connector *connector_config(const struct connector *c)
   return c->cfg;
 }
 
+/* ---- pauses, kept across restarts (pause_state.h) ---- */
+
+/* One writer of the file at a time, and the file written in the order of
+ * the pauses and resumes it records. */
+static pthread_mutex_t pause_file_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Writes the set of paused connectors now; under pause_file_lock. */
+static int pause_save(struct core *core, char *err, size_t err_len)
+{
+  char path[CONFIG_PATH_LEN + sizeof PAUSE_STATE_FILE + 1];
+  if (pause_state_path(core->cfg->spool_dir, path, sizeof path) < 0) {
+    snprintf(err, err_len, "spool_dir %s: path too long", core->cfg->spool_dir);
+    return -1;
+  }
+  const char **names = calloc(core->n_connectors ? core->n_connectors : 1, sizeof *names);
+  if (!names) {
+    snprintf(err, err_len, "out of memory");
+    return -1;
+  }
+  unsigned n = 0;
+  for (unsigned i = 0; i < core->n_connectors; i++)
+    if (core->connectors[i] && atomic_load(&core->connectors[i]->paused))
+      names[n++] = core->connectors[i]->cfg->name;
+  int rc = pause_state_write(path, names, n, err, err_len);
+  free(names);
+  return rc;
+}
+
 void connector_pause(struct connector *c, bool paused)
 {
+  char err[CONFIG_PATH_LEN + 256];
+  pthread_mutex_lock(&pause_file_lock);
   atomic_store(&c->paused, paused);
-  LOGI(c->log, "%s by the operator", paused ? "paused" : "resumed");
+  int saved = pause_save(c->core, err, sizeof err);
+  pthread_mutex_unlock(&pause_file_lock);
+  const char *what = paused ? "paused" : "resumed";
+  const char *then = paused ? "a restart would send its messages" : "a restart would pause it again";
+  if (saved == 0)
+    LOGI(c->log, "%s by the operator", what);
+  else if (c->core->cfg->persist)
+    LOGE(c->log, "%s by the operator, but not kept for the next start: cannot write %s; %s", what, err, then);
+  else   /* nothing else is kept for the next start either: said, not an error */
+    LOGW(c->log, "%s by the operator, not kept for the next start (persist off, and spool_dir cannot be "
+         "written: %s); %s", what, err, then);
   if (!paused)
     for (unsigned i = 0; i < c->n_instances; i++)
       if (c->instances[i].started)
         evloop_wake(c->instances[i].loop);
+}
+
+int connector_pause_restore(struct core *core, struct log_category *log, char *err, size_t err_len)
+{
+  char path[CONFIG_PATH_LEN + sizeof PAUSE_STATE_FILE + 1];
+  if (pause_state_path(core->cfg->spool_dir, path, sizeof path) < 0) {
+    snprintf(err, err_len, "spool_dir %s: path too long", core->cfg->spool_dir);
+    return -1;
+  }
+  struct pause_state st;
+  if (pause_state_read(path, &st, err, err_len) < 0)
+    return -1;
+  for (unsigned i = 0; i < st.n_bad && i < PAUSE_STATE_BAD_SHOWN; i++)
+    LOGE(log, "%s:%u: %s; the connectors named on its other lines stay paused, and the file is written "
+         "again at the next pause or resume", path, st.bad[i].line, st.bad[i].why);
+  if (st.n_bad > PAUSE_STATE_BAD_SHOWN)
+    LOGE(log, "%s: %u more lines that are not connector names", path, st.n_bad - PAUSE_STATE_BAD_SHOWN);
+  unsigned dropped = 0;
+  for (unsigned i = 0; i < st.count; i++) {
+    struct connector *c = NULL;
+    for (unsigned k = 0; k < core->n_connectors && !c; k++)
+      if (core->connectors[k] && strcmp(core->connectors[k]->cfg->name, st.names[i].name) == 0)
+        c = core->connectors[k];
+    if (!c) {
+      LOGW(log, "%s:%u: connector %s was paused before the stop but is no longer in the configuration: "
+           "its pause is dropped", path, st.names[i].line, st.names[i].name);
+      dropped++;
+      continue;
+    }
+    atomic_store(&c->paused, true);
+    LOGI(c->log, "connector %s paused (kept from before the stop): %zu messages waiting; resume with "
+         "emgctl resume %s", c->cfg->name, connector_queued_messages(c), c->cfg->name);
+  }
+  pause_state_free(&st);
+  /* The file says no more than the truth: a dropped name goes from it now
+   * (a file with bad lines stays as it is, for the operator to look at). */
+  if (dropped && !st.n_bad) {
+    char why[CONFIG_PATH_LEN + 256];
+    pthread_mutex_lock(&pause_file_lock);
+    int saved = pause_save(core, why, sizeof why);
+    pthread_mutex_unlock(&pause_file_lock);
+    if (saved < 0)
+      LOGE(log, "cannot write %s without the dropped names: %s", path, why);
+  }
+  return 0;
 }
 
 bool connector_paused(const struct connector *c)
@@ -882,6 +977,20 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
   qlist_append(&l, it);
   queue_push(q, &l, 0);
   return 0;
+}
+
+static void count_message(const struct qitem *it, void *ctx)
+{
+  *(size_t *)ctx += it->kind == QITEM_MSG;
+}
+
+size_t connector_queued_messages(struct connector *c)
+{
+  size_t n = 0;
+  for (unsigned i = 0, queues = connector_queue_count(c); i < queues; i++)
+    if (queue_count(connector_queue(c, i)))
+      queue_walk(connector_queue(c, i), 0, SIZE_MAX, count_message, &n);
+  return n;
 }
 
 size_t connector_queued(struct connector *c)

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include "config.h"
 #include "core.h"
+#include "log.h"
 #include "queue.h"
 
 struct connector;
@@ -62,9 +63,22 @@ const struct config_connector *connector_config(const struct connector *c);
 int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len);
 
 /* Pausing a connector stops its instances from sending; its queues hold
- * what arrives meanwhile, and resuming sends it. Callable from any thread. */
+ * what arrives meanwhile, and resuming sends it. Each call writes the set
+ * of paused connectors to spool_dir (pause_state.h), so that a pause
+ * outlives a restart; when that cannot be written the error is logged and
+ * the pause or resume holds until emgd stops. Callable from any thread. */
 void connector_pause(struct connector *c, bool paused);
 bool connector_paused(const struct connector *c);
+
+/* At start, after the journal gave back the queues and before any
+ * connector_start: pauses the connectors the file of paused connectors
+ * names, each logged with the messages waiting for it. A name no longer
+ * configured is logged and dropped from the file; a line that is no
+ * connector name is logged as an error with the file and line, and the
+ * names on the other lines still pause (nothing is resumed on a guess).
+ * Returns 0, or -1 with err when the file is there but cannot be read:
+ * emgd cannot tell then which connectors the operator held. */
+int connector_pause_restore(struct core *core, struct log_category *log, char *err, size_t err_len);
 
 /* Why the router's groups pass c over now ("paused", "no session bound",
  * "its queue is full (max_queue)"), or NULL when it can take a message. */
@@ -155,6 +169,10 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
 
 /* Messages and receipts waiting in the connector's queues now. */
 size_t connector_queued(struct connector *c);
+
+/* Messages alone (receipts not counted) waiting in its queues now: a walk
+ * of the queues, for the start and the stop rather than the message path. */
+size_t connector_queued_messages(struct connector *c);
 
 /* Latencies as Prometheus histograms: counts per bucket (not cumulative),
  * bucket i holding values up to connector_latency_bounds_us[i]; the last

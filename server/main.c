@@ -1,6 +1,8 @@
-/* main.c - emgd: read the configuration, start the connectors, run until
- * SIGTERM, then stop in order: no new submits, drain what is in flight,
- * unbind from the SMSCs.
+/* main.c - emgd: read the configuration, start the connectors (paused
+ * again where the operator left them paused), run until SIGTERM, then stop
+ * in order: no new submits, drain what can leave now, unbind from the
+ * SMSCs, and say what the journal keeps. SIGHUP reloads the configuration
+ * (and reopens the logs); SIGUSR1 only reopens the logs.
  *
  * Usage: emgd -c FILE [--foreground] [--check-config]
  * SPDX-License-Identifier: Apache-2.0
@@ -249,19 +251,41 @@ static void reload_from_admin(void *ctx, struct reload_report *report)
   reload(ctx, report);
 }
 
+/* The log file and the access log opened again by their names (logrotate
+ * moved them): what is written from now on goes to the new files. Returns
+ * whether both could be (the one that could not keeps the old file). */
+static bool reopen_logs(struct daemon *d, const char *signal_name)
+{
+  bool ok = true;
+  if (log_reopen() == -1) {
+    LOGE(d->log, "%s: cannot open the log file %s again: %s; writing on to the old one", signal_name,
+         d->cfg->log_file, strerror(errno));
+    ok = false;
+  }
+  if (d->core.access_log && access_log_reopen(d->core.access_log) == -1) {
+    LOGE(d->log, "%s: cannot open the access log %s again: %s; writing on to the old one", signal_name,
+         d->cfg->access_log, strerror(errno));
+    ok = false;
+  }
+  return ok;
+}
+
 static void on_signal(struct evloop *loop, int fd, unsigned events, void *arg)
 {
   struct daemon *d = arg;
   struct signalfd_siginfo info;
   while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) {
+    if (info.ssi_signo == SIGUSR1) {
+      /* Log rotation alone: the configuration is not read, so that a
+       * half-finished edit is not put in place by the nightly rotation. */
+      if (reopen_logs(d, "SIGUSR1"))
+        LOGI(d->log, "SIGUSR1: log files reopened");
+      continue;
+    }
     if (info.ssi_signo == SIGHUP) {
-      /* logrotate has moved the file: the lines of the reload go to the new one. */
-      if (log_reopen() == -1)
-        LOGE(d->log, "SIGHUP: cannot open the log file %s again: %s; writing on to the old one",
-             d->cfg->log_file, strerror(errno));
-      if (d->core.access_log && access_log_reopen(d->core.access_log) == -1)
-        LOGE(d->log, "SIGHUP: cannot open the access log %s again: %s; writing on to the old one",
-             d->cfg->access_log, strerror(errno));
+      /* The logs reopened as well (as before SIGUSR1 did it alone), then
+       * the reload, whose lines go to the new log. */
+      reopen_logs(d, "SIGHUP");
       struct reload_report *report = calloc(1, sizeof *report);
       if (report)
         reload(d, report);
@@ -283,6 +307,7 @@ static int setup_signals(struct daemon *d)
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR1);
   /* Blocked before any thread starts, so every thread inherits the mask and
    * the signals reach the signalfd only. */
   if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
@@ -294,8 +319,39 @@ static int setup_signals(struct daemon *d)
   return evloop_add(d->loop, d->signal_fd, EVLOOP_READ, on_signal, d);
 }
 
+/* Messages in flight that cannot leave before the stop, whatever it waits:
+ * queued on a paused connector, on a client connector with no session
+ * bound, or for the clients of a server connector (its sessions are
+ * closing); held until their time, or for the other parts of a long MO.
+ * *paused: those queued on paused connectors. */
+static uint64_t messages_staying(struct core *core, uint64_t *paused)
+{
+  uint64_t staying = 0;
+  *paused = 0;
+  for (unsigned i = 0; i < core->n_connectors; i++) {
+    struct connector *c = core->connectors[i];
+    if (!c)
+      continue;
+    bool is_paused = connector_paused(c);
+    if (!is_paused && connector_config(c)->mode != CONFIG_CONN_SERVER && connector_bound(c) > 0)
+      continue;
+    size_t queued = connector_queued_messages(c);
+    staying += queued;
+    if (is_paused)
+      *paused += queued;
+  }
+  staying += schedule_count(core->schedule, -1);
+  if (core->mo_join)
+    staying += mo_join_held(core->mo_join);
+  return staying;
+}
+
 /* Graceful stop: no new submits, wait (bounded) until every accepted
- * message has left through its out connector, then unbind everything. */
+ * message that can leave now has left through its out connector (those in
+ * the SMSCs' windows answered), then unbind everything. What cannot leave
+ * now is not waited for: with persist on it stays in the journal for the
+ * next start, which is said at INFO; with persist off it is lost, which is
+ * said at WARN. */
 static void stop_all(struct daemon *d)
 {
   struct core *core = &d->core;
@@ -303,18 +359,36 @@ static void stop_all(struct daemon *d)
   for (unsigned i = 0; i < core->n_connectors; i++)
     if (core->connectors[i])
       connector_stop_accepting(core->connectors[i]);
-  uint64_t deadline = clock_now_ms() + DRAIN_TIMEOUT_MS;
-  while (atomic_load(&core->in_flight) > 0 && clock_now_ms() < deadline) {
-    struct timespec ts = { 0, 10000000 };
+  uint64_t deadline = clock_now_ms() + DRAIN_TIMEOUT_MS, behind_paused = 0;
+  uint64_t can_go = 0;
+  for (;;) {
+    uint64_t in_flight = atomic_load(&core->in_flight);
+    uint64_t staying = in_flight ? messages_staying(core, &behind_paused) : 0;
+    can_go = in_flight > staying ? in_flight - staying : 0;
+    if (!can_go || clock_now_ms() >= deadline)
+      break;
+    struct timespec ts = { 0, 20000000 };
     nanosleep(&ts, NULL);
   }
-  uint64_t left = atomic_load(&core->in_flight);
-  if (left)
-    LOGW(d->log, "%" PRIu64 " messages still in flight after %u s; stopping anyway", left,
+  if (can_go)
+    LOGW(d->log, "%" PRIu64 " messages that could go still in flight after %u s; stopping anyway", can_go,
          DRAIN_TIMEOUT_MS / 1000);
   for (unsigned i = 0; i < core->n_connectors; i++)
     if (core->connectors[i])
       connector_stop(core->connectors[i], UNBIND_TIMEOUT_MS);
+  /* Counted again once the sessions are closed: what was in their windows
+   * unanswered went back to the queues. */
+  uint64_t left = atomic_load(&core->in_flight);
+  if (left)
+    messages_staying(core, &behind_paused);
+  if (!left)
+    LOGI(d->log, "stopped: no messages left in flight");
+  else if (d->cfg->persist)
+    LOGI(d->log, "stopped: %" PRIu64 " messages kept in the journal for the next start (%" PRIu64
+         " behind paused connectors)", left, behind_paused);
+  else
+    LOGW(d->log, "stopped: %" PRIu64 " messages lost (%" PRIu64 " behind paused connectors): persist is off, "
+         "so nothing keeps them for the next start", left, behind_paused);
   status_line_tick(&d->status, &d->core, d->log, clock_now_ms(), true);
 }
 
@@ -841,6 +915,14 @@ int main(int argc, char **argv)
       return 1;
     d.core.ids.on_window = journal_ids;
     d.core.ids.on_window_ctx = &d.core;
+  }
+  /* The operator's pauses, before any connector sends (the journal has
+   * filled their queues: the log says what waits). */
+  char pause_err[CONFIG_PATH_LEN + 256];
+  if (connector_pause_restore(&d.core, d.log, pause_err, sizeof pause_err) == -1) {
+    LOGE(d.log, "paused connectors: %s; not starting, as the connectors paused before the stop are not known "
+         "(make the file readable, or remove it to start with every connector running)", pause_err);
+    return 1;
   }
   if (d.cfg->has_database && open_database(&d) == -1)
     return 1;

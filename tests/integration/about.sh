@@ -82,6 +82,8 @@ kill_emgd a
 start_emgd a2 "$TMP/a.conf"
 wait_port "$SMPP_IN"
 wait_port "$ADMIN_PORT"
+check "out is still paused after the SIGKILL (a pause is kept across restarts): emgctl resume out" \
+  [ "$(admin_ctl resume out)" = "out resumed" ]
 check "after a SIGKILL the replaced message went out once" wait_until 300 recorded_once 4917100002
 check "... with the new text" [ "$(recorded_text 4917100002)" = "the new text" ]
 check "the cancelled messages never went out" [ "$(recorded 4917100001)/$(recorded 4917100003)" = "0/0" ]

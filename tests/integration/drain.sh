@@ -77,6 +77,8 @@ wait_port "$SMPP_IN"
 wait_port "$ADMIN_PORT"
 check "after the crash the credit is still 650: the 290 moved were not charged again ($(credit_left))" \
   [ "$(credit_left)" = 650 ]
+check "after the crash a is still paused (a pause is kept across restarts): emgctl resume a" \
+  [ "$(admin_call /api/connectors | jq -r '.connectors[] | select(.name == "a") | .paused')/$(admin_ctl resume a)" = "true/a resumed" ]
 check "after the crash every one of the 300 reached a sink" \
   wait_until 200 bash -c "[ \$(cat '$TMP/a.record' '$TMP/b.record' | grep -P '\t4912' | grep -o 'emgload #[0-9]*' | sort -u | wc -l) = 300 ]"
 check "the 290 moved went to b (b has $(distinct b 4912) distinct)" at_least b 4912 290
