@@ -141,8 +141,8 @@ struct loader {
   unsigned conns_refused;         /* stopped for good: bind (HTTP: login) refused */
   bool http_answered;             /* HTTP: a request was answered, and not 401/403 */
   char refusal_line[200];         /* why a bind or login was refused for good, as printed */
-  char stop_reason[256];          /* why the run ended before every message went */
-  char last_loss[160];            /* the last connection lost, and why */
+  char stop_reason[384];          /* why the run ended before every message went */
+  char last_loss[256];            /* the last connection lost, and why */
   uint64_t receipts, receipts_delivered, receipts_undeliv, receipts_other;
   uint64_t receipts_unknown, receipts_duplicate, mo;
   uint64_t last_acked, last_status_ns;
@@ -808,6 +808,7 @@ static void on_disconnect(struct session *s, const char *reason)
 {
   struct load_conn *c = session_app(s);
   struct loader *ld = c->ld;
+  bool was_bound = c->bound;
   c->bound = false;
   if (ld->stopping)
     return;
@@ -831,7 +832,14 @@ static void on_disconnect(struct session *s, const char *reason)
     conn_refused(ld, c, status, why);
     return;
   }
-  snprintf(ld->last_loss, sizeof ld->last_loss, "%s", reason);
+  /* A gateway closes at once the connections of an address it blocks
+   * after failed logins: say so, or the operator sees only resets. */
+  if (was_bound)
+    snprintf(ld->last_loss, sizeof ld->last_loss, "%s", reason);
+  else
+    snprintf(ld->last_loss, sizeof ld->last_loss,
+             "%s before the bind was answered: the gateway may refuse this address after failed logins", reason);
+  reason = ld->last_loss;
   if (!ld->opt.quiet)
     fprintf(stderr, "%semgload: connection to %s lost (%s), reconnecting in %.1f s\n",
             tool_stderr_tty() ? "\n" : "", ld->opt.connect, reason, (double)session_reconnect_in_ms(s) / 1000);

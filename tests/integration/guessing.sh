@@ -61,6 +61,8 @@ check "... and emgctl accounts from there works (status $rc: $(head -c 120 "$TMP
 "$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret --count 1 \
   --json --quiet --give-up 3 > "$TMP/ucp-blocked.json" 2>/dev/null || true
 check "... on UCP as well" [ "$(jget "$TMP/ucp-blocked.json" .acked)" = 0 ]
+check "... and emgload says why it gave up: the gateway may refuse this address after failed logins" \
+  bash -c "jq -r .unsent_reason '$TMP/ucp-blocked.json' | grep -q 'before the bind was answered: the gateway may refuse this address after failed logins'"
 read -r ok refused secs slowest < <(client bind "127.0.0.1:$smpp" load secret 1 127.0.0.2)
 check "another address (127.0.0.2) binds meanwhile, not kept waiting ($secs s)" \
   bash -c "[ '$ok/$refused' = 1/0 ] && awk -v s='$secs' 'BEGIN { exit !(s < 3) }'"
