@@ -52,16 +52,24 @@ seconds_between() {
   echo $(( ($(date -u -d "1970-01-01 $b" +%s) - $(date -u -d "1970-01-01 $a" +%s) + 86400) % 86400 ))
 }
 
+# paused_with_waiting NAME CONF PAUSE_FILE LOAD PREFIX N LABEL: start emgd
+# NAME, pause out (the pause written to PAUSE_FILE), send N messages to
+# PREFIX with emgload LOAD; they are acked and wait in out's queue.
+paused_with_waiting() {
+  local name=$1 conf=$2 file=$3 load=$4 prefix=$5 n=$6 label=$7
+  start_emgd "$name" "$conf"
+  wait_port "$SMPP_IN"
+  wait_port "$ADMIN_PORT"
+  wait_bound "$name" out 1
+  check "${label}emgctl pause out" [ "$(admin_ctl pause out)" = "out paused" ]
+  check "${label}the pause is written to $(basename "$(dirname "$file")")/paused-connectors" grep -qx out "$file"
+  smpp_load "$load" "$prefix:10" "$n"
+  check "${label}$n submits acked while paused" [ "$(jget "$TMP/$load.json" .acked)" = "$n" ]
+  check "${label}the $n wait in out's queue" wait_until 300 queued_is "$n"
+}
+
 # --- 1. Paused, 100 messages waiting, SIGTERM.
-start_emgd a "$TMP/p.conf"
-wait_port "$SMPP_IN"
-wait_port "$ADMIN_PORT"
-wait_bound a out 1
-check "emgctl pause out" [ "$(admin_ctl pause out)" = "out paused" ]
-check "the pause is written to spool_dir/paused-connectors" grep -qx out "$PAUSE_FILE"
-smpp_load first 4917:10 100
-check "100 submits acked while paused" [ "$(jget "$TMP/first.json" .acked)" = 100 ]
-check "the 100 wait in out's queue" wait_until 300 queued_is 100
+paused_with_waiting a "$TMP/p.conf" "$PAUSE_FILE" first 4917 100 ""
 check "the SMSC got none of them" [ "$(record_count s)" = 0 ]
 stop_emgd a
 check "the stop logs at INFO that the journal keeps the 100, all behind paused connectors" \
@@ -131,15 +139,7 @@ rmdir "$PAUSE_FILE"
 # --- 5. Persist off: the pause is kept all the same (in spool_dir), and
 #     the stop says at WARN that the waiting messages are lost.
 write_conf "$TMP/q.conf" false "$TMP/spool-off"
-start_emgd e "$TMP/q.conf"
-wait_port "$SMPP_IN"
-wait_port "$ADMIN_PORT"
-wait_bound e out 1
-check "persist off: emgctl pause out" [ "$(admin_ctl pause out)" = "out paused" ]
-check "persist off: the pause is written to spool_dir" grep -qx out "$TMP/spool-off/paused-connectors"
-smpp_load second 4918:10 20
-check "persist off: 20 acked while paused" [ "$(jget "$TMP/second.json" .acked)" = 20 ]
-check "persist off: the 20 wait" wait_until 300 queued_is 20
+paused_with_waiting e "$TMP/q.conf" "$TMP/spool-off/paused-connectors" second 4918 20 "persist off: "
 stop_emgd e
 check "persist off: the stop says at WARN that the 20 are lost, persist being off" \
   grep -Eq ' WARN .*stopped: 20 messages lost \(20 behind paused connectors\): persist is off' "$TMP/e.log"
