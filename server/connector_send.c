@@ -75,7 +75,7 @@ bool connector_may_send(struct instance *in, struct qitem *it)
   if (plugin_host_before_send(plugins, it->msg, in->conn->cfg->name, reason, sizeof reason) ==
       PLUGIN_HOST_ACCEPT)
     return true;
-  atomic_fetch_add(&core->stats.refused_plugin, 1);
+  core_refused(core, -1, CORE_REFUSED_PLUGIN);
   LOGI(in->log, "message %" PRIu64 " to %s not sent: %s", it->msg->id, it->msg->dst.addr, reason);
   connector_give_up_message(in, it, MSG_STATE_REJECTED, 0);
   return false;

@@ -1,6 +1,5 @@
 /* core.c - the gateway's shared state.
  * SPDX-License-Identifier: Apache-2.0 */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -334,14 +333,6 @@ static const char *const refusal_names[CORE_REFUSALS] = {
   [CORE_REFUSED_PLUGIN] = "plugin", [CORE_REFUSED_TOO_LONG] = "too_long", [CORE_REFUSED_JOURNAL] = "journal",
   [CORE_REFUSED_OTHER] = "other",
 };
-
-/* The older field names alias the array: each must sit at its reason. */
-_Static_assert(offsetof(struct core_stats, refused_full) ==
-                 offsetof(struct core_stats, refused) + CORE_REFUSED_QUEUE_FULL * sizeof(uint64_t),
-               "refused_full is refused[CORE_REFUSED_QUEUE_FULL]");
-_Static_assert(offsetof(struct core_stats, refused_other) ==
-                 offsetof(struct core_stats, refused) + CORE_REFUSED_OTHER * sizeof(uint64_t),
-               "refused_other is the last reason");
 
 const char *core_refusal_name(enum core_refusal why)
 {

@@ -97,15 +97,7 @@ struct core_stats {
   _Atomic uint64_t binds_refused;     /* unknown account or wrong password */
   _Atomic uint64_t logins_blocked;    /* refused unread: their address failed too often (auth_guard) */
   _Atomic uint64_t admin_logins_blocked; /* the same for the admin API, which keeps its own guard */
-  /* Messages refused on their way in, by enum core_refusal; the older
-   * names stay for the code that reads one reason. */
-  union {
-    _Atomic uint64_t refused[CORE_REFUSALS];
-    struct {
-      _Atomic uint64_t refused_rate, refused_account_limit, refused_credit, refused_full, refused_connector_full,
-        refused_route, refused_plugin, refused_too_long, refused_journal, refused_other;
-    };
-  };
+  _Atomic uint64_t refused[CORE_REFUSALS]; /* messages refused on their way in, by enum core_refusal */
   _Atomic uint64_t reloads, reloads_refused;
 };
 
