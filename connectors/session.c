@@ -196,16 +196,6 @@ static ssize_t write_out(struct session *s)
   return tls_write_from(s->tls, &s->out, &s->tls_write_wants_read, s->io_error, sizeof s->io_error);
 }
 
-/* What the peer sent already, read and dropped (64 KiB at most): a socket
- * closed with input unread sends a reset, which may keep the peer from
- * reading our last answer. */
-static void drain_socket(int fd)
-{
-  char sink[4096];
-  for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
-    ;
-}
-
 static void flush(struct session *s)
 {
   ssize_t written = write_out(s);
@@ -231,7 +221,7 @@ static void flush(struct session *s)
     shutdown(s->fd, SHUT_WR);
     s->shut = true;
     if (s->close_at_once) {
-      drain_socket(s->fd);
+      net_drop_pending_input(s->fd);
       lost(s, s->close_reason);
     }
   }

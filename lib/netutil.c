@@ -23,6 +23,13 @@ int net_set_nonblocking(int fd)
   return 0;
 }
 
+void net_drop_pending_input(int fd)
+{
+  char sink[4096];
+  for (int i = 0; i < 16 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+    ;
+}
+
 static void set_nodelay(int fd)
 {
   int one = 1;

@@ -38,4 +38,9 @@ int net_local_port(int fd);
 
 int net_set_nonblocking(int fd);
 
+/* Reads and drops what the peer sent already, 64 KiB at most, without
+ * waiting: a socket closed with input unread sends a reset, which may keep
+ * the peer from reading our last answer. */
+void net_drop_pending_input(int fd);
+
 #endif

@@ -665,9 +665,7 @@ static void conn_flush(struct hconn *c)
         tls_close(c->w.tls);
       else
         shutdown(c->w.fd, SHUT_WR);
-      char sink[4096];
-      for (int i = 0; i < 16 && recv(c->w.fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
-        ;
+      net_drop_pending_input(c->w.fd);
       conn_close(c);
       return;
     }
