@@ -63,7 +63,7 @@ void connector_instance_error(struct instance *in, const char *fmt, ...)
   vsnprintf(in->counted.last_error, sizeof in->counted.last_error, fmt, ap);
   va_end(ap);
   in->counted.last_error_time = time(NULL);
-  in->counted.errors++;
+  count_one(&in->live.errors);
 }
 
 static const char *instance_state(const struct instance *in)
@@ -123,6 +123,12 @@ int connector_instance_info(struct connector *c, unsigned i, struct connector_in
   pthread_mutex_lock(&in->info_lock);
   *out = in->published;
   pthread_mutex_unlock(&in->info_lock);
+  out->submits_in = atomic_load_explicit(&in->live.submits_in, memory_order_relaxed);
+  out->submits_out = atomic_load_explicit(&in->live.submits_out, memory_order_relaxed);
+  out->receipts_in = atomic_load_explicit(&in->live.receipts_in, memory_order_relaxed);
+  out->receipts_out = atomic_load_explicit(&in->live.receipts_out, memory_order_relaxed);
+  out->refused = atomic_load_explicit(&in->live.refused, memory_order_relaxed);
+  out->errors = atomic_load_explicit(&in->live.errors, memory_order_relaxed);
   if (!out->state)
     out->state = is_server(c) ? "idle" : "down";
   out->index = i;
@@ -383,6 +389,7 @@ static void on_disconnect(struct session *s, const char *reason)
       snprintf(again, sizeof again, "; next attempt in %.1f s", (double)again_ms / 1000.0);
     LOGW(in->log, "instance %u: connection to %s lost: %s%s", in->index, in->conn->cfg->connect, reason, again);
   }
+  connector_instance_publish(in, true);
 }
 
 static const struct session_handler instance_handler = {

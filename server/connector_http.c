@@ -78,7 +78,7 @@ static void http_callback_done(void *arg, void *cookie, enum http_callback_outco
   struct core *core = in->conn->core;
   if (outcome == HTTP_CALLBACK_SENT) {
     atomic_fetch_add(&core->stats.receipts_out, 1);
-    in->counted.receipts_out++;
+    count_one(&in->live.receipts_out);
     history_add(core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index, it->receipt.state,
                 0, "callback");
   } else if (outcome == HTTP_CALLBACK_FAILED) {

@@ -108,6 +108,17 @@ struct http_callback;
 struct scts_alloc;
 struct unbound;
 
+/* Counts that one thread writes and others read: relaxed atomics, bumped
+ * by count_one without a locked instruction. */
+struct instance_counts {
+  _Atomic uint64_t submits_in, submits_out, receipts_in, receipts_out, refused, errors;
+};
+
+static inline void count_one(_Atomic uint64_t *n)
+{
+  atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
 struct instance {
   struct connector *conn;
   unsigned index;
@@ -158,7 +169,12 @@ struct instance {
   uint64_t callback_log_next_ms;   /* ... and when it may log again */
   struct http_client *http_client;
   struct log_every provider_log;   /* HTTP client: no answer, at most every 10 s */
-  /* what connector_instance_info shows: counted in the thread, published under the lock */
+  /* The message counts: written by the instance's thread alone, read by any
+   * thread at any time, so that a view taken just after a client leaves
+   * counts everything it sent. */
+  struct instance_counts live;
+  /* the rest of what connector_instance_info shows: counted in the
+   * thread, published under the lock */
   struct connector_instance_info counted;
   uint64_t published_ms;
   pthread_mutex_t info_lock;

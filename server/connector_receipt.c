@@ -263,7 +263,7 @@ void connector_receipt_in(struct instance *in, const struct proto_pdu *req)
 {
   struct connector *c = in->conn;
   atomic_fetch_add(&c->core->stats.receipts_in, 1);
-  in->counted.receipts_in++;
+  count_one(&in->live.receipts_in);
   /* The journal cannot keep what the receipt changes (disk full): the SMSC
    * sends it again later, and the DLR entry waits for it untouched. */
   if (c->core->spool && spool_failing(c->core->spool, NULL, 0)) {

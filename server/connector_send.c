@@ -346,9 +346,9 @@ void connector_response_in(struct instance *in, struct qitem *it, const struct p
     connector_latency_record(&in->counted.response, (clock_now_ns() - it->sent_ns) / 1000);
   if (resp->status == PROTO_OK) {
     if (it->kind == QITEM_MSG)
-      in->counted.submits_out++;
+      count_one(&in->live.submits_out);
     else
-      in->counted.receipts_out++;
+      count_one(&in->live.receipts_out);
   } else {
     char why[PROTO_DESCRIBE_LEN];
     proto_describe(in->conn->cfg->proto, is_server(in->conn) ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,

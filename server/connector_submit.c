@@ -38,7 +38,7 @@ void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, e
 void connector_answer(struct instance *in, const struct proto_pdu *resp)
 {
   if (resp->status != PROTO_OK)
-    in->counted.refused++;
+    count_one(&in->live.refused);
   /* An instance ending (or between sessions) has nobody to answer. */
   if (in->session)
     session_respond(in->session, resp);
@@ -98,7 +98,7 @@ void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_
 {
   if (rp->none) {
     if (status != PROTO_OK)
-      in->counted.refused++;
+      count_one(&in->live.refused);
     return;
   }
   if (!rp->http) {
@@ -106,7 +106,7 @@ void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_
     return;
   }
   if (status != PROTO_OK)
-    in->counted.refused++;
+    count_one(&in->live.refused);
   http_server_complete(rp->completion, http_outcome(status), msgid ? strtoull(msgid, NULL, 10) : 0);
 }
 
@@ -301,7 +301,7 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
-  in->counted.submits_in++;
+  count_one(&in->live.submits_in);
   uint64_t received_ns = clock_now_ns();
   /* The account's own limits first: the cheapest refusals. */
   struct msg head = *msg;
