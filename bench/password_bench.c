@@ -1,5 +1,5 @@
 /* password_bench.c - what one password_verify costs for each stored form:
- * the figures in server/password.h's header comment come from here.
+ * the figures in server/logins/password.h's header comment come from here.
  *
  * Each hash is made once (with a fresh salt), then verified N times with
  * the right password; prints the median and the slowest time of one

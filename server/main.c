@@ -20,20 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
-#include "account_admin.h"
-#include "account_db.h"
-#include "clock.h"
 #include "admin.h"
+#include "clock.h"
 #include "config.h"
-#include "fd_budget.h"
-#include "group_watch.h"
+#include "endpoint.h"
 #include "cluster.h"
-#include "connector.h"
 #include "core.h"
 #include "log.h"
 #include "netutil.h"
-#include "series_sample.h"
-#include "status_line.h"
 #include "strutil.h"
 
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
@@ -797,7 +791,7 @@ static int open_database(struct daemon *d)
       return -1;
     }
   }
-  d->core.cluster = cluster_start(&d->core, ids_high_water(&d->core.ids), 5000, err);
+  d->core.cluster = cluster_start(&d->core, ids_high_water(&d->core.ids), 5000, account_db_sync, err, sizeof err);
   if (!d->core.cluster) {
     LOGE(d->log, "database: %s", err);
     return -1;

@@ -3,7 +3,7 @@
 -- message states, the shared id sequence, the nodes and the receipt hand-off
 -- between nodes.
 --
--- Applied by `emgd --init-db` (server/db.c, db_init_schema) inside one
+-- Applied by `emgd --init-db` (server/db/db.c, db_init_schema) inside one
 -- transaction, under an advisory lock, and recorded in schema_migrations;
 -- so it holds no BEGIN/COMMIT of its own and nothing that cannot run in a
 -- transaction block (no CREATE INDEX CONCURRENTLY).

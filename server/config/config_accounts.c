@@ -16,7 +16,7 @@
 #include <time.h>
 #include "cidr.h"
 #include "config_internal.h"
-#include "password.h"
+#include "logins.h"
 
 #define TARGET struct config_account
 static const struct key account_keys[] = {

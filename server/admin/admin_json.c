@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "admin_json.h"
-#include "connector.h"
+#include "endpoint.h"
 
 /* Unix ms as ISO 8601 UTC with milliseconds; null for 0 (never, unknown). */
 json_t *json_time_ms(int64_t ms)

@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "dlr.h"
+#include "tables.h"
 #include "status_line.h"
 #include "strutil.h"
 

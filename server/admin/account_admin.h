@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include "account.h"
 #include "core.h"
-#include "reload_report.h"
+#include "config.h"
 
 /* One account as the API shows it (never its password or hash). */
 json_t *account_admin_json(const struct account_view *v);

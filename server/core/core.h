@@ -14,21 +14,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "access_log.h"
-#include "auth_guard.h"
+#include "log.h"
+#include "logins.h"
 #include "config.h"
 #include "db.h"
-#include "dlr.h"
-#include "history.h"
-#include "ids.h"
-#include "log.h"
-#include "plugin_host.h"
-#include "router.h"
-#include "mo_join.h"
-#include "receipt_join.h"
-#include "schedule.h"
-#include "series.h"
-#include "spool.h"
+#include "tables.h"
+#include "routing.h"
+#include "journal.h"
 
 struct connector;
 struct core;

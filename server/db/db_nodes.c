@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <libpq-fe.h>
 #include "db_internal.h"
-#include "ids.h"
+#include "tables.h"
 #include "strutil.h"
 
 int db_id_block(struct db *db, uint64_t count, uint64_t at_least, uint64_t *first, char *err)

@@ -11,7 +11,9 @@
  * DLR entry and delivers them.
  *
  * The same thread pushes the credit accounts took here and takes the
- * accounts' changes made through other nodes (account_db.c).
+ * accounts' changes made through other nodes: through the sync function
+ * its starter gives (admin/account_db.c), since accounts changed while
+ * emgd runs belong to a room above this one.
  *
  * One thread of its own does all of it, on its own connection, so that a
  * slow or absent database never holds up a connector.
@@ -21,6 +23,7 @@
 #define EMG_CLUSTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "msg.h"
 
@@ -28,6 +31,12 @@
 
 struct core;
 struct cluster;
+struct db;
+
+/* Pushes the credit taken here to the database and, with list, takes the
+ * accounts' changes made through other nodes; 0, or -1 with the reason in
+ * err. Called on the cluster's thread with its connection. */
+typedef int (*cluster_accounts_sync_fn)(struct core *core, struct db *db, bool list, char *err, size_t err_len);
 
 struct cluster_stats {
   uint64_t receipts_waiting;         /* being resolved now (looked up, or waiting for a retry) */
@@ -43,10 +52,12 @@ struct cluster_stats {
 
 /* Connects (bounded by timeout_ms), registers the node, takes the first id
  * range (ids continue from first_seq, the journal's high-water mark, or
- * above), and starts the thread. Without the database at start the node
- * runs on its own ids and keeps trying. NULL with a reason in err (256
- * bytes) only when conninfo is unusable or the thread cannot start. */
-struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms, char *err);
+ * above), and starts the thread, which calls accounts_sync each second.
+ * Without the database at start the node runs on its own ids and keeps
+ * trying. NULL with a reason in err only when conninfo is unusable or the
+ * thread cannot start. */
+struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms,
+                              cluster_accounts_sync_fn accounts_sync, char *err, size_t err_len);
 void cluster_stop(struct cluster *c);
 
 /* A receipt from an SMSC on connector `connector` that this node cannot

@@ -10,7 +10,7 @@
  */
 #include <stdio.h>
 #include "account.h"
-#include "connector.h"
+#include "endpoint.h"
 #include "series_sample.h"
 
 static void put_counter(struct series_set *s, const char *name, const char *unit, uint64_t total)

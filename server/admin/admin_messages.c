@@ -9,9 +9,8 @@
 #include "admin_json.h"
 #include "admin_messages.h"
 #include "cluster.h"
-#include "connector.h"
-#include "dlr.h"
-#include "history.h"
+#include "endpoint.h"
+#include "tables.h"
 
 /* Most events one message can have in the history that a lookup shows:
  * a message retried this often has more to say than a screen holds. */

@@ -1,6 +1,6 @@
 /* connector_hold.c - messages the gateway holds before they are queued:
- * those with a deferred delivery time ahead (server/schedule.c), and the
- * parts of long MOs until they are joined (server/mo_join.c); what goes in,
+ * those with a deferred delivery time ahead (server/tables/schedule.c), and the
+ * parts of long MOs until they are joined (server/tables/mo_join.c); what goes in,
  * what comes out, and what the journal and the history say of it.
  * SPDX-License-Identifier: Apache-2.0
  */

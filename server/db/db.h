@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "dlr.h"
+#include "tables.h"
 #include "msg.h"
 
 #define DB_ERR_LEN 256

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "access_log.h"   /* the room's other part: the per-message access log */
 
 enum log_level {
   LOG_OFF = -1,            /* a threshold only: nothing is written */

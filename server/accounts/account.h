@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include "config.h"
 #include "proto.h"
-#include "spool.h"
+#include "journal.h"
 
 /* Why a login was refused; ACCOUNT_OK when it was not. */
 enum account_refusal {

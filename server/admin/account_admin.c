@@ -24,9 +24,9 @@
 #include "account_admin.h"
 #include "account_db.h"
 #include "account_store.h"
-#include "connector.h"
+#include "endpoint.h"
 #include "log.h"
-#include "password.h"
+#include "logins.h"
 #include "strutil.h"
 
 static pthread_mutex_t change_lock = PTHREAD_MUTEX_INITIALIZER;

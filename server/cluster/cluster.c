@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "account.h"
-#include "account_db.h"
 #include "clock.h"
 #include "cluster.h"
 #include "core.h"
@@ -44,6 +43,7 @@ struct cluster {
   struct core *core;
   struct db *db;                      /* the thread's */
   struct db *lookups;                 /* cluster_message's (the admin thread) */
+  cluster_accounts_sync_fn sync_accounts;
   char name[64];
   pthread_t thread;
   bool started;
@@ -294,7 +294,7 @@ static void top_up_ids(struct cluster *c)
 static void sync_accounts(struct cluster *c, bool list)
 {
   char err[DB_ERR_LEN];
-  if (account_db_sync(c->core, c->db, list, err, sizeof err) < 0)
+  if (c->sync_accounts(c->core, c->db, list, err, sizeof err) < 0)
     note_error(c, "accounts", err);
 }
 
@@ -368,14 +368,16 @@ static void *cluster_main(void *arg)
   return NULL;
 }
 
-struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms, char *err)
+struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned timeout_ms,
+                              cluster_accounts_sync_fn accounts_sync, char *err, size_t err_len)
 {
   struct cluster *c = calloc(1, sizeof *c);
   if (!c) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   c->core = core;
+  c->sync_accounts = accounts_sync;
   c->log = log_category("emg.cluster");
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->wake, NULL);
@@ -383,7 +385,7 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
   c->db = db_open(core->cfg->db_conninfo, timeout_ms, dberr);
   c->lookups = c->db ? db_open(core->cfg->db_conninfo, timeout_ms, dberr) : NULL;
   if (!c->db || !c->lookups) {
-    snprintf(err, 256, "database.conninfo: %.200s", dberr);
+    snprintf(err, err_len, "database.conninfo: %.200s", dberr);
     cluster_stop(c);
     return NULL;
   }
@@ -404,7 +406,7 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
   }
   ids_use_ranges(&core->ids, first, count);
   if (pthread_create(&c->thread, NULL, cluster_main, c) != 0) {
-    snprintf(err, 256, "cannot start the cluster thread");
+    snprintf(err, err_len, "cannot start the cluster thread");
     cluster_stop(c);
     return NULL;
   }
@@ -426,7 +428,7 @@ void cluster_stop(struct cluster *c)
     pthread_mutex_unlock(&c->lock);
     pthread_join(c->thread, NULL);
     char err[DB_ERR_LEN];   /* the connectors are stopped: the last credit taken goes now */
-    if (account_db_sync(c->core, c->db, false, err, sizeof err) < 0)
+    if (c->sync_accounts(c->core, c->db, false, err, sizeof err) < 0)
       LOGW(c->log, "credit taken since the last push not pushed at stop (%s): %s", err,
            c->core->spool ? "the journal keeps it for the next start" : "it is given back");
   }

@@ -15,7 +15,13 @@
 
 #include <stddef.h>
 #include "core.h"
-#include "reload_report.h"
+#include "config.h"
+/* The room's other parts: accounts changed while emgd runs (in the file
+ * or the database), the samples behind the graphs, the status line. */
+#include "account_admin.h"
+#include "account_db.h"
+#include "series_sample.h"
+#include "status_line.h"
 
 struct admin;
 

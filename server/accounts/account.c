@@ -21,7 +21,7 @@
 #include "account_internal.h"
 #include "cidr.h"
 #include "clock.h"
-#include "password.h"
+#include "logins.h"
 
 /* How long a proven password spares the hashing. */
 #define PROVEN_S 600

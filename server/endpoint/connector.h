@@ -18,7 +18,7 @@
 #include "config.h"
 #include "core.h"
 #include "log.h"
-#include "queue.h"
+#include "tables.h"
 
 struct connector;
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "msg.h"
 #include "proto.h"
+#include "reload_report.h"   /* what a reload of it put in place */
 
 #define CONFIG_NAME_LEN 64
 #define CONFIG_ADDR_LEN 128
@@ -227,7 +228,7 @@ struct config_route {
 };
 
 /* What the plugin host does when a plugin's hook fails or runs past its
- * timeout (server/plugin_host.h). */
+ * timeout (server/routing/plugin_host.h). */
 enum config_plugin_on_error {
   CONFIG_PLUGIN_PASS,      /* the message goes on as if the plugin were absent */
   CONFIG_PLUGIN_REFUSE     /* the message is refused */

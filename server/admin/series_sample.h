@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include "core.h"
-#include "series.h"
+#include "tables.h"
 
 /* Samples the core's totals, connectors and accounts into s at Unix second now. */
 void series_sample_core(struct series_set *s, struct core *c, int64_t now);

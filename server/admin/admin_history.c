@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "admin_history.h"
-#include "series.h"
+#include "tables.h"
 
 /* Series one request may name, at most. */
 #define HISTORY_SERIES_MAX 32
