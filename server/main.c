@@ -108,6 +108,7 @@ static void on_tick(struct evloop *loop, void *arg)
       access_log_flush(d->core.access_log);
     accounts_tick(d->core.accounts, clock_now_ns());
     account_admin_tick(&d->core);
+    core_reclaim(&d->core, NULL);   /* routers and plugins a reload replaced */
     if (d->groups)
       group_watch_look(d->groups, &d->core);
     size_t expired = dlrtab_expire(d->core.dlr, time(NULL));

@@ -419,6 +419,7 @@ static struct plugin_host *plugins(struct core *c)
 
 static json_t *plugins_json(struct core *c)
 {
+  core_enter(c);
   struct plugin_host *h = plugins(c);
   json_t *list = json_array();
   struct plugin_host_stats ps;
@@ -428,6 +429,7 @@ static json_t *plugins_json(struct core *c)
                                           (json_int_t)ps.refusals, "flagged", (json_int_t)ps.flagged,
                                           "errors", (json_int_t)ps.errors, "timeouts",
                                           (json_int_t)ps.timeouts));
+  core_leave(c);
   return list;
 }
 
@@ -921,6 +923,7 @@ static char *metrics_text(struct admin *a)
   metric_histogram(f, c, sums, offsetof(struct connector_sum, delivery), "emg_delivery_latency_seconds",
                    "Client connectors: from a message's acceptance to its acceptance by the SMSC.");
 
+  core_enter(c);
   struct plugin_host *h = plugins(c);
   unsigned n_plugins = plugin_host_count(h);
   for (size_t m = 0; n_plugins && m < sizeof plugin_metrics / sizeof plugin_metrics[0]; m++) {
@@ -931,6 +934,7 @@ static char *metrics_text(struct admin *a)
       fprintf(f, "} %" PRIu64 "\n", *(const uint64_t *)((const char *)&ps + plugin_metrics[m].offset));
     }
   }
+  core_leave(c);
   free(sums);
   if (fclose(f) != 0) {
     free(out);

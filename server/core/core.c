@@ -5,6 +5,7 @@
 #include <time.h>
 #include "account.h"
 #include "core.h"
+#include "grace.h"
 #include "sms_text.h"
 
 void core_dlr_dropped(void *core, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why)
@@ -36,6 +37,7 @@ int core_init(struct core *c, const struct config *cfg)
   memset(c, 0, sizeof *c);
   c->cfg = cfg;
   c->log = log_category("emg.core");
+  c->grace = grace_create();
   atomic_init(&c->router, router_create(cfg));
   c->dlr = dlrtab_create(cfg->dlr_table_size, cfg->dlr_ttl_s);
   c->history = history_create(cfg->history_size);
@@ -62,7 +64,7 @@ int core_init(struct core *c, const struct config *cfg)
   c->connectors = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connectors);
   c->connector_refused = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *c->connector_refused);
   c->n_connector_refused = (unsigned)cfg->n_connectors;
-  if (!atomic_load(&c->router) || !c->dlr || !c->history || !c->schedule || !c->auth_guard || !c->accounts ||
+  if (!c->grace || !atomic_load(&c->router) || !c->dlr || !c->history || !c->schedule || !c->auth_guard || !c->accounts ||
       !c->connectors || !c->connector_refused) {
     core_destroy(c);
     return -1;
@@ -78,14 +80,11 @@ int core_init(struct core *c, const struct config *cfg)
 
 void core_destroy(struct core *c)
 {
+  /* Every thread has stopped: what was retired goes with the domain. */
+  grace_destroy(c->grace);
+  c->grace = NULL;
   router_destroy(atomic_exchange(&c->router, NULL));
-  for (unsigned i = 0; i < c->n_retired; i++)
-    router_destroy(c->retired_routers[i]);
-  c->n_retired = 0;
   plugin_host_destroy(atomic_exchange(&c->plugins, NULL));
-  for (unsigned i = 0; i < c->n_retired_plugins; i++)
-    plugin_host_destroy(c->retired_plugins[i]);
-  c->n_retired_plugins = 0;
   if (c->dlr)
     dlrtab_destroy(c->dlr);
   c->dlr = NULL;
@@ -112,19 +111,45 @@ void core_destroy(struct core *c)
   c->n_connector_refused = 0;
 }
 
+void core_enter(struct core *c)
+{
+  grace_enter(c->grace);
+}
+
+void core_leave(struct core *c)
+{
+  grace_leave(c->grace);
+}
+
+/* Hands what a swap replaced to the grace domain. Without the memory to
+ * note it, it is kept for the process's life: never freed too soon. */
+static void retire(struct core *c, void *old, void (*free_fn)(void *), const char *what)
+{
+  char err[64];
+  if (old && grace_retire(c->grace, old, free_fn, err, sizeof err) < 0)
+    LOGW(c->log, "the %s replaced stays in memory: %s", what, err);
+}
+
+static void free_router(void *r)
+{
+  router_destroy(r);
+}
+
+static void free_plugins(void *h)
+{
+  plugin_host_destroy(h);
+}
+
 void core_swap_router(struct core *c, struct router *r)
 {
-  struct router *old = atomic_exchange(&c->router, r);
-  /* Kept, not freed: an instance thread may be in router_route with it.
-   * Routers are small and reloads rare; past the array, the oldest goes,
-   * long after any route call on it has returned. */
-  if (c->n_retired == sizeof c->retired_routers / sizeof c->retired_routers[0]) {
-    router_destroy(c->retired_routers[0]);
-    memmove(c->retired_routers, c->retired_routers + 1,
-            (c->n_retired - 1) * sizeof c->retired_routers[0]);
-    c->n_retired--;
-  }
-  c->retired_routers[c->n_retired++] = old;
+  retire(c, atomic_exchange(&c->router, r), free_router, "router");
+}
+
+void core_reclaim(struct core *c, size_t *pending)
+{
+  grace_reclaim(c->grace);
+  if (pending)
+    *pending = grace_pending(c->grace);
 }
 
 uint64_t core_journal(struct core *c, const struct spool_record *rec)
@@ -183,19 +208,9 @@ enum core_admit core_admit(struct core *c)
 
 void core_swap_plugins(struct core *c, struct plugin_host *h)
 {
-  struct plugin_host *old = atomic_exchange(&c->plugins, h);
-  if (!old)
-    return;
   /* Unloading a plugin whose hook a thread is still running would crash:
-   * the retired ones stay loaded; past the array, the oldest goes, many
-   * reloads after any call on it has returned. */
-  if (c->n_retired_plugins == sizeof c->retired_plugins / sizeof c->retired_plugins[0]) {
-    plugin_host_destroy(c->retired_plugins[0]);
-    memmove(c->retired_plugins, c->retired_plugins + 1,
-            (c->n_retired_plugins - 1) * sizeof c->retired_plugins[0]);
-    c->n_retired_plugins--;
-  }
-  c->retired_plugins[c->n_retired_plugins++] = old;
+   * the host is unloaded only once no such thread can be inside. */
+  retire(c, atomic_exchange(&c->plugins, h), free_plugins, "plugin host");
 }
 
 static const char *connector_name_of(const struct core *c, int index)

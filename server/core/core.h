@@ -95,12 +95,12 @@ struct core_stats {
 
 struct core {
   const struct config *cfg;
-  _Atomic(struct router *) router;    /* swapped whole on reload */
-  struct router *retired_routers[64]; /* freed at exit: a thread may still be routing with one */
-  unsigned n_retired;
-  _Atomic(struct plugin_host *) plugins; /* swapped whole on reload; NULL = none */
-  struct plugin_host *retired_plugins[16]; /* as retired_routers */
-  unsigned n_retired_plugins;
+  /* The router and the plugin host are swapped whole on reload; a thread
+   * uses either only between core_enter and core_leave, and the one
+   * swapped out is freed once no thread that could hold it is inside. */
+  struct grace *grace;
+  _Atomic(struct router *) router;
+  _Atomic(struct plugin_host *) plugins; /* NULL = none */
   struct dlrtab *dlr;
   struct history *history;            /* recent events of each message, for lookups */
   struct series_set *series;          /* the counters' recent past, for the console; NULL = none */
@@ -188,12 +188,24 @@ uint64_t core_refusals(const struct core *c, int connector, uint64_t out[CORE_RE
  * (auth_guard); each such refusal is counted as logins_blocked. */
 bool core_login_blocked(struct core *c, const char *peer);
 
-/* Replaces the router (a reload); the old one stays valid until core_destroy. */
+/* Around every use of c->router and c->plugins, in any thread: what was
+ * loaded between them stays valid (and a plugin loaded) until the leave,
+ * whatever a reload swaps meanwhile. Cheap (a store and a fence), no lock;
+ * they nest. */
+void core_enter(struct core *c);
+void core_leave(struct core *c);
+
+/* Replaces the router (a reload); the old one is freed once no thread
+ * that may use it is inside core_enter. */
 void core_swap_router(struct core *c, struct router *r);
 
-/* Puts plugin host h in place (start-up, reload); the old one stays loaded
- * until core_destroy, since a thread may still be in one of its hooks. */
+/* Puts plugin host h in place (start-up, reload); the old one is unloaded
+ * once no thread that may be in one of its hooks is inside core_enter. */
 void core_swap_plugins(struct core *c, struct plugin_host *h);
+
+/* From the housekeeping tick: frees the routers and plugin hosts no
+ * thread can use any more. How many wait for that, in *pending. */
+void core_reclaim(struct core *c, size_t *pending);
 
 /* The message log: one event, with the connector names filled in from
  * their indexes (origin from the message, target given; -1 = none). */

@@ -974,8 +974,10 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
     q = &c->out;
   } else {
     const char *routed_user = "";
+    core_enter(core);
     int again = router_route_user(atomic_load(&core->router), it->msg->origin.connector, it->msg,
                                   NULL, NULL, &routed_user);
+    core_leave(core);
     q = again == (int)target ? connector_target_queue(c, routed_user) : NULL;
   }
   if (!q)

@@ -189,8 +189,10 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
     return 0;
   LOGD2(in->log, "receipt for %" PRIu64 " (SMSC id %s): state %u err %u", info.msg_id, r->id,
         r->state, r->err);
+  core_enter(in->conn->core);
   plugin_host_after_dlr(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire),
                         info.msg_id, r);
+  core_leave(in->conn->core);
   history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
               r->err, r->id);
   core_log_receipt(in->conn->core, info.msg_id, &info, (int)in->conn->index, r);

@@ -53,8 +53,10 @@ void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t st
 /* The after_send hooks. */
 static void plugins_sent(struct instance *in, const struct msg *m, enum emg_plugin_send_status status)
 {
+  core_enter(in->conn->core);
   plugin_host_after_send(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire), m,
                          in->conn->cfg->name, status);
+  core_leave(in->conn->core);
 }
 
 /* Whether a message taken from a queue may go out now: not when its
@@ -70,10 +72,12 @@ bool connector_may_send(struct instance *in, struct qitem *it)
     return false;
   }
   struct core *core = in->conn->core;
-  struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
   char reason[PLUGIN_HOST_REASON_LEN];
-  if (plugin_host_before_send(plugins, it->msg, in->conn->cfg->name, reason, sizeof reason) ==
-      PLUGIN_HOST_ACCEPT)
+  core_enter(core);
+  enum plugin_host_verdict verdict = plugin_host_before_send(
+    atomic_load_explicit(&core->plugins, memory_order_acquire), it->msg, in->conn->cfg->name, reason, sizeof reason);
+  core_leave(core);
+  if (verdict == PLUGIN_HOST_ACCEPT)
     return true;
   core_refused(core, -1, CORE_REFUSED_PLUGIN);
   LOGI(in->log, "message %" PRIu64 " to %s not sent: %s", it->msg->id, it->msg->dst.addr, reason);

@@ -293,11 +293,10 @@ static void refuse(struct instance *in, const struct reply *rp, enum core_refusa
   connector_reply_to(in, rp, status, NULL);
 }
 
-/* Takes a message into the core: a client's submit (server connectors) or
- * an MO from an SMSC (client connectors, answered with resp_op
- * DELIVER_RESP). Admission, routing, ids, splitting, then the ack. */
-void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
-                              const struct reply *rp)
+/* Admission, routing, ids, splitting, then the ack; inside core_enter, so
+ * that the plugins and the router it uses stay in place. */
+static void accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
+                           const struct reply *rp)
 {
   struct connector *c = in->conn;
   struct core *core = c->core;
@@ -457,6 +456,17 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   }
 }
 
+/* Takes a message into the core: a client's submit (server connectors) or
+ * an MO from an SMSC (client connectors, answered with resp_op
+ * DELIVER_RESP). */
+void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
+                              const struct reply *rp)
+{
+  core_enter(in->conn->core);
+  accept_message(in, msg, origin_user, account, rp);
+  core_leave(in->conn->core);
+}
+
 /* ---- moving messages between connectors: drain and reroute ---- */
 
 /* Connectors a message may move to: usable, neither the one it leaves nor
@@ -488,8 +498,10 @@ static int move_target(struct move *d, const struct qitem *it, struct queue **q)
   if (it->kind != QITEM_MSG)
     return -1;
   d->refused_by = it->refused_by;
+  core_enter(d->core);
   int t = router_route_user(atomic_load_explicit(&d->core->router, memory_order_acquire),
                             it->msg->origin.connector, it->msg, usable_elsewhere, d, &user);
+  core_leave(d->core);
   if (t < 0 || !usable_elsewhere(d, t))
     return -1;
   *q = connector_target_queue(core_connector(d->core, (unsigned)t), user);

@@ -17,14 +17,13 @@
  * threads may call the hooks at once (the plugins keep the threading
  * contract of plugin.h). A reload builds a whole new host from the new
  * config with plugin_host_load (the plugins' init runs again, so files they
- * read are read again) and the caller swaps it in atomically, as
- * core_swap_router does for the router:
+ * read are read again) and the caller swaps it in atomically:
  *
  *   struct plugin_host *fresh = plugin_host_load(cfg, err, sizeof err);
  *   if (!fresh) -> refuse the reload with err, keep the running host
  *   old = atomic_exchange(&core->plugins, fresh);
  *   ... plugin_host_destroy(old) once no thread can still be inside a call
- *   on it: at exit, as core does with retired routers.
+ *   on it: core_swap_plugins hands it to a grace period (lib/grace.h).
  *
  * Every function takes a NULL host as a host without plugins.
  * SPDX-License-Identifier: Apache-2.0

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "core.h"
+#include "grace.h"
 #include "ids.h"
 #include "queue.h"
 #include "mo_join.h"
@@ -752,6 +753,39 @@ static void test_series(void)
   series_destroy(s);
 }
 
+/* A router swapped out by a reload stays while a thread that may hold it
+ * is inside core_enter, and is freed by the next reclaim once it left. */
+static void test_swap_grace(void)
+{
+  struct config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  struct core c;
+  memset(&c, 0, sizeof c);
+  c.grace = grace_create();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.grace);
+  atomic_init(&c.router, router_create(&cfg));
+  size_t pending = 99;
+  core_enter(&c);
+  struct router *held = atomic_load(&c.router);
+  core_swap_router(&c, router_create(&cfg));
+  CU_ASSERT_PTR_NOT_EQUAL(atomic_load(&c.router), held);
+  core_reclaim(&c, &pending);
+  CU_ASSERT_EQUAL(pending, 1);   /* this thread is inside: kept */
+  core_leave(&c);
+  core_reclaim(&c, &pending);
+  CU_ASSERT_EQUAL(pending, 0);
+  /* With nobody inside, the next reclaim frees it. */
+  core_swap_router(&c, router_create(&cfg));
+  core_reclaim(&c, &pending);
+  CU_ASSERT_EQUAL(pending, 0);
+  /* No plugin host yet: swapping one in retires nothing. */
+  core_swap_plugins(&c, NULL);
+  core_reclaim(&c, &pending);
+  CU_ASSERT_EQUAL(pending, 0);
+  grace_destroy(c.grace);
+  router_destroy(atomic_load(&c.router));
+}
+
 void suite_core(void);
 void suite_core(void)
 {
@@ -769,6 +803,7 @@ void suite_core(void)
     { "ids unique across threads", test_ids_unique },
     { "ids from ranges of a shared sequence", test_ids_ranges },
     { "UCP SCTS floor after a restart", test_scts_floor },
+    { "a swapped router kept while a thread is inside", test_swap_grace },
     { NULL, NULL },
   };
   test_add_suite("core", cases);
