@@ -156,13 +156,13 @@ int main(int argc, char **argv)
   if (!spill_dir && !(spill_dir = mkdtemp(tmp_dir)))
     die("cannot make a spill directory");
   int applied;
-  if (db_init_schema(url, 0, &applied, err) < 0)
+  if (db_init_schema(url, 0, &applied, err, sizeof err) < 0)
     die(err);
   if (count_rows("SELECT count(*) FROM message_log") != 0)
     die("message_log is not empty: use a fresh database");
 
   struct db_log_limits limits = { .writers = writers, .memory_bytes = memory_bytes, .batch_events = batch_events };
-  struct db_log *log = db_log_open(url, spill_dir, &limits, err);
+  struct db_log *log = db_log_open(url, spill_dir, &limits, err, sizeof err);
   if (!log)
     die(err);
   struct producer prod[64];

@@ -216,7 +216,7 @@ static int serve(const char *listen, const char *port_file, unsigned threads, bo
   struct http_callback_limits lim = { .queue_max = 1000000, .concurrency = 10, .backoff_min_ms = 100 };
   struct http_server_config cfg = { .listen = listen };
   struct http_server_handler h = { bench_check_user, bench_submit, NULL };
-  struct http_server *srv = http_server_start(&cfg, &h, err);
+  struct http_server *srv = http_server_start(&cfg, &h, err, sizeof err);
   if (!srv) {
     fprintf(stderr, "http_bench: %s\n", err);
     return 2;
@@ -235,7 +235,8 @@ static int serve(const char *listen, const char *port_file, unsigned threads, bo
     threads = 16;
   for (unsigned i = 0; i < threads; i++) {
     loops[i] = (struct serve_loop){ srv, evloop_create(50), NULL, 0 };
-    if (loops[i].loop && receipts && !(loops[i].callbacks = http_callback_create(loops[i].loop, &lim, NULL, NULL, err))) {
+    if (loops[i].loop && receipts &&
+        !(loops[i].callbacks = http_callback_create(loops[i].loop, &lim, NULL, NULL, err, sizeof err))) {
       fprintf(stderr, "http_bench: cannot start the callback sender: %s\n", err);
       return 2;
     }

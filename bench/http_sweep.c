@@ -137,7 +137,7 @@ static int run_point(struct sweep_point *pt, int port, unsigned seconds)
     .pipeline = pipeline, .attempts_max = 1, .timeout_ms = 10000,
   };
   snprintf(c.url, sizeof c.url, "http://127.0.0.1:%d/dlr?id=1&status=1", port);
-  if (!c.loop || !(c.cb = http_callback_create(c.loop, &lim, client_done, &c, err))) {
+  if (!c.loop || !(c.cb = http_callback_create(c.loop, &lim, client_done, &c, err, sizeof err))) {
     fprintf(stderr, "http_sweep: %s\n", err);
     return -1;
   }
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
   struct http_listen_handler h = { .on_request = slow_request };
   srv.ring = calloc(srv.cap, sizeof *srv.ring);
   srv.loop = evloop_create(1);
-  if (!srv.ring || !srv.loop || !(srv.l = http_listen_create(&lc, &h, NULL, err))) {
+  if (!srv.ring || !srv.loop || !(srv.l = http_listen_create(&lc, &h, NULL, err, sizeof err))) {
     fprintf(stderr, "http_sweep: %s\n", srv.l ? "out of memory" : err);
     return 2;
   }

@@ -114,7 +114,7 @@ static void group_commit(unsigned threads)
 {
   char *dir = temp_dir(), err[256];
   struct spool_options opt = { .sync = true };
-  struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err);
+  struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err, sizeof err);
   if (!s)
     die(err);
   volatile int stop = 0;
@@ -159,7 +159,7 @@ static void replay_time(void)
 {
   char *dir = temp_dir(), err[256];
   struct spool_options opt = { .sync = false };
-  struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err);
+  struct spool *s = spool_open(dir, &opt, no_replay, NULL, NULL, err, sizeof err);
   if (!s)
     die(err);
   struct msg m;
@@ -186,7 +186,7 @@ static void replay_time(void)
   uint64_t seen[8] = { 0 };
   long rss_before = max_rss_kb();
   uint64_t start = clock_now_ns();
-  s = spool_open(dir, &opt, count_replay, NULL, seen, err);
+  s = spool_open(dir, &opt, count_replay, NULL, seen, err, sizeof err);
   double elapsed = (double)(clock_now_ns() - start) / 1e9;
   if (!s)
     die(err);

@@ -398,7 +398,7 @@ static void start_connect(struct session *s)
   s->since_ms = now_ms(s);
   s->bind_refusal = PROTO_OK;
   s->bind_refusal_raw = 0;
-  if (net_parse_addr(s->peer, &addr, &addr_len, err) == -1) {
+  if (net_parse_addr(s->peer, &addr, &addr_len, err, sizeof err) == -1) {
     lost(s, err);
     return;
   }

@@ -37,14 +37,14 @@ static void set_nodelay(int fd)
 }
 
 int net_parse_addr(const char *hostport, struct sockaddr_storage *addr, socklen_t *addr_len,
-                   char *err)
+                   char *err, size_t err_len)
 {
   char host[256];
   const char *colon, *port_text;
   if (hostport[0] == '[') {
     const char *close = strchr(hostport, ']');
     if (!close || close[1] != ':') {
-      snprintf(err, NETUTIL_ERR_LEN, "bad address '%s': expected [IPV6]:PORT", hostport);
+      snprintf(err, err_len, "bad address '%s': expected [IPV6]:PORT", hostport);
       return -1;
     }
     colon = close + 1;
@@ -52,7 +52,7 @@ int net_parse_addr(const char *hostport, struct sockaddr_storage *addr, socklen_
   } else {
     colon = strrchr(hostport, ':');
     if (!colon || colon == hostport) {
-      snprintf(err, NETUTIL_ERR_LEN, "bad address '%s': expected HOST:PORT", hostport);
+      snprintf(err, err_len, "bad address '%s': expected HOST:PORT", hostport);
       return -1;
     }
     snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
@@ -61,13 +61,13 @@ int net_parse_addr(const char *hostport, struct sockaddr_storage *addr, socklen_
   char *end;
   long port = strtol(port_text, &end, 10);
   if (*port_text == 0 || *end || port < 0 || port > 65535) {
-    snprintf(err, NETUTIL_ERR_LEN, "bad port in '%s'", hostport);
+    snprintf(err, err_len, "bad port in '%s'", hostport);
     return -1;
   }
   struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res;
   int rc = getaddrinfo(host, port_text, &hints, &res);
   if (rc != 0) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot resolve '%.128s': %s", host, gai_strerror(rc));
+    snprintf(err, err_len, "cannot resolve '%.128s': %s", host, gai_strerror(rc));
     return -1;
   }
   memcpy(addr, res->ai_addr, res->ai_addrlen);
@@ -76,37 +76,37 @@ int net_parse_addr(const char *hostport, struct sockaddr_storage *addr, socklen_
   return 0;
 }
 
-int net_listen(const char *hostport, char *err)
+int net_listen(const char *hostport, char *err, size_t err_len)
 {
   struct sockaddr_storage addr;
   socklen_t len;
   int one = 1;
-  if (net_parse_addr(hostport, &addr, &len, err) == -1)
+  if (net_parse_addr(hostport, &addr, &len, err, err_len) == -1)
     return -1;
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1) {
-    snprintf(err, NETUTIL_ERR_LEN, "socket: %s", strerror(errno));
+    snprintf(err, err_len, "socket: %s", strerror(errno));
     return -1;
   }
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (bind(fd, (struct sockaddr *)&addr, len) == -1 || listen(fd, LISTEN_BACKLOG) == -1 ||
       net_set_nonblocking(fd) == -1) {
-    snprintf(err, NETUTIL_ERR_LEN, "listen on %s: %s", hostport, strerror(errno));
+    snprintf(err, err_len, "listen on %s: %s", hostport, strerror(errno));
     close(fd);
     return -1;
   }
   return fd;
 }
 
-int net_connect(const char *hostport, int timeout_ms, char *err)
+int net_connect(const char *hostport, int timeout_ms, char *err, size_t err_len)
 {
   struct sockaddr_storage addr;
   socklen_t len;
-  if (net_parse_addr(hostport, &addr, &len, err) == -1)
+  if (net_parse_addr(hostport, &addr, &len, err, err_len) == -1)
     return -1;
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd == -1) {
-    snprintf(err, NETUTIL_ERR_LEN, "socket: %s", strerror(errno));
+    snprintf(err, err_len, "socket: %s", strerror(errno));
     return -1;
   }
   if (connect(fd, (struct sockaddr *)&addr, len) == -1) {
@@ -129,7 +129,7 @@ int net_connect(const char *hostport, int timeout_ms, char *err)
   set_nodelay(fd);
   return fd;
 fail:
-  snprintf(err, NETUTIL_ERR_LEN, "connect to %s: %s", hostport, strerror(errno));
+  snprintf(err, err_len, "connect to %s: %s", hostport, strerror(errno));
   close(fd);
   return -1;
 }

@@ -1,5 +1,6 @@
 /* netutil.h - TCP socket helpers. Errors come back as text in a caller buffer
- * (NETUTIL_ERR_LEN bytes), so the caller logs them with its own context.
+ * (err, err_len; NETUTIL_ERR_LEN bytes hold any of them whole), so the
+ * caller logs them with its own context.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_NETUTIL_H
@@ -13,16 +14,16 @@
 /* Parses "HOST:PORT" (HOST a name or IPv4 address; "[::1]:PORT" for IPv6)
  * into addr. Returns 0, or -1 with err filled. */
 int net_parse_addr(const char *hostport, struct sockaddr_storage *addr, socklen_t *addr_len,
-                   char *err);
+                   char *err, size_t err_len);
 
 /* A listening socket on hostport (SO_REUSEADDR, a generous backlog),
  * non-blocking. Returns the fd, or -1 with err filled. */
-int net_listen(const char *hostport, char *err);
+int net_listen(const char *hostport, char *err, size_t err_len);
 
 /* A connected TCP socket to hostport, TCP_NODELAY set, left blocking until
  * connected (bounded by timeout_ms) and then made non-blocking.
  * Returns the fd, or -1 with err filled. */
-int net_connect(const char *hostport, int timeout_ms, char *err);
+int net_connect(const char *hostport, int timeout_ms, char *err, size_t err_len);
 
 /* Accepts one pending connection as a non-blocking TCP_NODELAY socket.
  * Returns the fd, -1 when none is pending (errno EAGAIN) or on error. */

@@ -43,14 +43,14 @@ static const char *openssl_reason(char *buf, size_t len, const char *fallback)
 }
 
 /* A file that cannot even be opened says why in the system's words. */
-static bool readable(const char *what, const char *path, char *err)
+static bool readable(const char *what, const char *path, char *err, size_t err_len)
 {
   FILE *f = fopen(path, "r");
   if (f) {
     fclose(f);
     return true;
   }
-  snprintf(err, TLS_ERR_LEN, "%s %s: %s", what, path, strerror(errno));
+  snprintf(err, err_len, "%s %s: %s", what, path, strerror(errno));
   return false;
 }
 
@@ -65,7 +65,7 @@ static void asn1_time_text(const ASN1_TIME *t, char *out, size_t len)
 }
 
 /* The certificate in use is valid now. */
-static bool in_date(SSL_CTX *ssl, const char *path, char *err)
+static bool in_date(SSL_CTX *ssl, const char *path, char *err, size_t err_len)
 {
   X509 *x = SSL_CTX_get0_certificate(ssl);
   char when[48];
@@ -73,79 +73,79 @@ static bool in_date(SSL_CTX *ssl, const char *path, char *err)
     return true;
   if (X509_cmp_current_time(X509_get0_notAfter(x)) < 0) {
     asn1_time_text(X509_get0_notAfter(x), when, sizeof when);
-    snprintf(err, TLS_ERR_LEN, "cert %s: expired on %s", path, when);
+    snprintf(err, err_len, "cert %s: expired on %s", path, when);
     return false;
   }
   if (X509_cmp_current_time(X509_get0_notBefore(x)) > 0) {
     asn1_time_text(X509_get0_notBefore(x), when, sizeof when);
-    snprintf(err, TLS_ERR_LEN, "cert %s: not valid before %s", path, when);
+    snprintf(err, err_len, "cert %s: not valid before %s", path, when);
     return false;
   }
   return true;
 }
 
-static bool set_version_and_ciphers(SSL_CTX *ssl, const struct tls_settings *s, char *err)
+static bool set_version_and_ciphers(SSL_CTX *ssl, const struct tls_settings *s, char *err, size_t err_len)
 {
   const char *v = s->min_version && *s->min_version ? s->min_version : "1.2";
   int version = strcmp(v, "1.2") == 0 ? TLS1_2_VERSION : strcmp(v, "1.3") == 0 ? TLS1_3_VERSION : 0;
   if (!version) {
-    snprintf(err, TLS_ERR_LEN, "min_version \"%s\": must be \"1.2\" or \"1.3\"", v);
+    snprintf(err, err_len, "min_version \"%s\": must be \"1.2\" or \"1.3\"", v);
     return false;
   }
   SSL_CTX_set_min_proto_version(ssl, version);
   char why[128];
   if (s->ciphers && *s->ciphers && SSL_CTX_set_cipher_list(ssl, s->ciphers) != 1) {
-    snprintf(err, TLS_ERR_LEN, "ciphers \"%s\": %s", s->ciphers, openssl_reason(why, sizeof why, "no usable cipher"));
+    snprintf(err, err_len, "ciphers \"%s\": %s", s->ciphers, openssl_reason(why, sizeof why, "no usable cipher"));
     return false;
   }
   return true;
 }
 
-static bool load_identity(SSL_CTX *ssl, const struct tls_settings *s, bool server, char *err)
+static bool load_identity(SSL_CTX *ssl, const struct tls_settings *s, bool server, char *err, size_t err_len)
 {
   char why[128];
   bool has_cert = s->cert && *s->cert;
   if (!has_cert) {
     if (server) {
-      snprintf(err, TLS_ERR_LEN, "cert: a TLS server needs a certificate and its key");
+      snprintf(err, err_len, "cert: a TLS server needs a certificate and its key");
       return false;
     }
     return true;   /* a client without a certificate of its own */
   }
   const char *key = s->key && *s->key ? s->key : s->cert;
-  if (!readable("cert", s->cert, err) || !readable("key", key, err))
+  if (!readable("cert", s->cert, err, err_len) || !readable("key", key, err, err_len))
     return false;
   if (SSL_CTX_use_certificate_chain_file(ssl, s->cert) != 1) {
-    snprintf(err, TLS_ERR_LEN, "cert %s: %s", s->cert, openssl_reason(why, sizeof why, "not a PEM certificate"));
+    snprintf(err, err_len, "cert %s: %s", s->cert, openssl_reason(why, sizeof why, "not a PEM certificate"));
     return false;
   }
-  if (!in_date(ssl, s->cert, err))
+  if (!in_date(ssl, s->cert, err, err_len))
     return false;
   if (SSL_CTX_use_PrivateKey_file(ssl, key, SSL_FILETYPE_PEM) != 1) {
     openssl_reason(why, sizeof why, "not a PEM private key");
     if (strcmp(why, "key values mismatch") == 0)
-      snprintf(err, TLS_ERR_LEN, "key %s: does not match the certificate %s", key, s->cert);
+      snprintf(err, err_len, "key %s: does not match the certificate %s", key, s->cert);
     else
-      snprintf(err, TLS_ERR_LEN, "key %s: %s", key, why);
+      snprintf(err, err_len, "key %s: %s", key, why);
     return false;
   }
   if (SSL_CTX_check_private_key(ssl) != 1) {
     ERR_clear_error();
-    snprintf(err, TLS_ERR_LEN, "key %s: does not match the certificate %s", key, s->cert);
+    snprintf(err, err_len, "key %s: does not match the certificate %s", key, s->cert);
     return false;
   }
   return true;
 }
 
-static bool load_trust(SSL_CTX *ssl, const struct tls_settings *s, bool server, char *err)
+static bool load_trust(SSL_CTX *ssl, const struct tls_settings *s, bool server, char *err, size_t err_len)
 {
   char why[128];
   bool has_ca = s->ca && *s->ca;
   if (has_ca) {
-    if (!readable("ca", s->ca, err))
+    if (!readable("ca", s->ca, err, err_len))
       return false;
     if (SSL_CTX_load_verify_locations(ssl, s->ca, NULL) != 1) {
-      snprintf(err, TLS_ERR_LEN, "ca %s: %s", s->ca, openssl_reason(why, sizeof why, "no PEM certificate in it"));
+      snprintf(err, err_len, "ca %s: %s", s->ca, openssl_reason(why, sizeof why, "no PEM certificate in it"));
       return false;
     }
   } else if (!server && SSL_CTX_set_default_verify_paths(ssl) != 1) {
@@ -161,7 +161,7 @@ static bool load_trust(SSL_CTX *ssl, const struct tls_settings *s, bool server, 
     ERR_clear_error();
     SSL_CTX_set_verify(ssl, SSL_VERIFY_PEER | (s->verify_peer ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
   } else if (server && s->verify_peer) {
-    snprintf(err, TLS_ERR_LEN, "verify_peer: a server that requires client certificates needs ca");
+    snprintf(err, err_len, "verify_peer: a server that requires client certificates needs ca");
     return false;
   } else {
     SSL_CTX_set_verify(ssl, s->verify_peer ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
@@ -169,13 +169,13 @@ static bool load_trust(SSL_CTX *ssl, const struct tls_settings *s, bool server, 
   return true;
 }
 
-struct tls_ctx *tls_ctx_create(const struct tls_settings *s, bool server, char *err)
+struct tls_ctx *tls_ctx_create(const struct tls_settings *s, bool server, char *err, size_t err_len)
 {
   ERR_clear_error();
   struct tls_ctx *ctx = calloc(1, sizeof *ctx);
   SSL_CTX *ssl = ctx ? SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) : NULL;
   if (!ssl) {
-    snprintf(err, TLS_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     free(ctx);
     return NULL;
   }
@@ -189,8 +189,8 @@ struct tls_ctx *tls_ctx_create(const struct tls_settings *s, bool server, char *
   SSL_CTX_set_default_read_buffer_len(ssl, TLS_READ_AHEAD);
   if (server)
     SSL_CTX_set_session_id_context(ssl, (const unsigned char *)"emg", 3);
-  if (!set_version_and_ciphers(ssl, s, err) || !load_identity(ssl, s, server, err) ||
-      !load_trust(ssl, s, server, err)) {
+  if (!set_version_and_ciphers(ssl, s, err, err_len) || !load_identity(ssl, s, server, err, err_len) ||
+      !load_trust(ssl, s, server, err, err_len)) {
     ERR_clear_error();
     SSL_CTX_free(ssl);
     free(ctx);

@@ -40,10 +40,10 @@ struct tls_conn;
 struct iobuf;
 
 /* A context for the client or the server side. NULL with the file and the
- * reason in err (TLS_ERR_LEN bytes): unreadable, not PEM, expired or not
- * yet valid, a key that does not match the certificate, a server without
- * a certificate, a bad version or cipher list. */
-struct tls_ctx *tls_ctx_create(const struct tls_settings *s, bool server, char *err);
+ * reason in err: unreadable, not PEM, expired or not yet valid, a key that
+ * does not match the certificate, a server without a certificate, a bad
+ * version or cipher list. */
+struct tls_ctx *tls_ctx_create(const struct tls_settings *s, bool server, char *err, size_t err_len);
 void tls_ctx_ref(struct tls_ctx *ctx);
 void tls_ctx_unref(struct tls_ctx *ctx);   /* NULL is fine */
 

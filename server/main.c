@@ -589,7 +589,7 @@ static int open_journal(struct daemon *d)
                                .segment_size = (size_t)d->cfg->journal_segment_mb << 20,
                                .credit_snapshot = account_admin_snapshot, .credit_ctx = &d->core };
   dlrtab_on_drop(d->core.dlr, replay_dlr_dropped, &r);
-  d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err);
+  d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err, sizeof err);
   dlrtab_on_drop(d->core.dlr, core_dlr_dropped, &d->core);
   unsigned credit_restored = accounts_credit_replay_done(d->core.accounts);
   if (credit_restored)
@@ -731,7 +731,7 @@ static int check_config_only(const char *path)
   /* A note, not an error: checking the running gateway's file before a
    * reload is what --check-config is for. */
   char held[256];
-  if (uses_spool_dir(cfg) && spool_lock_check(cfg->spool_dir, held))
+  if (uses_spool_dir(cfg) && spool_lock_check(cfg->spool_dir, held, sizeof held))
     printf("%s: note: spool_dir %s: an emgd started on this file now would refuse to start\n", path, held);
   plugin_host_destroy(plugins);
   config_free(cfg);
@@ -757,7 +757,7 @@ static int init_database(const char *path)
   }
   char err[DB_ERR_LEN];
   int applied = 0;
-  if (db_init_schema(cfg->db_conninfo, 0, &applied, err) < 0) {
+  if (db_init_schema(cfg->db_conninfo, 0, &applied, err, sizeof err) < 0) {
     fprintf(stderr, "%s: database: %s\n", path, err);
     goto out;
   }
@@ -786,7 +786,7 @@ static int open_database(struct daemon *d)
   char err[DB_ERR_LEN];
   if (d->cfg->db_message_log) {
     struct db_log_limits limits = { .on_change = db_log_changed, .ctx = d };
-    d->core.db_log = db_log_open(d->cfg->db_conninfo, d->cfg->spool_dir, &limits, err);
+    d->core.db_log = db_log_open(d->cfg->db_conninfo, d->cfg->spool_dir, &limits, err, sizeof err);
     if (!d->core.db_log) {
       LOGE(d->log, "message log: %s", err);
       return -1;
@@ -858,7 +858,7 @@ int main(int argc, char **argv)
   d.spool_lock_fd = -1;
   if (uses_spool_dir(d.cfg)) {
     char why[256];
-    d.spool_lock_fd = spool_lock(d.cfg->spool_dir, why);
+    d.spool_lock_fd = spool_lock(d.cfg->spool_dir, why, sizeof why);
     if (d.spool_lock_fd < 0) {
       LOGE(d.log, "spool_dir %s: not starting", why);
       return 1;
@@ -894,7 +894,7 @@ int main(int argc, char **argv)
   core_swap_plugins(&d.core, plugins);
   char err[NETUTIL_ERR_LEN];
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
-    if (!connector_create(&d.core, i, err)) {
+    if (!connector_create(&d.core, i, err, sizeof err)) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
       return 1;
     }
@@ -923,13 +923,13 @@ int main(int argc, char **argv)
     return 1;
   hand_unresolved(&d);
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
-    if (connector_start(d.core.connectors[i], err) == -1) {
+    if (connector_start(d.core.connectors[i], err, sizeof err) == -1) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);
       stop_all(&d);
       return 1;
     }
   if (d.cfg->has_admin && !(d.admin = admin_start(&d.core, d.cfg->admin_listen, d.cfg->admin_token,
-                                                   &d.cfg->admin_tls, reload_from_admin, &d, err))) {
+                                                   &d.cfg->admin_tls, reload_from_admin, &d, err, sizeof err))) {
     LOGE(d.log, "admin: %s", err);
     stop_all(&d);
     return 1;

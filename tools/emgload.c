@@ -889,7 +889,7 @@ static int dlr_listen(struct loader *ld, char *base, size_t cap)
   struct http_listen_config lc = { .listen = ld->opt.dlr_listen, .connection_limit = 10000,
                                    .connections_per_ip = 10000, .idle_timeout_s = 120 };
   struct http_listen_handler h = { .on_request = on_dlr_request };
-  if (!colon || !(ld->dlr_server = http_listen_create(&lc, &h, NULL, err)) ||
+  if (!colon || !(ld->dlr_server = http_listen_create(&lc, &h, NULL, err, sizeof err)) ||
       !(ld->dlr_loop = http_listen_attach(ld->dlr_server, ld->loop, ld))) {
     fprintf(stderr, "emgload: cannot listen for receipts on %s: %s\n", ld->opt.dlr_listen,
             colon ? err : "HOST:PORT expected");
@@ -1001,7 +1001,7 @@ static int http_setup(struct loader *ld)
     }
   }
   char why[TLS_ERR_LEN];
-  if (!(ld->http = http_client_create(ld->loop, &cfg, on_http_done, ld, why))) {
+  if (!(ld->http = http_client_create(ld->loop, &cfg, on_http_done, ld, why, sizeof why))) {
     fprintf(stderr, "emgload: cannot set up the HTTP client: %s\n", why);
     return -1;
   }

@@ -782,7 +782,7 @@ int main(int argc, char **argv)
   }
 
   char err[NETUTIL_ERR_LEN];
-  sk.listen_fd = net_listen(o->listen, err);
+  sk.listen_fd = net_listen(o->listen, err, sizeof err);
   if (sk.listen_fd == -1) {
     fprintf(stderr, "emgsink: %s\n", err);
     return TOOL_EXIT_SETUP;

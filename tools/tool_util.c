@@ -203,7 +203,7 @@ struct tls_ctx *tool_tls_ctx(const struct tool_tls *t, bool server, const char *
   struct tls_settings s = { .cert = t->cert, .key = t->key, .ca = t->ca,
                             .verify_peer = !server || (t->ca && *t->ca), .min_version = "1.2" };
   char err[TLS_ERR_LEN];
-  struct tls_ctx *ctx = tls_ctx_create(&s, server, err);
+  struct tls_ctx *ctx = tls_ctx_create(&s, server, err, sizeof err);
   if (!ctx) {
     fprintf(stderr, "%s: --tls: %s\n", tool, err);
     *failed = true;

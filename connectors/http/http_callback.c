@@ -166,10 +166,10 @@ static void on_tick(struct evloop *loop, void *arg)
 }
 
 struct http_callback *http_callback_create(struct evloop *loop, const struct http_callback_limits *lim,
-                                           http_callback_done_fn done, void *arg, char *err)
+                                           http_callback_done_fn done, void *arg, char *err, size_t err_len)
 {
   struct http_callback *cb = calloc(1, sizeof *cb);
-  snprintf(err, TLS_ERR_LEN, "out of memory");
+  snprintf(err, err_len, "out of memory");
   if (!cb)
     return NULL;
   if (lim)
@@ -195,7 +195,7 @@ struct http_callback *http_callback_create(struct evloop *loop, const struct htt
                                  .connect_timeout_ms = cb->lim.connect_timeout_ms, .max_answer = 1024 };
   /* https:// callbacks verify the client's server: the system's CAs, or the
    * connector's callback_ca. */
-  if (!(pc.tls = http_pool_tls_ctx(&cb->lim.tls, err)))
+  if (!(pc.tls = http_pool_tls_ctx(&cb->lim.tls, err, err_len)))
     goto fail;
   cb->pool = http_pool_create(loop, &pc, on_done, cb);
   tls_ctx_unref(pc.tls);

@@ -66,9 +66,9 @@ struct http_callback_stats {
 struct http_callback;
 
 /* A sender on loop. NULL when it cannot (memory, TLS files: err says
- * why, in TLS_ERR_LEN bytes). */
+ * why). */
 struct http_callback *http_callback_create(struct evloop *loop, const struct http_callback_limits *lim,
-                                           http_callback_done_fn done, void *arg, char *err);
+                                           http_callback_done_fn done, void *arg, char *err, size_t err_len);
 
 /* Enqueues a callback (url and body are copied; body NULL for GET).
  * Never blocks on the network. Returns 0 or an HTTP_CALLBACK_E_* code;

@@ -66,12 +66,12 @@ static bool copies_ok(const char *from, const char *to)
 }
 
 struct http_client *http_client_create(struct evloop *loop, const struct http_client_config *cfg,
-                                       http_client_done_fn done, void *arg, char *err)
+                                       http_client_done_fn done, void *arg, char *err, size_t err_len)
 {
   struct http_client *c;
-  snprintf(err, TLS_ERR_LEN, "out of memory");
+  snprintf(err, err_len, "out of memory");
   if (!cfg || !cfg->url || !*cfg->url || !done) {
-    snprintf(err, TLS_ERR_LEN, "no URL");
+    snprintf(err, err_len, "no URL");
     return NULL;
   }
   if (!(c = calloc(1, sizeof *c)))
@@ -99,7 +99,7 @@ struct http_client *http_client_create(struct evloop *loop, const struct http_cl
     char plain[300], b64[404];
     int n = snprintf(plain, sizeof plain, "%s:%s", cfg->user, cfg->password ? cfg->password : "");
     if (n < 0 || (size_t)n >= sizeof plain) {
-      snprintf(err, TLS_ERR_LEN, "user and password too long");
+      snprintf(err, err_len, "user and password too long");
       goto fail;
     }
     EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, n);
@@ -110,7 +110,7 @@ struct http_client *http_client_create(struct evloop *loop, const struct http_cl
     goto fail;
   struct http_pool_config pc = { .connections = c->cfg.connections, .pipeline = c->cfg.pipeline,
                                  .timeout_ms = c->cfg.timeout_ms, .connect_timeout_ms = c->cfg.connect_timeout_ms };
-  if (strncmp(c->url, "https:", 6) == 0 && !(pc.tls = http_pool_tls_ctx(&cfg->tls, err)))
+  if (strncmp(c->url, "https:", 6) == 0 && !(pc.tls = http_pool_tls_ctx(&cfg->tls, err, err_len)))
     goto fail;
   c->pool = http_pool_create(loop, &pc, on_done, c);
   tls_ctx_unref(pc.tls);   /* the pool keeps its own reference */

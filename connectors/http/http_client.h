@@ -68,10 +68,10 @@ enum http_client_error {
 struct http_client;
 
 /* A client on loop. cfg's strings are copied. NULL when the configuration
- * is unusable (no URL, TLS files that do not load: err says why, in
- * TLS_ERR_LEN bytes) or out of memory. */
+ * is unusable (no URL, TLS files that do not load: err says why) or out of
+ * memory. */
 struct http_client *http_client_create(struct evloop *loop, const struct http_client_config *cfg,
-                                       http_client_done_fn done, void *arg, char *err);
+                                       http_client_done_fn done, void *arg, char *err, size_t err_len);
 
 /* Sends m (the template's %n is m->origin.user); mo_smsc: for an MO, the
  * connector it came in on (its %i; the handset is %p, see struct

@@ -969,12 +969,12 @@ static void on_tick(struct evloop *loop, void *arg)
 /* ---- the server ---- */
 
 struct http_listen *http_listen_create(const struct http_listen_config *cfg, const struct http_listen_handler *h,
-                                       struct tls_ctx *tls, char *err)
+                                       struct tls_ctx *tls, char *err, size_t err_len)
 {
   struct http_listen *l = calloc(1, sizeof *l);
   if (!l || !h || !h->on_request) {
     free(l);
-    snprintf(err, NETUTIL_ERR_LEN, l ? "the HTTP server needs a request handler" : "out of memory");
+    snprintf(err, err_len, l ? "the HTTP server needs a request handler" : "out of memory");
     return NULL;
   }
   l->cfg = *cfg;
@@ -995,10 +995,10 @@ struct http_listen *http_listen_create(const struct http_listen_config *cfg, con
     l->cfg.pipeline = 16;
   if (!(l->ips = calloc(IP_BUCKETS, sizeof *l->ips))) {
     free(l);
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
-  if ((l->fd = net_listen(cfg->listen, err)) == -1) {
+  if ((l->fd = net_listen(cfg->listen, err, err_len)) == -1) {
     free(l->ips);
     free(l);
     return NULL;

@@ -102,9 +102,9 @@ struct http_listen_loop;
 
 /* Binds the socket. tls: HTTPS on every connection (a reference is kept;
  * http_listen_set_tls swaps it); NULL = plain HTTP. NULL with err
- * (NETUTIL_ERR_LEN bytes) on failure. */
+ * on failure. */
 struct http_listen *http_listen_create(const struct http_listen_config *cfg, const struct http_listen_handler *h,
-                                       struct tls_ctx *tls, char *err);
+                                       struct tls_ctx *tls, char *err, size_t err_len);
 int http_listen_port(const struct http_listen *l);
 
 /* The TLS of the connections to come (a reload); the open ones keep theirs. */

@@ -486,7 +486,7 @@ static void conn_open(struct http_pool *p, struct origin *o, struct preq *r)
   if (!o->addr_len || (o->resolved_ms + RESOLVE_EVERY_MS <= now && !o->n_conns)) {
     socklen_t len;
     o->resolved_ms = now;
-    if (net_parse_addr(o->hostport, &o->addr, &len, err) == -1) {
+    if (net_parse_addr(o->hostport, &o->addr, &len, err, sizeof err) == -1) {
       if (!o->addr_len) {
         snprintf(o->resolve_error, sizeof o->resolve_error, "%s", err);
         finish(p, r, 0, NULL, 0, err);
@@ -790,13 +790,13 @@ static void on_tick(struct evloop *loop, void *arg)
 
 /* ---- the pool ---- */
 
-struct tls_ctx *http_pool_tls_ctx(const struct http_pool_tls *t, char *err)
+struct tls_ctx *http_pool_tls_ctx(const struct http_pool_tls *t, char *err, size_t err_len)
 {
   struct tls_settings s = {
     .cert = t && t->cert ? t->cert : "", .key = t && t->key ? t->key : "", .ca = t && t->ca ? t->ca : "",
     .verify_peer = !(t && t->insecure), .min_version = "1.2", .ciphers = "",
   };
-  return tls_ctx_create(&s, false, err);
+  return tls_ctx_create(&s, false, err, err_len);
 }
 
 struct http_pool *http_pool_create(struct evloop *loop, const struct http_pool_config *cfg, http_pool_done_fn done,

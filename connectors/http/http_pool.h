@@ -96,9 +96,8 @@ struct http_pool_tls {
 };
 
 /* A client context for t (NULL: the defaults, the server verified against
- * the system's CAs). NULL with the file and the reason in err
- * (TLS_ERR_LEN bytes). */
-struct tls_ctx *http_pool_tls_ctx(const struct http_pool_tls *t, char *err);
+ * the system's CAs). NULL with the file and the reason in err. */
+struct tls_ctx *http_pool_tls_ctx(const struct http_pool_tls *t, char *err, size_t err_len);
 
 /* Counters. */
 struct http_pool_stats {

@@ -437,15 +437,15 @@ static void on_refuse(void *ctx, struct http_refusal *rf)
 /* ---- the server ---- */
 
 struct http_server *http_server_start(const struct http_server_config *cfg,
-                                      const struct http_server_handler *h, char *err)
+                                      const struct http_server_handler *h, char *err, size_t err_len)
 {
   if (!h || !h->check_user || !h->submit) {
-    snprintf(err, NETUTIL_ERR_LEN, "the HTTP server needs check_user and submit");
+    snprintf(err, err_len, "the HTTP server needs check_user and submit");
     return NULL;
   }
   struct http_server *s = calloc(1, sizeof *s);
   if (!s) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   s->h = *h;
@@ -456,7 +456,7 @@ struct http_server *http_server_start(const struct http_server_config *cfg,
     .max_body = cfg->limits.max_body ? cfg->limits.max_body : DEFAULT_MAX_BODY,
   };
   struct http_listen_handler lh = { on_request, on_refuse };
-  if (!(s->listen = http_listen_create(&lc, &lh, cfg->tls, err))) {
+  if (!(s->listen = http_listen_create(&lc, &lh, cfg->tls, err, err_len))) {
     free(s);
     return NULL;
   }

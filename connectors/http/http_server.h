@@ -97,9 +97,9 @@ struct http_server_stats {
 struct http_server;
 struct http_server_loop;
 
-/* Binds the socket. err (NETUTIL_ERR_LEN bytes) says why on NULL. */
+/* Binds the socket. err says why on NULL. */
 struct http_server *http_server_start(const struct http_server_config *cfg,
-                                      const struct http_server_handler *h, char *err);
+                                      const struct http_server_handler *h, char *err, size_t err_len);
 
 /* The port it listens on. */
 int http_server_port(const struct http_server *s);

@@ -50,13 +50,13 @@ static void identity_free(struct identity *id)
   free(id);
 }
 
-static struct identity *identity_load(const char *cert, const char *key, char *err)
+static struct identity *identity_load(const char *cert, const char *key, char *err, size_t err_len)
 {
   gnutls_datum_t data = { 0 };
   struct identity *id = calloc(1, sizeof *id);
   int rc;
   if (!id) {
-    snprintf(err, HTTP_TLS_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   if ((rc = gnutls_load_file(cert, &data)) < 0)
@@ -78,11 +78,11 @@ static struct identity *identity_load(const char *cert, const char *key, char *e
     goto key_failed;
   return id;
 cert_failed:
-  snprintf(err, HTTP_TLS_ERR_LEN, "cert %s: %s", cert, gnutls_strerror(rc));
+  snprintf(err, err_len, "cert %s: %s", cert, gnutls_strerror(rc));
   identity_free(id);
   return NULL;
 key_failed:
-  snprintf(err, HTTP_TLS_ERR_LEN, "key %s: %s", key_file, gnutls_strerror(rc));
+  snprintf(err, err_len, "key %s: %s", key_file, gnutls_strerror(rc));
   identity_free(id);
   return NULL;
 }
@@ -114,14 +114,14 @@ static int retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, 
   return rc;
 }
 
-struct http_tls *http_tls_create(const char *cert, const char *key, const char *min_version, char *err)
+struct http_tls *http_tls_create(const char *cert, const char *key, const char *min_version, char *err, size_t err_len)
 {
   struct http_tls *t = calloc(1, sizeof *t);
   if (!t) {
-    snprintf(err, HTTP_TLS_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
-  if (!(t->current = identity_load(cert, key, err))) {
+  if (!(t->current = identity_load(cert, key, err, err_len))) {
     free(t);
     return NULL;
   }
@@ -135,9 +135,9 @@ struct http_tls *http_tls_create(const char *cert, const char *key, const char *
   return t;
 }
 
-int http_tls_reload(struct http_tls *t, const char *cert, const char *key, char *err)
+int http_tls_reload(struct http_tls *t, const char *cert, const char *key, char *err, size_t err_len)
 {
-  struct identity *id = identity_load(cert, key, err);
+  struct identity *id = identity_load(cert, key, err, err_len);
   if (!id)
     return -1;
   time_t now = time(NULL);

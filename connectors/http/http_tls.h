@@ -21,11 +21,12 @@ struct http_tls;
 
 /* cert: PEM certificate chain; key: its key ("" = in cert's file);
  * min_version "1.2" or "1.3". NULL with the file and the reason in err. */
-struct http_tls *http_tls_create(const char *cert, const char *key, const char *min_version, char *err);
+struct http_tls *http_tls_create(const char *cert, const char *key, const char *min_version, char *err,
+                                 size_t err_len);
 
 /* New certificate and key for the handshakes to come; on failure (-1,
  * err says why) the running ones stay. */
-int http_tls_reload(struct http_tls *t, const char *cert, const char *key, char *err);
+int http_tls_reload(struct http_tls *t, const char *cert, const char *key, char *err, size_t err_len);
 
 /* The options a daemon serving HTTPS with t starts with (MHD_OPTION_ARRAY;
  * with t NULL, none), and its flags (MHD_USE_TLS, or 0). */

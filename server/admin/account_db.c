@@ -71,7 +71,7 @@ static bool take_row(struct core *c, struct db *db, const struct db_account_row 
 {
   char *settings = NULL, err[DB_ERR_LEN];
   int64_t version;
-  int rc = db_account_settings(db, row->name, &settings, &version, err);
+  int rc = db_account_settings(db, row->name, &settings, &version, err, sizeof err);
   if (rc != 1) {   /* gone meanwhile, or the database away: the next listing tells */
     free(settings);
     return false;
@@ -175,7 +175,7 @@ int account_db_sync(struct core *c, struct db *db, bool list, char *err, size_t 
     account_admin_lock();
   struct db_account_row *rows = NULL;
   char dberr[DB_ERR_LEN];
-  int n = db_accounts_sync(db, c->cfg->node_id, push, n_push, list, &rows, dberr);
+  int n = db_accounts_sync(db, c->cfg->node_id, push, n_push, list, &rows, dberr, sizeof dberr);
   if (n < 0) {
     for (size_t i = 0; i < n_push; i++) {   /* pushed with the next one */
       int slot = accounts_find(c->accounts, push[i].name);
@@ -204,9 +204,9 @@ int account_db_sync(struct core *c, struct db *db, bool list, char *err, size_t 
 int account_db_load(struct core *c)
 {
   char err[DB_ERR_LEN];
-  struct db *db = db_open(c->cfg->db_conninfo, 5000, err);
+  struct db *db = db_open(c->cfg->db_conninfo, 5000, err, sizeof err);
   struct db_account_row *rows = NULL;
-  int n = db ? db_accounts_sync(db, c->cfg->node_id, NULL, 0, true, &rows, err) : -1;
+  int n = db ? db_accounts_sync(db, c->cfg->node_id, NULL, 0, true, &rows, err, sizeof err) : -1;
   if (n >= 0) {
     account_admin_lock();
     apply_rows(c, db, rows, (size_t)n, true);
@@ -243,7 +243,7 @@ int account_db_put(struct core *c, const struct config_account *a, bool create, 
     return -1;
   }
   char dberr[DB_ERR_LEN];
-  int rc = db_account_put(cluster_admin_db(c->cluster), a->name, text, create, credit, version, dberr);
+  int rc = db_account_put(cluster_admin_db(c->cluster), a->name, text, create, credit, version, dberr, sizeof dberr);
   free(text);
   return answer(rc, create ? "exists already" : "is not", a->name, dberr, err, err_len);
 }
@@ -251,7 +251,7 @@ int account_db_put(struct core *c, const struct config_account *a, bool create, 
 int account_db_delete(struct core *c, const char *name, char *err, size_t err_len)
 {
   char dberr[DB_ERR_LEN];
-  int rc = db_account_delete(cluster_admin_db(c->cluster), name, dberr);
+  int rc = db_account_delete(cluster_admin_db(c->cluster), name, dberr, sizeof dberr);
   return answer(rc, "is not", name, dberr, err, err_len);
 }
 
@@ -259,7 +259,7 @@ int account_db_credit(struct core *c, int slot, const char *name, bool add, int6
                       size_t err_len)
 {
   char dberr[DB_ERR_LEN];
-  int rc = db_account_credit(cluster_admin_db(c->cluster), name, add, value, left, dberr);
+  int rc = db_account_credit(cluster_admin_db(c->cluster), name, add, value, left, dberr, sizeof dberr);
   if (rc == 1)
     accounts_credit_shared(c->accounts, (unsigned)slot, true, *left, 0);
   return answer(rc, "is not", name, dberr, err, err_len);

@@ -1179,15 +1179,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 }
 
 struct admin *admin_start(struct core *core, const char *listen, const char *token, const struct config_tls *tls,
-                          admin_reload_fn reload, void *reload_ctx, char *err)
+                          admin_reload_fn reload, void *reload_ctx, char *err, size_t err_len)
 {
   struct sockaddr_storage addr;
   socklen_t addr_len;
-  if (net_parse_addr(listen, &addr, &addr_len, err) == -1)
+  if (net_parse_addr(listen, &addr, &addr_len, err, err_len) == -1)
     return NULL;
   struct admin *a = calloc(1, sizeof *a);
   if (!a) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   a->core = core;
@@ -1196,8 +1196,8 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
   snprintf(a->token, sizeof a->token, "%s", token);
   a->token_len = strlen(a->token);
   char why[HTTP_TLS_ERR_LEN];
-  if (tls->enabled && !(a->tls = http_tls_create(tls->cert, tls->key, tls->min_version, why))) {
-    snprintf(err, NETUTIL_ERR_LEN, "tls: %.240s", why);
+  if (tls->enabled && !(a->tls = http_tls_create(tls->cert, tls->key, tls->min_version, why, sizeof why))) {
+    snprintf(err, err_len, "tls: %.240s", why);
     free(a);
     return NULL;
   }
@@ -1206,7 +1206,7 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
       !(a->sessions = admin_sessions_create(ADMIN_SESSIONS_MAX, ADMIN_SESSION_TTL_S)) ||
       !(a->auth = auth_guard_create(cfg->auth_max_failures, cfg->auth_failure_window_s, cfg->auth_block_s,
                                     log_category("emg.auth")))) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     admin_sessions_destroy(a->sessions);
     http_edge_guard_destroy(a->guard);
     http_tls_destroy(a->tls);
@@ -1227,7 +1227,7 @@ struct admin *admin_start(struct core *core, const char *listen, const char *tok
                                on_completed, NULL, MHD_OPTION_ARRAY, http_tls_options(a->tls), MHD_OPTION_END);
   http_tls_attach(a->tls, a->daemon);
   if (!a->daemon) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot listen on %s for the admin API", listen);
+    snprintf(err, err_len, "cannot listen on %s for the admin API", listen);
     admin_sessions_destroy(a->sessions);
     auth_guard_destroy(a->auth);
     http_edge_guard_destroy(a->guard);
@@ -1243,7 +1243,7 @@ int admin_tls_reload(struct admin *a, const struct config_tls *next, char *err, 
   char why[HTTP_TLS_ERR_LEN];
   if (!a || !a->tls || !next->enabled)
     return 0;
-  if (http_tls_reload(a->tls, next->cert, next->key, why) < 0) {
+  if (http_tls_reload(a->tls, next->cert, next->key, why, sizeof why) < 0) {
     snprintf(err, err_len, "admin: tls: %s", why);
     return -1;
   }

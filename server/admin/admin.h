@@ -31,10 +31,10 @@ typedef void (*admin_reload_fn)(void *ctx, struct reload_report *report);
 
 /* Listens on listen ("HOST:PORT"), over HTTPS when tls is enabled, and
  * answers requests carrying "Authorization: Bearer <token>" (401
- * otherwise). NULL with a reason in err (NETUTIL_ERR_LEN bytes) when it
- * cannot listen. */
+ * otherwise). NULL with a reason in err when it cannot
+ * listen. */
 struct admin *admin_start(struct core *core, const char *listen, const char *token, const struct config_tls *tls,
-                          admin_reload_fn reload, void *reload_ctx, char *err);
+                          admin_reload_fn reload, void *reload_ctx, char *err, size_t err_len);
 /* A reload's certificate and key for the handshakes to come; -1 with err
  * when they cannot be read (the running ones stay). */
 int admin_tls_reload(struct admin *a, const struct config_tls *next, char *err, size_t err_len);

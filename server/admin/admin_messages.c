@@ -190,7 +190,7 @@ unsigned admin_message_get(struct core *c, uint64_t id, json_t **answer)
     free(events);
     struct db_message row;
     char err[256];
-    int found = cluster_message(c->cluster, id, &row, err);
+    int found = cluster_message(c->cluster, id, &row, err, sizeof err);
     if (found < 0)
       return answer_json(answer, MHD_HTTP_SERVICE_UNAVAILABLE, json_pack("{s:s, s:s, s:o}", "error", "the message log cannot answer now", "reason",
                                   err, "id", json_id(id)));
@@ -281,13 +281,13 @@ static void search_add_logged(struct search *s, const struct db_message *row, co
 
 /* The message log's messages an SMSC knows by smsc_id (normalised for each
  * client connector as its DLR table keys it), or sent to a recipient. */
-static int search_logged(struct search *s, enum db_message_key key, const char *value, char *err)
+static int search_logged(struct search *s, enum db_message_key key, const char *value, char *err, size_t err_len)
 {
   struct db *db = cluster_admin_db(s->c->cluster);
   struct db_message rows[SEARCH_MAX];
   const char *matched = key == DB_MESSAGE_BY_RECIPIENT ? "to" : "smsc_id";
   if (key == DB_MESSAGE_BY_RECIPIENT) {
-    int n = db_message_search(db, key, value, NULL, rows, SEARCH_MAX, err);
+    int n = db_message_search(db, key, value, NULL, rows, SEARCH_MAX, err, err_len);
     for (int i = 0; i < n; i++)
       search_add_logged(s, &rows[i], matched);
     return n < 0 ? n : 0;
@@ -298,7 +298,7 @@ static int search_logged(struct search *s, enum db_message_key key, const char *
     if (cfg->mode != CONFIG_CONN_CLIENT ||
         dlr_id_normalize(normal, sizeof normal, value, (enum dlr_id_type)cfg->msgid_submit) < 0)
       continue;
-    int n = db_message_search(db, key, normal, cfg->name, rows, SEARCH_MAX, err);
+    int n = db_message_search(db, key, normal, cfg->name, rows, SEARCH_MAX, err, err_len);
     if (n < 0)
       return n;
     for (int k = 0; k < n; k++)
@@ -339,7 +339,7 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
       search_add_recent(s, id, "id");
     else if (c->cluster) {
       struct db_message row;
-      db_rc = cluster_message(c->cluster, id, &row, err);
+      db_rc = cluster_message(c->cluster, id, &row, err, sizeof err);
       if (db_rc > 0)
         search_add_logged(s, &row, "id");
     }
@@ -353,9 +353,9 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
   /* Older messages from the message log, when there is one: on this
    * thread, as for one message (it may wait up to the database's time-out). */
   if (c->cluster && db_rc >= 0 && by_smsc)
-    db_rc = search_logged(s, DB_MESSAGE_BY_SMSC_ID, value, err);
+    db_rc = search_logged(s, DB_MESSAGE_BY_SMSC_ID, value, err, sizeof err);
   if (c->cluster && db_rc >= 0 && by_recipient)
-    db_rc = search_logged(s, DB_MESSAGE_BY_RECIPIENT, recipient.addr, err);
+    db_rc = search_logged(s, DB_MESSAGE_BY_RECIPIENT, recipient.addr, err, sizeof err);
   qsort(s->found, s->n, sizeof s->found[0], newest_first);
   json_t *list = json_array();
   for (size_t i = 0; i < s->n; i++)

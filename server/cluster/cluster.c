@@ -156,7 +156,7 @@ static bool resolved(struct cluster *c, struct pending *p, const struct db_messa
   if (!h.receipt.submit_time)
     h.receipt.submit_time = row->received_ms / 1000;
   char err[DB_ERR_LEN];
-  if (db_receipt_handoff(c->db, core->cfg->node_id, row->node_id, &h, err) < 0) {
+  if (db_receipt_handoff(c->db, core->cfg->node_id, row->node_id, &h, err, sizeof err) < 0) {
     note_error(c, "handing a receipt over", err);
     return false;
   }
@@ -185,7 +185,7 @@ static void lookup_due(struct cluster *c, uint64_t now)
     }
     struct db_message row;
     char err[DB_ERR_LEN];
-    int rc = db_receipt_lookup(c->db, c->core->cfg->connectors[p->connector].name, p->key, &row, err);
+    int rc = db_receipt_lookup(c->db, c->core->cfg->connectors[p->connector].name, p->key, &row, err, sizeof err);
     bool done;
     if (rc == 1) {
       note_ok(c);
@@ -267,7 +267,7 @@ static int claim_settle(void *arg)
 static void claim(struct cluster *c)
 {
   char err[DB_ERR_LEN];
-  int n = db_receipt_claim(c->db, c->core->cfg->node_id, CLAIM_MAX, take_handed, claim_settle, c, err);
+  int n = db_receipt_claim(c->db, c->core->cfg->node_id, CLAIM_MAX, take_handed, claim_settle, c, err, sizeof err);
   if (n < 0)
     note_error(c, "claiming receipts", err);
   else
@@ -281,7 +281,7 @@ static void top_up_ids(struct cluster *c)
     return;
   uint64_t first;
   char err[DB_ERR_LEN];
-  if (db_id_block(c->db, ID_RANGE, ids_high_water(ids), &first, err) < 0) {
+  if (db_id_block(c->db, ID_RANGE, ids_high_water(ids), &first, err, sizeof err) < 0) {
     note_error(c, "taking an id range", err);
     return;
   }
@@ -358,7 +358,7 @@ static void *cluster_main(void *arg)
       last_list = now;
     if (now - last_beat >= HEARTBEAT_MS) {
       char err[DB_ERR_LEN];
-      if (db_node_heartbeat(c->db, c->core->cfg->node_id, c->name, err) < 0)
+      if (db_node_heartbeat(c->db, c->core->cfg->node_id, c->name, err, sizeof err) < 0)
         note_error(c, "heartbeat", err);
       last_beat = now;
     }
@@ -382,8 +382,8 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->wake, NULL);
   char dberr[DB_ERR_LEN];
-  c->db = db_open(core->cfg->db_conninfo, timeout_ms, dberr);
-  c->lookups = c->db ? db_open(core->cfg->db_conninfo, timeout_ms, dberr) : NULL;
+  c->db = db_open(core->cfg->db_conninfo, timeout_ms, dberr, sizeof dberr);
+  c->lookups = c->db ? db_open(core->cfg->db_conninfo, timeout_ms, dberr, sizeof dberr) : NULL;
   if (!c->db || !c->lookups) {
     snprintf(err, err_len, "database.conninfo: %.200s", dberr);
     cluster_stop(c);
@@ -393,12 +393,12 @@ struct cluster *cluster_start(struct core *core, uint64_t first_seq, unsigned ti
   gethostname(host, sizeof host - 1);
   snprintf(c->name, sizeof c->name, "%s:%ld", host, (long)getpid());
   atomic_store(&c->connected, true);
-  if (db_node_register(c->db, core->cfg->node_id, c->name, dberr) < 0)
+  if (db_node_register(c->db, core->cfg->node_id, c->name, dberr, sizeof dberr) < 0)
     note_error(c, "registering the node", dberr);
   /* The first range; without the database, an empty one: ids go on alone
    * until the thread gets a range. */
   uint64_t first = first_seq, count = 0;
-  if (db_id_block(c->db, ID_RANGE, first_seq, &first, dberr) == 0) {
+  if (db_id_block(c->db, ID_RANGE, first_seq, &first, dberr, sizeof dberr) == 0) {
     count = ID_RANGE;
     atomic_fetch_add(&c->id_ranges, 1);
   } else {
@@ -500,12 +500,12 @@ struct db *cluster_admin_db(struct cluster *c)
   return c->lookups;
 }
 
-int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err)
+int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err, size_t err_len)
 {
   char dberr[DB_ERR_LEN];
-  int rc = db_message_get(c->lookups, id, out, dberr);
+  int rc = db_message_get(c->lookups, id, out, dberr, sizeof dberr);
   if (rc < 0) {
-    snprintf(err, 256, "%s", dberr);
+    snprintf(err, err_len, "%s", dberr);
     return -1;
   }
   return rc;

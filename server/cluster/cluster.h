@@ -76,7 +76,7 @@ void cluster_stats(struct cluster *c, struct cluster_stats *out);
  * database cannot answer now (err says why). Blocks up to the time-out;
  * for the admin thread. */
 struct db_message;
-int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err);
+int cluster_message(struct cluster *c, uint64_t id, struct db_message *out, char *err, size_t err_len);
 
 /* The connection the admin API's calls share (cluster_message's, and
  * the accounts' changes): calls on it wait for each other. */

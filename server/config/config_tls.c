@@ -30,7 +30,7 @@ void config_ca_check(struct load *ld, const config_setting_t *where, const char 
 {
   char err[TLS_ERR_LEN];
   struct tls_settings s = { .ca = file, .verify_peer = true, .min_version = "1.2" };
-  struct tls_ctx *ctx = tls_ctx_create(&s, false, err);
+  struct tls_ctx *ctx = tls_ctx_create(&s, false, err, sizeof err);
   if (!ctx)
     report(ld, where, path, "%s", err);
   tls_ctx_unref(ctx);
@@ -90,7 +90,7 @@ void config_tls_check(struct load *ld, const config_setting_t *parent, struct co
                             .min_version = t->min_version, .ciphers = t->ciphers };
   char err[TLS_ERR_LEN];
   bool server = !client;
-  struct tls_ctx *ctx = tls_ctx_create(&s, server, err);
+  struct tls_ctx *ctx = tls_ctx_create(&s, server, err, sizeof err);
   if (!ctx) {
     report(ld, grp, p, "%s", err);
     return;

@@ -294,7 +294,7 @@ int core_scts_note(struct core *c, int64_t upto)
   pthread_mutex_lock(&c->scts_note_lock);
   if (upto > atomic_load(&c->scts_noted)) {
     char why[256];
-    if (spool_note_scts_ceiling(c->spool, upto, why) == 0) {
+    if (spool_note_scts_ceiling(c->spool, upto, why, sizeof why) == 0) {
       atomic_store(&c->scts_noted, upto);
     } else {
       LOGE(c->log, "UCP references: %s", why);

@@ -29,9 +29,10 @@
  * is not valid UTF-8 (an address from the network) is stored with '?' for
  * each bad byte.
  *
- * Errors are negative DB_E_* codes; where a function takes `err`, it is a
- * buffer of DB_ERR_LEN bytes that gets the reason (the server's message,
- * the connection's failure) whenever the result is negative.
+ * Errors are negative DB_E_* codes; where a function takes `err` and
+ * `err_len`, that buffer gets the reason (the server's message, the
+ * connection's failure) whenever the result is negative; DB_ERR_LEN bytes
+ * hold any reason whole.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_DB_H
@@ -79,7 +80,7 @@ const char *db_strerror(int code);
  * large table).
  * Returns 0 and sets *applied (may be NULL) to the number of migrations
  * applied, or a DB_E_* code with the reason in err. */
-int db_init_schema(const char *conninfo, unsigned timeout_ms, int *applied, char *err);
+int db_init_schema(const char *conninfo, unsigned timeout_ms, int *applied, char *err, size_t err_len);
 
 /* ---- the message log (asynchronous) ---- */
 
@@ -171,7 +172,7 @@ struct db_log;
  * with the reason in err when conninfo cannot be parsed, a spill file cannot
  * be opened (or another process has it), or a thread cannot start. */
 struct db_log *db_log_open(const char *conninfo, const char *spill_dir,
-                           const struct db_log_limits *limits, char *err);
+                           const struct db_log_limits *limits, char *err, size_t err_len);
 
 /* Writes what it can within timeout_ms (0 = 5000; a statement under way is
  * cut off then), puts the rest into the spill files (made durable), stops
@@ -201,7 +202,7 @@ struct db;
  * database that is away now is not an error here). timeout_ms bounds each
  * connect and each statement (0 = 5000). NULL with the reason in err when
  * conninfo cannot be parsed or memory is short. */
-struct db *db_open(const char *conninfo, unsigned timeout_ms, char *err);
+struct db *db_open(const char *conninfo, unsigned timeout_ms, char *err, size_t err_len);
 void db_close(struct db *db);
 
 /* Ids. Takes count consecutive sequence numbers (the low 48 bits of ids,
@@ -209,12 +210,12 @@ void db_close(struct db *db);
  * the node's own high-water mark + 1, so that ids it handed out while the
  * database was away are never given again). No two calls, on any node,
  * ever get overlapping blocks. Sets *first; returns 0 or DB_E_*. */
-int db_id_block(struct db *db, uint64_t count, uint64_t at_least, uint64_t *first, char *err);
+int db_id_block(struct db *db, uint64_t count, uint64_t at_least, uint64_t *first, char *err, size_t err_len);
 
 /* Nodes. register: at start (sets started_at); heartbeat: every few
  * seconds (sets last_seen; registers a node it does not know). */
-int db_node_register(struct db *db, unsigned node_id, const char *name, char *err);
-int db_node_heartbeat(struct db *db, unsigned node_id, const char *name, char *err);
+int db_node_register(struct db *db, unsigned node_id, const char *name, char *err, size_t err_len);
+int db_node_heartbeat(struct db *db, unsigned node_id, const char *name, char *err, size_t err_len);
 
 struct db_node {
   unsigned node_id;
@@ -224,7 +225,7 @@ struct db_node {
 };
 
 /* Up to max nodes into out, by node_id; returns how many, or DB_E_*. */
-int db_node_list(struct db *db, struct db_node *out, unsigned max, char *err);
+int db_node_list(struct db *db, struct db_node *out, unsigned max, char *err, size_t err_len);
 
 /* One message log row. Times are Unix ms, 0 when unknown. */
 struct db_message {
@@ -254,7 +255,7 @@ struct db_message {
 
 /* History: the row of message id. Returns 1 (filled *out), 0 when the log
  * has no such message, or DB_E_*. */
-int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err);
+int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err, size_t err_len);
 
 /* Search: the newest messages (up to max into out) sent to a recipient
  * (value, as msg_addr_set keeps addresses: a number without its '+';
@@ -263,7 +264,7 @@ int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err
  * DB_E_*. */
 enum db_message_key { DB_MESSAGE_BY_RECIPIENT, DB_MESSAGE_BY_SMSC_ID };
 int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
-                      struct db_message *out, size_t max, char *err);
+                      struct db_message *out, size_t max, char *err, size_t err_len);
 
 /* Cross-node receipts: the message that connector `target_connector` sent
  * and the SMSC knows as smsc_id (normalised), for a receipt the local DLR
@@ -273,7 +274,7 @@ int db_message_search(struct db *db, enum db_message_key key, const char *value,
  * not be written yet: the log lags by up to a batch; retry for a few
  * seconds, as for a receipt that beats its submit response), or DB_E_*. */
 int db_receipt_lookup(struct db *db, const char *target_connector, const char *smsc_id,
-                      struct db_message *out, char *err);
+                      struct db_message *out, char *err, size_t err_len);
 
 /* A receipt handed from the node that resolved it to the node whose client
  * the message came from. */
@@ -290,7 +291,7 @@ struct db_handoff {
 
 /* Queues h for node to_node. Returns 0 or DB_E_*. */
 int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node,
-                       const struct db_handoff *h, char *err);
+                       const struct db_handoff *h, char *err, size_t err_len);
 
 /* Takes up to max receipts handed to node_id, oldest first: calls take(ctx,
  * h) for each inside one transaction and deletes those it accepted (take
@@ -304,7 +305,7 @@ int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node,
  * they come again (at least once, never lost). */
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
                      int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
-                     void *ctx, char *err);
+                     void *ctx, char *err, size_t err_len);
 
 /* ---- accounts shared by the nodes (db_accounts.c) ---- */
 
@@ -330,12 +331,13 @@ struct db_credit_push {
  * account by name when list, or else the pushed accounts with their credit
  * after the push (version 0). The number of rows, or DB_E_*. */
 int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_push *push, size_t n_push, bool list,
-                     struct db_account_row **rows, char *err);
+                     struct db_account_row **rows, char *err, size_t err_len);
 
 /* The settings of account name (JSON text into *settings, the caller
  * frees it) and their version: 1, 0 when there is no such account, or
  * DB_E_*. */
-int db_account_settings(struct db *db, const char *name, char **settings, int64_t *version, char *err);
+int db_account_settings(struct db *db, const char *name, char **settings, int64_t *version, char *err,
+                        size_t err_len);
 
 #define DB_CREDIT_KEEP INT64_MIN             /* db_account_put: the credit stays as it is */
 #define DB_CREDIT_UNLIMITED (INT64_MIN + 1)  /* no limit */
@@ -345,14 +347,15 @@ int db_account_settings(struct db *db, const char *name, char **settings, int64_
  * *version; credit is set to credit unless DB_CREDIT_KEEP. 1 when done,
  * 0 refused, or DB_E_*. */
 int db_account_put(struct db *db, const char *name, const char *settings, bool create, int64_t credit,
-                   int64_t *version, char *err);
+                   int64_t *version, char *err, size_t err_len);
 
 /* Deletes account name: 1, 0 when there is none, or DB_E_*. */
-int db_account_delete(struct db *db, const char *name, char *err);
+int db_account_delete(struct db *db, const char *name, char *err, size_t err_len);
 
 /* Adds value to account name's credit (a negative value stops at 0, or at
  * what is left when that is below 0 already), or sets it; *left gets the
  * credit after. 1, 0 when there is no such account, or DB_E_*. */
-int db_account_credit(struct db *db, const char *name, bool add, int64_t value, int64_t *left, char *err);
+int db_account_credit(struct db *db, const char *name, bool add, int64_t value, int64_t *left, char *err,
+                      size_t err_len);
 
 #endif

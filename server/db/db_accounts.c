@@ -67,12 +67,12 @@ static int push_arrays(const struct db_credit_push *push, size_t n, struct byteb
   return 0;
 }
 
-static int list_rows(PGresult *r, struct db_account_row **rows, char *err)
+static int list_rows(PGresult *r, struct db_account_row **rows, char *err, size_t err_len)
 {
   int n = PQntuples(r);
   *rows = calloc(n ? (size_t)n : 1, sizeof **rows);
   if (!*rows) {
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     return DB_E_NOMEM;
   }
   for (int i = 0; i < n; i++) {
@@ -87,7 +87,7 @@ static int list_rows(PGresult *r, struct db_account_row **rows, char *err)
 }
 
 int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_push *push, size_t n_push, bool list,
-                     struct db_account_row **rows, char *err)
+                     struct db_account_row **rows, char *err, size_t err_len)
 {
   char node[16];
   snprintf(node, sizeof node, "%u", node_id);
@@ -96,14 +96,14 @@ int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_pus
   if (n_push && push_arrays(push, n_push, arrays) < 0) {
     for (int k = 0; k < 3; k++)
       bytebuf_free(&arrays[k]);
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     return DB_E_NOMEM;
   }
   PGresult *r = NULL;
   int rc = 0;
   pthread_mutex_lock(&db->lock);
   db_conn_rollback(&db->conn);
-  if ((rc = db_query(db, "BEGIN", 0, NULL, NULL, err)) < 0)
+  if ((rc = db_query(db, "BEGIN", 0, NULL, NULL, err, err_len)) < 0)
     goto out;
   if (n_push) {
     /* The pushed accounts' credit after, unless the listing follows. */
@@ -119,7 +119,7 @@ int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_pus
                   "            SET epoch = GREATEST(account_credit_pushed.epoch, EXCLUDED.epoch)"
                   "            RETURNING name, epoch)"
                   " SELECT t.name, 0, t.credit, m.epoch FROM taken t JOIN marked m ON m.name = t.name",
-                  4, params, list ? NULL : &r, err);
+                  4, params, list ? NULL : &r, err, err_len);
     if (rc < 0)
       goto out;
   }
@@ -128,13 +128,13 @@ int db_accounts_sync(struct db *db, unsigned node_id, const struct db_credit_pus
     rc = db_query(db,
                   "SELECT a.name, a.version, a.credit, COALESCE(p.epoch, 0) FROM accounts a"
                   " LEFT JOIN account_credit_pushed p ON p.name = a.name AND p.node_id = $1 ORDER BY a.name",
-                  1, params, &r, err);
+                  1, params, &r, err, err_len);
     if (rc < 0)
       goto out;
   }
-  if ((rc = db_query(db, "COMMIT", 0, NULL, NULL, err)) < 0)
+  if ((rc = db_query(db, "COMMIT", 0, NULL, NULL, err, err_len)) < 0)
     goto out;
-  rc = r ? list_rows(r, rows, err) : 0;
+  rc = r ? list_rows(r, rows, err, err_len) : 0;
 out:
   if (rc < 0 && rc != DB_E_NOMEM)
     db_conn_rollback(&db->conn);
@@ -148,16 +148,17 @@ out:
 /* One statement with params, under the lock; the first row's first value,
  * when there is a row, into value (NULL: not wanted). 1 (a row), 0 (none),
  * or DB_E_*. */
-static int one_row(struct db *db, const char *sql, int n, const char *const *params, char **value, char *err)
+static int one_row(struct db *db, const char *sql, int n, const char *const *params, char **value, char *err,
+                   size_t err_len)
 {
   PGresult *r = NULL;
   pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, sql, n, params, &r, err);
+  int rc = db_query(db, sql, n, params, &r, err, err_len);
   pthread_mutex_unlock(&db->lock);
   if (rc == 0) {
     rc = PQntuples(r) > 0;
     if (rc && value && !(*value = strdup(PQgetisnull(r, 0, 0) ? "" : PQgetvalue(r, 0, 0)))) {
-      db_err_set(err, "out of memory");
+      db_err_set(err, err_len, "out of memory");
       rc = DB_E_NOMEM;
     }
   }
@@ -165,12 +166,12 @@ static int one_row(struct db *db, const char *sql, int n, const char *const *par
   return rc;
 }
 
-int db_account_settings(struct db *db, const char *name, char **settings, int64_t *version, char *err)
+int db_account_settings(struct db *db, const char *name, char **settings, int64_t *version, char *err, size_t err_len)
 {
   const char *const params[] = { name };
   char *row = NULL;
   int rc = one_row(db, "SELECT version || ' ' || settings::text FROM accounts WHERE name = $1", 1, params, &row,
-                   err);
+                   err, err_len);
   if (rc == 1) {
     char *space = strchr(row, ' ');
     *version = strtoll(row, NULL, 10);
@@ -181,7 +182,7 @@ int db_account_settings(struct db *db, const char *name, char **settings, int64_
 }
 
 int db_account_put(struct db *db, const char *name, const char *settings, bool create, int64_t credit,
-                   int64_t *version, char *err)
+                   int64_t *version, char *err, size_t err_len)
 {
   char credit_text[24];
   snprintf(credit_text, sizeof credit_text, "%" PRId64, credit);
@@ -192,25 +193,26 @@ int db_account_put(struct db *db, const char *name, const char *settings, bool c
   int rc = create ? one_row(db,
                             "INSERT INTO accounts (name, settings, credit) VALUES ($1, $2::jsonb, $3::bigint)"
                             " ON CONFLICT (name) DO NOTHING RETURNING version",
-                            3, params, &row, err)
+                            3, params, &row, err, err_len)
                   : one_row(db,
                             "UPDATE accounts SET settings = $2::jsonb, version = nextval('account_version_seq'),"
                             " credit = CASE WHEN $4::boolean THEN $3::bigint ELSE credit END, updated_at = now()"
                             " WHERE name = $1 RETURNING version",
-                            4, params, &row, err);
+                            4, params, &row, err, err_len);
   if (rc == 1)
     *version = strtoll(row, NULL, 10);
   free(row);
   return rc;
 }
 
-int db_account_delete(struct db *db, const char *name, char *err)
+int db_account_delete(struct db *db, const char *name, char *err, size_t err_len)
 {
   const char *const params[] = { name };
-  return one_row(db, "DELETE FROM accounts WHERE name = $1 RETURNING 1", 1, params, NULL, err);
+  return one_row(db, "DELETE FROM accounts WHERE name = $1 RETURNING 1", 1, params, NULL, err, err_len);
 }
 
-int db_account_credit(struct db *db, const char *name, bool add, int64_t value, int64_t *left, char *err)
+int db_account_credit(struct db *db, const char *name, bool add, int64_t value, int64_t *left, char *err,
+                      size_t err_len)
 {
   char value_text[24];
   snprintf(value_text, sizeof value_text, "%" PRId64, value);
@@ -220,7 +222,7 @@ int db_account_credit(struct db *db, const char *name, bool add, int64_t value, 
                    "UPDATE accounts SET credit = CASE WHEN $2::boolean"
                    " THEN GREATEST(COALESCE(credit, 0) + $3::bigint, LEAST(COALESCE(credit, 0), 0))"
                    " ELSE $3::bigint END WHERE name = $1 RETURNING credit",
-                   3, params, &row, err);
+                   3, params, &row, err, err_len);
   if (rc == 1)
     *left = strtoll(row, NULL, 10);
   free(row);

@@ -16,8 +16,8 @@
 #include "bytebuf.h"
 #include "db.h"
 
-/* Formats a message into err (DB_ERR_LEN; NULL: nothing), on one line. */
-void db_err_set(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Formats a message into err (err_len bytes; NULL: nothing), on one line. */
+void db_err_set(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Room for more bytes in one of the message log's buffers (4 KiB at first);
  * bytebuf_reserve's result. */
@@ -44,7 +44,8 @@ struct conn {
 /* Checks conninfo and sets c up, not connected yet. 0, or DB_E_ARG /
  * DB_E_NOMEM with the reason in err. */
 int db_conn_init(struct conn *c, const char *conninfo, unsigned timeout_ms, unsigned statement_ms,
-                 bool check_schema, unsigned backoff_min_ms, unsigned backoff_max_ms, char *err);
+                 bool check_schema, unsigned backoff_min_ms, unsigned backoff_max_ms, char *err,
+                 size_t err_len);
 
 /* Closes the connection, if any; c stays set up. */
 void db_conn_drop(struct conn *c);
@@ -54,10 +55,10 @@ void db_conn_free(struct conn *c);
 
 /* Connects now, whatever the back-off says, sets the session up and checks
  * the schema when c asks for it: 0 or DB_E_*. */
-int db_conn_connect(struct conn *c, char *err);
+int db_conn_connect(struct conn *c, char *err, size_t err_len);
 
 /* A usable connection: 0, or DB_E_* (at once while backing off). */
-int db_conn_ensure(struct conn *c, char *err);
+int db_conn_ensure(struct conn *c, char *err, size_t err_len);
 
 /* After a failed statement: drops the connection and backs off, why being
  * the error to report meanwhile. */
@@ -66,17 +67,17 @@ void db_conn_backoff(struct conn *c, const char *why);
 /* Runs sql with n text parameters: 0 or DB_E_*; *out (may be NULL) gets
  * the result, the caller's to PQclear. */
 int db_conn_exec(struct conn *c, const char *sql, int n, const char *const *values, PGresult **out,
-                 char *err);
+                 char *err, size_t err_len);
 
 /* Runs a script of several statements without parameters: 0 or DB_E_*. */
-int db_conn_script(struct conn *c, const char *sql, char *err);
+int db_conn_script(struct conn *c, const char *sql, char *err, size_t err_len);
 
 /* Ends a transaction left open (a failed one); drops the connection when
  * even that fails. */
 void db_conn_rollback(struct conn *c);
 
 /* COPY sql FROM STDIN with data (text format): 0 or DB_E_*. */
-int db_conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_t len, char *err);
+int db_conn_copy(struct conn *c, const char *sql, const uint8_t *data, size_t len, char *err, size_t err_len);
 
 /* ---- the synchronous handle (db.c) ---- */
 
@@ -87,6 +88,7 @@ struct db {
 
 /* One statement, connecting first if need be; the caller holds db->lock.
  * 0 or DB_E_*, as db_conn_exec. */
-int db_query(struct db *db, const char *sql, int n, const char *const *values, PGresult **out, char *err);
+int db_query(struct db *db, const char *sql, int n, const char *const *values, PGresult **out, char *err,
+             size_t err_len);
 
 #endif

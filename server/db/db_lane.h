@@ -77,11 +77,12 @@ bool db_spill_read(struct lane *log, uint64_t from, uint64_t to);
 
 /* At open: takes stock of the spill file a previous run left (its events,
  * the oldest, a torn tail cut). 0 or DB_E_IO with the reason in err. */
-int db_spill_scan(struct lane *log, char *err);
+int db_spill_scan(struct lane *log, char *err, size_t err_len);
 
 /* At open: appends to this lane's file (lane index of n) the records of the
  * spill files that a run with more writers left for lanes beyond n, and
  * removes those. 0 or DB_E_IO with the reason in err. */
-int db_spill_adopt_all(struct lane *log, const char *spill_dir, unsigned index, unsigned n, char *err);
+int db_spill_adopt_all(struct lane *log, const char *spill_dir, unsigned index, unsigned n, char *err,
+                       size_t err_len);
 
 #endif

@@ -121,12 +121,12 @@ static void log_set_connected(struct lane *log, bool connected, const char *why)
 static bool writer_connect(struct lane *log)
 {
   char why[DB_ERR_LEN];
-  if (db_conn_ensure(&log->conn, why) < 0) {
+  if (db_conn_ensure(&log->conn, why, sizeof why) < 0) {
     log_set_connected(log, false, log->conn.last_error);
     return false;
   }
   if (log->stage_generation != log->conn.generation) {
-    if (db_conn_exec(&log->conn, db_stage_create, 0, NULL, NULL, why) < 0) {
+    if (db_conn_exec(&log->conn, db_stage_create, 0, NULL, NULL, why, sizeof why) < 0) {
       db_conn_backoff(&log->conn, why);
       log_set_connected(log, false, why);
       return false;
@@ -224,13 +224,14 @@ static void writer_fold(struct lane *log)
   if (corrupt) {
     pthread_mutex_lock(&log->lock);
     log->spill_corrupt_bytes += corrupt;
-    db_err_set(log->last_error, "spill file %s: %" PRIu64 " damaged bytes skipped", log->spill_path, corrupt);
+    db_err_set(log->last_error, sizeof log->last_error, "spill file %s: %" PRIu64 " damaged bytes skipped",
+               log->spill_path, corrupt);
     pthread_mutex_unlock(&log->lock);
   }
 }
 
 /* Writes the folded batch in one transaction. */
-static int writer_write(struct lane *log, char *err)
+static int writer_write(struct lane *log, char *err, size_t err_len)
 {
   struct fold *f = &log->fold;
   struct conn *c = &log->conn;
@@ -238,15 +239,15 @@ static int writer_write(struct lane *log, char *err)
   log->copy.len = 0;
   for (unsigned i = 0; i < f->n_rows; i++) {
     if (db_buf_reserve(&log->copy, COPY_ROW_MAX) < 0) {
-      db_err_set(err, "out of memory for a batch of %u rows", f->n_rows);
+      db_err_set(err, err_len, "out of memory for a batch of %u rows", f->n_rows);
       return DB_E_NOMEM;
     }
     db_copy_row(&log->copy, f, &f->rows[i]);
   }
-  if ((rc = db_conn_exec(c, "BEGIN", 0, NULL, NULL, err)) < 0 ||
-      (rc = db_conn_copy(c, db_stage_copy, log->copy.p, log->copy.len, err)) < 0 ||
-      (rc = db_conn_exec(c, db_stage_merge, 0, NULL, NULL, err)) < 0 ||
-      (rc = db_conn_exec(c, "COMMIT", 0, NULL, NULL, err)) < 0) {
+  if ((rc = db_conn_exec(c, "BEGIN", 0, NULL, NULL, err, err_len)) < 0 ||
+      (rc = db_conn_copy(c, db_stage_copy, log->copy.p, log->copy.len, err, err_len)) < 0 ||
+      (rc = db_conn_exec(c, db_stage_merge, 0, NULL, NULL, err, err_len)) < 0 ||
+      (rc = db_conn_exec(c, "COMMIT", 0, NULL, NULL, err, err_len)) < 0) {
     db_conn_rollback(c);
     return rc;
   }
@@ -288,7 +289,7 @@ static void writer_batch(struct lane *log)
     writer_done(log, 0, true);
     return;
   }
-  int rc = writer_write(log, why);
+  int rc = writer_write(log, why, sizeof why);
   if (rc == 0) {
     writer_done(log, events, true);
     return;
@@ -342,7 +343,7 @@ static void *writer_main(void *arg)
   pthread_mutex_lock(&log->lock);
   db_spill_memory(log);
   if (log->spill_size > 0 && fdatasync(log->spill_fd) != 0)
-    db_err_set(log->last_error, "spill file %s: %s", log->spill_path, strerror(errno));
+    db_err_set(log->last_error, sizeof log->last_error, "spill file %s: %s", log->spill_path, strerror(errno));
   if (log->spill_size == 0)
     unlink(log->spill_path);
   pthread_mutex_unlock(&log->lock);
@@ -364,39 +365,39 @@ static void lane_free(struct lane *log)
 
 /* Sets up lane `index` of n in place, up to (not including) its thread. */
 static int lane_init(struct lane *log, struct db_log *parent, unsigned index, unsigned n, const char *conninfo,
-                     const char *spill_dir, const struct db_log_limits *lim, char *err)
+                     const char *spill_dir, const struct db_log_limits *lim, char *err, size_t err_len)
 {
   log->parent = parent;
   log->lim = lim;
   log->spill_fd = -1;
   log->link = -1;
   if (db_conn_init(&log->conn, conninfo, lim->timeout_ms, lim->timeout_ms, true, lim->retry_min_ms,
-                   lim->retry_max_ms, err) < 0)
+                   lim->retry_max_ms, err, err_len) < 0)
     return -1;
   if (snprintf(log->spill_path, sizeof log->spill_path, "%s/dblog-%u.spill", spill_dir, index) >=
       (int)sizeof log->spill_path) {
-    db_err_set(err, "spill directory name too long");
+    db_err_set(err, err_len, "spill directory name too long");
     return -1;
   }
   log->pending.p = malloc(lim->memory_bytes);
   log->work.p = malloc(lim->memory_bytes);
   if (!log->pending.p || !log->work.p || db_fold_init(&log->fold, lim->batch_events) < 0) {
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     return -1;
   }
   log->pending.cap = log->work.cap = lim->memory_bytes;
   log->spill_fd = open(log->spill_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (log->spill_fd < 0) {
-    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, err_len, "%s: %s", log->spill_path, strerror(errno));
     return -1;
   }
   /* Two processes on one spill file would interleave their records. */
   if (flock(log->spill_fd, LOCK_EX | LOCK_NB) != 0) {
-    db_err_set(err, "%s: %s", log->spill_path,
+    db_err_set(err, err_len, "%s: %s", log->spill_path,
                errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
     return -1;
   }
-  if (db_spill_scan(log, err) < 0 || db_spill_adopt_all(log, spill_dir, index, n, err) < 0)
+  if (db_spill_scan(log, err, err_len) < 0 || db_spill_adopt_all(log, spill_dir, index, n, err, err_len) < 0)
     return -1;
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -499,12 +500,12 @@ static void parent_link_changed(struct db_log *parent, const char *why)
 }
 
 struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const struct db_log_limits *limits,
-                           char *err)
+                           char *err, size_t err_len)
 {
   struct db_log *log = calloc(1, sizeof *log);
   unsigned ready = 0, started = 0;
   if (!log) {
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     return NULL;
   }
   if (limits)
@@ -534,11 +535,11 @@ struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const st
   log->n_lanes = l->writers;
   log->lanes = calloc(l->writers, sizeof *log->lanes);
   if (!log->lanes) {
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     goto fail;
   }
   for (; ready < log->n_lanes; ready++) {
-    if (lane_init(&log->lanes[ready], log, ready, log->n_lanes, conninfo, spill_dir, l, err) < 0) {
+    if (lane_init(&log->lanes[ready], log, ready, log->n_lanes, conninfo, spill_dir, l, err, err_len) < 0) {
       lane_free(&log->lanes[ready]);
       goto fail;
     }
@@ -546,7 +547,7 @@ struct db_log *db_log_open(const char *conninfo, const char *spill_dir, const st
   for (; started < log->n_lanes; started++) {
     int e = pthread_create(&log->lanes[started].thread, NULL, writer_main, &log->lanes[started]);
     if (e != 0) {
-      db_err_set(err, "cannot start the log writer: %s", strerror(e));
+      db_err_set(err, err_len, "cannot start the log writer: %s", strerror(e));
       goto fail;
     }
   }

@@ -63,11 +63,11 @@ static void message_parse(const PGresult *r, int row, struct db_message *m)
 /* Runs a message query: its rows (at most max) into out; how many, or
  * DB_E_*. */
 static int message_rows(struct db *db, const char *sql, int n, const char *const *params, struct db_message *out,
-                        size_t max, char *err)
+                        size_t max, char *err, size_t err_len)
 {
   PGresult *r = NULL;
   pthread_mutex_lock(&db->lock);
-  int rc = db_query(db, sql, n, params, &r, err);
+  int rc = db_query(db, sql, n, params, &r, err, err_len);
   pthread_mutex_unlock(&db->lock);
   if (rc == 0) {
     int rows = PQntuples(r);
@@ -79,36 +79,37 @@ static int message_rows(struct db *db, const char *sql, int n, const char *const
   return rc;
 }
 
-int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err)
+int db_message_get(struct db *db, uint64_t id, struct db_message *out, char *err, size_t err_len)
 {
   char key[24];
   snprintf(key, sizeof key, "%" PRId64, (int64_t)id);
   const char *const params[] = { key };
-  return message_rows(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, 1, err);
+  return message_rows(db, MESSAGE_COLUMNS " WHERE id = $1", 1, params, out, 1, err, err_len);
 }
 
 int db_message_search(struct db *db, enum db_message_key key, const char *value, const char *target_connector,
-                      struct db_message *out, size_t max, char *err)
+                      struct db_message *out, size_t max, char *err, size_t err_len)
 {
   char limit[16];
   snprintf(limit, sizeof limit, "%zu", max);
   if (key == DB_MESSAGE_BY_RECIPIENT) {
     const char *const params[] = { value, limit };
     return message_rows(db, MESSAGE_COLUMNS " WHERE dst_addr = $1 ORDER BY id DESC LIMIT $2", 2, params, out, max,
-                        err);
+                        err, err_len);
   }
   const char *const params[] = { target_connector, value, limit };
   return message_rows(db, MESSAGE_COLUMNS " WHERE target_connector = $1 AND smsc_id = $2 ORDER BY id DESC LIMIT $3",
-                      3, params, out, max, err);
+                      3, params, out, max, err, err_len);
 }
 
 int db_receipt_lookup(struct db *db, const char *target_connector, const char *smsc_id, struct db_message *out,
-                      char *err)
+                      char *err, size_t err_len)
 {
-  return db_message_search(db, DB_MESSAGE_BY_SMSC_ID, smsc_id, target_connector, out, 1, err);
+  return db_message_search(db, DB_MESSAGE_BY_SMSC_ID, smsc_id, target_connector, out, 1, err, err_len);
 }
 
-int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, const struct db_handoff *h, char *err)
+int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, const struct db_handoff *h, char *err,
+                       size_t err_len)
 {
   char from[16], to[16], id[24], state[8], error[8], submit[24], done[24], st[4], sn[4], dt[4], dn[4], mask[4];
   snprintf(from, sizeof from, "%u", from_node);
@@ -132,7 +133,7 @@ int db_receipt_handoff(struct db *db, unsigned from_node, unsigned to_node, cons
                     " target_connector, smsc_id, receipt_id, state, error_code, submit_time, done_time,"
                     " src_addr, src_ton, src_npi, dst_addr, dst_ton, dst_npi, dlr_mask)"
                     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
-                    19, params, NULL, err);
+                    19, params, NULL, err, err_len);
   pthread_mutex_unlock(&db->lock);
   return rc;
 }
@@ -162,7 +163,7 @@ static void handoff_parse(const PGresult *r, int i, struct db_handoff *h)
 
 int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
                      int (*take)(void *ctx, const struct db_handoff *h), int (*settle)(void *ctx),
-                     void *ctx, char *err)
+                     void *ctx, char *err, size_t err_len)
 {
   char node[16], limit[16];
   snprintf(node, sizeof node, "%u", node_id);
@@ -173,20 +174,20 @@ int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
   int n = 0, rc;
   pthread_mutex_lock(&db->lock);
   db_conn_rollback(&db->conn);
-  if ((rc = db_query(db, "BEGIN", 0, NULL, NULL, err)) < 0)
+  if ((rc = db_query(db, "BEGIN", 0, NULL, NULL, err, err_len)) < 0)
     goto out;
   rc = db_query(db,
                 "SELECT seq, from_node, msg_id, origin_connector, origin_user, target_connector, smsc_id,"
                 " receipt_id, state, error_code, submit_time, done_time, src_addr, src_ton, src_npi,"
                 " dst_addr, dst_ton, dst_npi, dlr_mask FROM receipt_handoff WHERE to_node = $1 ORDER BY seq"
                 " LIMIT $2 FOR UPDATE SKIP LOCKED",
-                2, params, &r, err);
+                2, params, &r, err, err_len);
   if (rc < 0)
     goto out;
   /* The sequence numbers of the receipts taken, as an array literal for
    * the DELETE's one parameter. */
   if (db_buf_reserve(&taken, (size_t)PQntuples(r) * 21 + 3) < 0) {
-    db_err_set(err, "out of memory");
+    db_err_set(err, err_len, "out of memory");
     rc = DB_E_NOMEM;
     goto out;
   }
@@ -207,16 +208,17 @@ int db_receipt_claim(struct db *db, unsigned node_id, unsigned max,
   taken.p[taken.len++] = '}';
   taken.p[taken.len] = '\0';
   if (n && settle && settle(ctx) != 0) {
-    db_err_set(err, "the receipts taken could not be made durable here");
+    db_err_set(err, err_len, "the receipts taken could not be made durable here");
     rc = DB_E_IO;
     goto out;
   }
   if (n) {
     const char *const seqs[] = { (const char *)taken.p };
-    if ((rc = db_query(db, "DELETE FROM receipt_handoff WHERE seq = ANY ($1::bigint[])", 1, seqs, NULL, err)) < 0)
+    if ((rc = db_query(db, "DELETE FROM receipt_handoff WHERE seq = ANY ($1::bigint[])", 1, seqs, NULL, err,
+                       err_len)) < 0)
       goto out;
   }
-  rc = db_query(db, "COMMIT", 0, NULL, NULL, err);
+  rc = db_query(db, "COMMIT", 0, NULL, NULL, err, err_len);
 out:
   if (rc < 0)
     db_conn_rollback(&db->conn);

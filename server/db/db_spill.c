@@ -51,7 +51,8 @@ static int spill_append(struct lane *log, uint8_t *p, size_t len, uint64_t event
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      db_err_set(log->last_error, "spill file %s: %s", log->spill_path, w < 0 ? strerror(errno) : "short write");
+      db_err_set(log->last_error, sizeof log->last_error, "spill file %s: %s", log->spill_path,
+                 w < 0 ? strerror(errno) : "short write");
       /* Best effort: the next append overwrites from spill_size anyway,
        * and the next open cuts a torn tail. */
       int cut = ftruncate(log->spill_fd, (off_t)log->spill_size);
@@ -112,7 +113,8 @@ bool db_spill_read(struct lane *log, uint64_t from, uint64_t to)
     if (r <= 0) {
       if (got == 0) {
         pthread_mutex_lock(&log->lock);
-        db_err_set(log->last_error, "spill file %s: %s", log->spill_path, r < 0 ? strerror(errno) : "short read");
+        db_err_set(log->last_error, sizeof log->last_error, "spill file %s: %s", log->spill_path,
+                   r < 0 ? strerror(errno) : "short read");
         pthread_mutex_unlock(&log->lock);
         return false;
       }
@@ -158,11 +160,11 @@ bool db_spill_read(struct lane *log, uint64_t from, uint64_t to)
 
 /* Takes stock of a spill file a previous run left: counts its events, finds
  * the oldest, cuts a torn tail. */
-int db_spill_scan(struct lane *log, char *err)
+int db_spill_scan(struct lane *log, char *err, size_t err_len)
 {
   struct stat st;
   if (fstat(log->spill_fd, &st) != 0) {
-    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, err_len, "%s: %s", log->spill_path, strerror(errno));
     return DB_E_IO;
   }
   uint64_t size = (uint64_t)st.st_size, off = 0, good_end = 0;
@@ -171,7 +173,7 @@ int db_spill_scan(struct lane *log, char *err)
     size_t want = size - off > log->work.cap ? log->work.cap : (size_t)(size - off);
     ssize_t got = pread(log->spill_fd, chunk, want, (off_t)off);
     if (got <= 0) {
-      db_err_set(err, "%s: %s", log->spill_path, got < 0 ? strerror(errno) : "short read");
+      db_err_set(err, err_len, "%s: %s", log->spill_path, got < 0 ? strerror(errno) : "short read");
       return DB_E_IO;
     }
     size_t pos = 0;
@@ -194,7 +196,7 @@ int db_spill_scan(struct lane *log, char *err)
     off += pos;
   }
   if (good_end < size && ftruncate(log->spill_fd, (off_t)good_end) != 0) {
-    db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
+    db_err_set(err, err_len, "%s: %s", log->spill_path, strerror(errno));
     return DB_E_IO;
   }
   log->spill_size = good_end;
@@ -205,19 +207,20 @@ int db_spill_scan(struct lane *log, char *err)
 /* Takes over a spill file that a run with more writers left (its lane
  * number is beyond ours): its good records are appended to this lane's
  * file, then it goes. */
-static int spill_adopt(struct lane *log, const char *path, char *err)
+static int spill_adopt(struct lane *log, const char *path, char *err, size_t err_len)
 {
   int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
   uint64_t off = 0;
   if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    db_err_set(err, "%s: %s", path, fd >= 0 && errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
+    db_err_set(err, err_len, "%s: %s", path,
+               fd >= 0 && errno == EWOULDBLOCK ? "in use by another process" : strerror(errno));
     rc = DB_E_IO;
     goto out;
   }
   for (;;) {
     ssize_t got = pread(fd, log->work.p, log->work.cap, (off_t)off);
     if (got < 0) {
-      db_err_set(err, "%s: %s", path, strerror(errno));
+      db_err_set(err, err_len, "%s: %s", path, strerror(errno));
       rc = DB_E_IO;
       goto out;
     }
@@ -233,7 +236,7 @@ static int spill_adopt(struct lane *log, const char *path, char *err)
       }
       /* Whole records, sums already set: written as they are. */
       if (pwrite(log->spill_fd, log->work.p + pos, len, (off_t)log->spill_size) != (ssize_t)len) {
-        db_err_set(err, "%s: %s", log->spill_path, strerror(errno));
+        db_err_set(err, err_len, "%s: %s", log->spill_path, strerror(errno));
         rc = DB_E_IO;
         goto out;
       }
@@ -248,7 +251,7 @@ static int spill_adopt(struct lane *log, const char *path, char *err)
     off += pos;
   }
   if (fdatasync(log->spill_fd) != 0 || unlink(path) != 0) {
-    db_err_set(err, "%s: %s", path, strerror(errno));
+    db_err_set(err, err_len, "%s: %s", path, strerror(errno));
     rc = DB_E_IO;
   }
 out:
@@ -258,13 +261,13 @@ out:
 }
 
 /* Spill files of lanes beyond n that belong to lane `index` (K % n). */
-int db_spill_adopt_all(struct lane *log, const char *spill_dir, unsigned index, unsigned n, char *err)
+int db_spill_adopt_all(struct lane *log, const char *spill_dir, unsigned index, unsigned n, char *err, size_t err_len)
 {
   DIR *d = opendir(spill_dir);
   struct dirent *e;
   int rc = 0;
   if (!d) {
-    db_err_set(err, "%s: %s", spill_dir, strerror(errno));
+    db_err_set(err, err_len, "%s: %s", spill_dir, strerror(errno));
     return DB_E_IO;
   }
   while (rc == 0 && (e = readdir(d))) {
@@ -273,7 +276,7 @@ int db_spill_adopt_all(struct lane *log, const char *spill_dir, unsigned index, 
     if (sscanf(e->d_name, "dblog-%u.spil%c", &k, &tail) != 2 || tail != 'l' || k < n || k % n != index)
       continue;
     snprintf(path, sizeof path, "%s/%s", spill_dir, e->d_name);
-    rc = spill_adopt(log, path, err);
+    rc = spill_adopt(log, path, err, err_len);
   }
   closedir(d);
   return rc;

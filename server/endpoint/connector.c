@@ -542,13 +542,13 @@ static void *instance_main(void *arg)
 
 /* ---- life cycle ---- */
 
-struct connector *connector_create(struct core *core, unsigned index, char *err)
+struct connector *connector_create(struct core *core, unsigned index, char *err, size_t err_len)
 {
   const struct config_connector *cfg = &core->cfg->connectors[index];
   struct connector *c = calloc(1, sizeof *c);
   char category[CONFIG_NAME_LEN + 16];
   if (!c) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   c->core = core;
@@ -561,7 +561,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
   pthread_mutex_init(&c->scts_lock, NULL);
   pthread_mutex_init(&c->about_lock, NULL);
   pthread_cond_init(&c->lookup_cond, NULL);
-  if (connector_tls_init(c, err) < 0) {
+  if (connector_tls_init(c, err, err_len) < 0) {
     connector_destroy(c);
     return NULL;
   }
@@ -595,7 +595,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
   c->instances = calloc(c->n_instances, sizeof *c->instances);
   if (!c->instances || (is_server(c) && !c->user_queues) ||
       (is_server(c) && cfg->proto && cfg->proto->msgid_scts && !c->scts)) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     connector_destroy(c);
     return NULL;
   }
@@ -611,7 +611,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
     pthread_mutex_init(&in->info_lock, NULL);
     in->loop = evloop_create(10);
     if (!in->loop || evloop_tick(in->loop, on_tick, in) == -1) {
-      snprintf(err, NETUTIL_ERR_LEN, "cannot create the event loop of instance %u", i);
+      snprintf(err, err_len, "cannot create the event loop of instance %u", i);
       connector_destroy(c);
       return NULL;
     }
@@ -622,23 +622,23 @@ struct connector *connector_create(struct core *core, unsigned index, char *err)
   return c;
 }
 
-int connector_start(struct connector *c, char *err)
+int connector_start(struct connector *c, char *err, size_t err_len)
 {
   if (c->core->spool)
     for (unsigned i = 0; i < c->n_instances; i++)
       if (spool_on_durable(c->core->spool, journal_advanced, &c->instances[i]) == -1) {
-        snprintf(err, NETUTIL_ERR_LEN, "too many journal listeners");
+        snprintf(err, err_len, "too many journal listeners");
         return -1;
       }
   if (c->cfg->http) {
-    if (connector_http_start(c, err) < 0)
+    if (connector_http_start(c, err, err_len) < 0)
       return -1;
-  } else if (is_server(c) && connector_listen(c, err) < 0) {
+  } else if (is_server(c) && connector_listen(c, err, err_len) < 0) {
     return -1;
   }
   for (unsigned i = 0; i < c->n_instances; i++) {
     if (pthread_create(&c->instances[i].thread, NULL, instance_main, &c->instances[i]) != 0) {
-      snprintf(err, NETUTIL_ERR_LEN, "cannot start instance %u: %s", i, strerror(errno));
+      snprintf(err, err_len, "cannot start instance %u: %s", i, strerror(errno));
       return -1;
     }
     /* Named for top -H and perf: the connector (cut to fit 15 bytes) and the instance. */
@@ -651,7 +651,7 @@ int connector_start(struct connector *c, char *err)
     LOGI(c->log, "%s %s (http, %u instances)", is_server(c) ? "listening on" : "sending to",
          is_server(c) ? c->cfg->listen : c->cfg->url, c->n_instances);
   } else if (is_server(c)) {
-    if (connector_accept_start(c, err) < 0 || connector_about_start(c, err) < 0)
+    if (connector_accept_start(c, err, err_len) < 0 || connector_about_start(c, err, err_len) < 0)
       return -1;
     LOGI(c->log, "listening on %s (%s, %u instances)", c->cfg->listen, c->cfg->proto->name,
          c->n_instances);

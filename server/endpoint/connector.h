@@ -23,12 +23,12 @@
 struct connector;
 
 /* Creates connector number index of core->cfg (threads not started yet).
- * NULL with a reason in err (NETUTIL_ERR_LEN bytes) on failure. */
-struct connector *connector_create(struct core *core, unsigned index, char *err);
+ * NULL with a reason in err on failure. */
+struct connector *connector_create(struct core *core, unsigned index, char *err, size_t err_len);
 
 /* Starts the instance threads (and the listener of a server connector).
  * Returns 0, or -1 with err filled. */
-int connector_start(struct connector *c, char *err);
+int connector_start(struct connector *c, char *err, size_t err_len);
 
 /* Server connectors: stop taking connections and submits; the sessions
  * finish what is in flight and close. Returns at once. */

@@ -484,7 +484,7 @@ static void *lookup_main(void *arg)
     pthread_mutex_unlock(&c->about_lock);
     struct db_message row;
     char err[256];
-    int found = c->lookup_stop ? -1 : cluster_message(c->core->cluster, r->msg_id, &row, err);
+    int found = c->lookup_stop ? -1 : cluster_message(c->core->cluster, r->msg_id, &row, err, sizeof err);
     if (found < 0)
       LOGI(c->log, "%s of %" PRIu64 ": the message log cannot answer: %s", proto_op_name(r->op), r->msg_id,
            c->lookup_stop ? "stopping" : err);
@@ -495,12 +495,12 @@ static void *lookup_main(void *arg)
   return NULL;
 }
 
-int connector_about_start(struct connector *c, char *err)
+int connector_about_start(struct connector *c, char *err, size_t err_len)
 {
   if (!c->core->cluster || c->cfg->http || strcmp(c->cfg->proto->name, "smpp") != 0)
     return 0;
   if (pthread_create(&c->lookup_thread, NULL, lookup_main, c) != 0) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot start the message log lookups: %s", strerror(errno));
+    snprintf(err, err_len, "cannot start the message log lookups: %s", strerror(errno));
     return -1;
   }
   c->lookup_started = true;

@@ -312,38 +312,38 @@ static void *accept_main(void *arg)
   return NULL;
 }
 
-int connector_listen(struct connector *c, char *err)
+int connector_listen(struct connector *c, char *err, size_t err_len)
 {
   c->unbound_cfg = c->session_cfg;
   c->unbound_cfg.window = 1;
   c->unbound_cfg.bind_timeout_ms = c->cfg->bind_timeout_ms;
   c->unbound = calloc(c->cfg->unbound_max, sizeof *c->unbound);
   if (!c->unbound) {
-    snprintf(err, NETUTIL_ERR_LEN, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return -1;
   }
-  c->listen_fd = net_listen(c->cfg->listen, err);
+  c->listen_fd = net_listen(c->cfg->listen, err, err_len);
   if (c->listen_fd == -1)
     return -1;
   c->accept_loop = evloop_create(100);
   if (!c->accept_loop ||
       evloop_add(c->accept_loop, c->listen_fd, EVLOOP_READ, on_accept, c) == -1) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot watch the listener of %s", c->cfg->name);
+    snprintf(err, err_len, "cannot watch the listener of %s", c->cfg->name);
     return -1;
   }
   evloop_on_wake(c->accept_loop, on_accept_wake, c);
   if (evloop_tick(c->accept_loop, resume_accepting, c) == -1) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot watch the listener of %s", c->cfg->name);
+    snprintf(err, err_len, "cannot watch the listener of %s", c->cfg->name);
     return -1;
   }
   atomic_store(&c->accepting, true);
   return 0;
 }
 
-int connector_accept_start(struct connector *c, char *err)
+int connector_accept_start(struct connector *c, char *err, size_t err_len)
 {
   if (pthread_create(&c->accept_thread, NULL, accept_main, c) != 0) {
-    snprintf(err, NETUTIL_ERR_LEN, "cannot start the listener: %s", strerror(errno));
+    snprintf(err, err_len, "cannot start the listener: %s", strerror(errno));
     return -1;
   }
   char name[16];

@@ -263,7 +263,7 @@ void connector_http_pump_out(struct instance *in)
   }
 }
 
-int connector_http_start(struct connector *c, char *err)
+int connector_http_start(struct connector *c, char *err, size_t err_len)
 {
   if (!is_server(c))
     return 0;
@@ -274,7 +274,7 @@ int connector_http_start(struct connector *c, char *err)
                                       .idle_timeout_s = c->cfg->request_timeout_s,
                                       .tls = c->tls };
   struct http_server_handler h = { .check_user = http_check_user, .submit = http_submit };
-  if (!(c->http_server = http_server_start(&scfg, &h, err)))
+  if (!(c->http_server = http_server_start(&scfg, &h, err, err_len)))
     return -1;
   atomic_store(&c->accepting, true);
   for (unsigned i = 0; i < c->n_instances; i++)
@@ -298,7 +298,7 @@ void connector_http_run(struct instance *in)
                .insecure = c->cfg->tls.enabled && !c->cfg->tls.verify_peer },
     };
     char why[TLS_ERR_LEN];
-    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in, why);
+    in->http_client = http_client_create(in->loop, &hc, http_client_answered, in, why, sizeof why);
     if (!in->http_client)
       LOGE(in->log, "instance %u: cannot create its HTTP client: %s", in->index, why);
     atomic_store(&in->bound, in->http_client != NULL);
@@ -311,7 +311,7 @@ void connector_http_run(struct instance *in)
                                            .tls = { .ca = c->cfg->callback_ca } };
     if (!(in->http_loop = http_server_attach(c->http_server, in->loop, in)))
       LOGE(in->log, "instance %u: cannot serve HTTP (out of memory)", in->index);
-    if (!(in->callbacks = http_callback_create(in->loop, &limits, http_callback_done, in, why)))
+    if (!(in->callbacks = http_callback_create(in->loop, &limits, http_callback_done, in, why, sizeof why)))
       LOGE(in->log, "instance %u: cannot send receipt callbacks: %s", in->index, why);
     for (unsigned u = 0; u < c->n_user_queues; u++)
       queue_add_waiter(&c->user_queues[u], in->loop, NULL);

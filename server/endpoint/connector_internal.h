@@ -386,14 +386,14 @@ void connector_about_free(struct connector *c);
 
 /* An SMPP server connector with a database: starts and stops the worker
  * that looks older messages up in the message log. 0, or -1 with err. */
-int connector_about_start(struct connector *c, char *err);
+int connector_about_start(struct connector *c, char *err, size_t err_len);
 void connector_about_stop(struct connector *c);
 
 /* ---- connector_http.c ---- */
 
 /* Starts an HTTP server connector's server and callback sender (nothing to
  * start for a client connector). 0, or -1. */
-int connector_http_start(struct connector *c, char *err);
+int connector_http_start(struct connector *c, char *err, size_t err_len);
 
 /* An HTTP instance's thread, from its loop's start to its end. */
 void connector_http_run(struct instance *in);
@@ -413,10 +413,10 @@ void connector_http_pump_receipts(struct instance *in);
 
 /* A server connector's listening socket, watched by its own loop. 0, or -1
  * with err filled. */
-int connector_listen(struct connector *c, char *err);
+int connector_listen(struct connector *c, char *err, size_t err_len);
 
 /* Starts the listener's thread. 0, or -1 with err filled. */
-int connector_accept_start(struct connector *c, char *err);
+int connector_accept_start(struct connector *c, char *err, size_t err_len);
 
 /* Frees what the listener holds (called once its thread has ended). */
 void connector_accept_free(struct connector *c);
@@ -424,8 +424,8 @@ void connector_accept_free(struct connector *c);
 /* ---- connector_tls.c ---- */
 
 /* From the configuration: the context (sessions) or HTTPS (HTTP server).
- * -1 with err (NETUTIL_ERR_LEN bytes) when HTTPS cannot be set up. */
-int connector_tls_init(struct connector *c, char *err);
+ * -1 with err when HTTPS cannot be set up. */
+int connector_tls_init(struct connector *c, char *err, size_t err_len);
 /* The context a new connection begins with (a reference), or NULL; and,
  * when server_name is given, the name a client sends and verifies. */
 struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONNECTOR_TLS_NAME_LEN]);

@@ -26,7 +26,7 @@ static void log_certificate(struct connector *c, struct tls_ctx *ctx, const char
     LOGI(c->log, "TLS %s", what);
 }
 
-int connector_tls_init(struct connector *c, char *err)
+int connector_tls_init(struct connector *c, char *err, size_t err_len)
 {
   const struct config_tls *t = &c->cfg->tls;
   pthread_mutex_init(&c->tls_lock, NULL);

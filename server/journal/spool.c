@@ -465,11 +465,11 @@ static void spool_free(struct spool *s)
 
 struct spool *spool_open(const char *dir, const struct spool_options *opt,
                          void (*replay)(void *ctx, const struct spool_record *rec),
-                         void (*warn)(void *ctx, const char *text), void *ctx, char *err)
+                         void (*warn)(void *ctx, const char *text), void *ctx, char *err, size_t err_len)
 {
   struct spool *s = calloc(1, sizeof *s);
   if (!s) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, err_len, "out of memory");
     return NULL;
   }
   s->fd = s->dirfd = s->direct_fd = -1;
@@ -486,21 +486,21 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   pthread_cond_init(&s->space, NULL);
   char why[256];
   if (!(s->dir = strdup(dir)) || idmap_init(&s->msgs, 1024) < 0 || idmap_init(&s->receipts, 1024) < 0) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, err_len, "out of memory");
     goto fail;
   }
   if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
       (s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-    snprintf(err, 256, "%s: %s", dir, strerror(errno));
+    snprintf(err, err_len, "%s: %s", dir, strerror(errno));
     goto fail;
   }
-  if (spool_replay_all(s, replay, warn, ctx, err) < 0)
+  if (spool_replay_all(s, replay, warn, ctx, err, err_len) < 0)
     goto fail;
   s->previous_floor_s = second_read(dir, FLOOR_FILE);
   s->previous_ceiling_s = second_read(dir, CEILING_FILE);
   /* A fresh segment for this run, its IDS record durable before anything. */
   if (spool_segment_write(s, NULL, 0, why, sizeof why) < 0) {
-    snprintf(err, 256, "%s", why);
+    snprintf(err, err_len, "%s", why);
     goto fail;
   }
   /* With credit this calls the hook, here on the caller's thread, and
@@ -510,7 +510,7 @@ struct spool *spool_open(const char *dir, const struct spool_options *opt,
   if (pthread_create(&s->writer, NULL, writer_main, s) == 0) {
     pthread_setname_np(s->writer, "emg-journal");
   } else {
-    snprintf(err, 256, "cannot start the spool writer");
+    snprintf(err, err_len, "cannot start the spool writer");
     goto fail;
   }
   return s;
@@ -551,7 +551,7 @@ int64_t spool_previous_scts_ceiling(const struct spool *s)
 /* Written to a temporary file, synced, renamed over the old one, and the
  * directory synced: after a crash the file holds this ceiling or the last.
  * The first note makes an earlier version's floor file useless: it goes. */
-int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err)
+int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err, size_t err_len)
 {
   char path[4096], tmp[4096], text[32];
   snprintf(path, sizeof path, "%s/" CEILING_FILE, s->dir);
@@ -563,7 +563,7 @@ int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err)
     close(fd);
   ok = ok && rename(tmp, path) == 0 && fsync(s->dirfd) == 0;
   if (!ok) {
-    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+    snprintf(err, err_len, "%.200s: %s", path, strerror(errno));
     return -1;
   }
   if (s->previous_floor_s) {

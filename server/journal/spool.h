@@ -120,11 +120,11 @@ struct spool;
  * rebuilds its queues, DLR table and id allocator; every CREDIT record is
  * passed too, in journal order (keep the highest epoch per account).
  * Corruption is reported through warn(ctx, text) ("FILE at offset N: ...")
- * and skipped. Then the writer thread starts. NULL with a reason in err (256 bytes) when dir
- * cannot be used. */
+ * and skipped. Then the writer thread starts. NULL with a reason in err when
+ * dir cannot be used. */
 struct spool *spool_open(const char *dir, const struct spool_options *opt,
                          void (*replay)(void *ctx, const struct spool_record *rec),
-                         void (*warn)(void *ctx, const char *text), void *ctx, char *err);
+                         void (*warn)(void *ctx, const char *text), void *ctx, char *err, size_t err_len);
 
 /* Writes what is pending, stops the writer, closes the files. */
 void spool_close(struct spool *s);
@@ -187,16 +187,16 @@ int64_t spool_previous_floor(const struct spool *s);
  * Unix seconds; 0 when none. */
 int64_t spool_previous_scts_ceiling(const struct spool *s);
 /* Notes durably (in spool_dir) that this process hands out no UCP SCTS
- * past second, for the next one. 0, or -1 with a reason in err (256 bytes). */
-int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err);
+ * past second, for the next one. 0, or -1 with a reason in err. */
+int spool_note_scts_ceiling(struct spool *s, int64_t second, char *err, size_t err_len);
 
 /* Takes dir's lock (dir/emgd.lock, created with dir when missing) for the
  * life of the process and writes our PID into it: one emgd per spool.
  * Returns the lock's descriptor (kept open: closing it lets go), or -1
- * with the reason in err (256 bytes), naming the PID that holds it. */
-int spool_lock(const char *dir, char *err);
+ * with the reason in err, naming the PID that holds it. */
+int spool_lock(const char *dir, char *err, size_t err_len);
 /* Whether another process holds dir's lock, touching nothing: 1 with the
- * holder named in err (256 bytes), else 0. */
-int spool_lock_check(const char *dir, char *err);
+ * holder named in err, else 0. */
+int spool_lock_check(const char *dir, char *err, size_t err_len);
 
 #endif

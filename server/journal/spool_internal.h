@@ -279,8 +279,8 @@ typedef void (*record_fn)(void *ctx, const uint8_t *rec);
 size_t spool_segment_scan(const uint8_t *base, size_t size, uint32_t seed, bool more, const char *path,
                           void (*warn)(void *, const char *), void *warn_ctx, record_fn fn, void *ctx);
 /* spool_replay.c: reads the spool's segments and replays what is live; 0,
- * or -1 with a reason in err (256 bytes). */
+ * or -1 with a reason in err. */
 int spool_replay_all(struct spool *s, void (*replay)(void *, const struct spool_record *),
-                     void (*warn)(void *, const char *), void *ctx, char *err);
+                     void (*warn)(void *, const char *), void *ctx, char *err, size_t err_len);
 
 #endif

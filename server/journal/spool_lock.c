@@ -16,17 +16,17 @@
 
 #define LOCK_NAME "emgd.lock"
 
-static int open_lock_file(const char *dir, bool create, char *err)
+static int open_lock_file(const char *dir, bool create, char *err, size_t err_len)
 {
   char path[4096];
   snprintf(path, sizeof path, "%s/" LOCK_NAME, dir);
   if (create && mkdir(dir, 0755) < 0 && errno != EEXIST) {
-    snprintf(err, 256, "%.200s: %s", dir, strerror(errno));
+    snprintf(err, err_len, "%.200s: %s", dir, strerror(errno));
     return -1;
   }
   int fd = open(path, (create ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
   if (fd < 0)
-    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+    snprintf(err, err_len, "%.200s: %s", path, strerror(errno));
   return fd;
 }
 
@@ -43,18 +43,18 @@ static long holder_pid(int fd)
 }
 
 /* Why the lock is not ours: "in use by emgd (PID N)". */
-static void held_by(int fd, const char *dir, char *err)
+static void held_by(int fd, const char *dir, char *err, size_t err_len)
 {
   long pid = holder_pid(fd);
   if (pid)
-    snprintf(err, 256, "%.200s is in use by another emgd (PID %ld)", dir, pid);
+    snprintf(err, err_len, "%.200s is in use by another emgd (PID %ld)", dir, pid);
   else
-    snprintf(err, 256, "%.200s is in use by another emgd", dir);
+    snprintf(err, err_len, "%.200s is in use by another emgd", dir);
 }
 
 /* A spool made by another user (root before a package's service user, or
  * the other way round) fails later, file by file: said once, here. */
-static bool owned_by_us(const char *dir, char *err)
+static bool owned_by_us(const char *dir, char *err, size_t err_len)
 {
   struct stat st;
   if (stat(dir, &st) < 0 || st.st_uid == geteuid())
@@ -65,45 +65,45 @@ static bool owned_by_us(const char *dir, char *err)
   snprintf(owner_name, sizeof owner_name, "%s", pw ? pw->pw_name : "?");
   pw = getpwuid(geteuid());
   snprintf(our_name, sizeof our_name, "%s", pw ? pw->pw_name : "?");
-  snprintf(err, 256, "%.80s belongs to user %.16s (uid %u), emgd runs as %.16s (uid %u): "
+  snprintf(err, err_len, "%.80s belongs to user %.16s (uid %u), emgd runs as %.16s (uid %u): "
            "chown -R it to %.16s, or run emgd as its owner", dir, owner_name, (unsigned)st.st_uid, our_name,
            (unsigned)geteuid(), our_name);
   return false;
 }
 
-int spool_lock(const char *dir, char *err)
+int spool_lock(const char *dir, char *err, size_t err_len)
 {
-  if (!owned_by_us(dir, err))
+  if (!owned_by_us(dir, err, err_len))
     return -1;
-  int fd = open_lock_file(dir, true, err);
+  int fd = open_lock_file(dir, true, err, err_len);
   if (fd < 0)
     return -1;
   if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
     if (errno == EWOULDBLOCK)
-      held_by(fd, dir, err);
+      held_by(fd, dir, err, err_len);
     else
-      snprintf(err, 256, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
+      snprintf(err, err_len, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
     close(fd);
     return -1;
   }
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
   if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
-    snprintf(err, 256, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
+    snprintf(err, err_len, "%.200s/" LOCK_NAME ": %s", dir, strerror(errno));
     close(fd);
     return -1;
   }
   return fd;
 }
 
-int spool_lock_check(const char *dir, char *err)
+int spool_lock_check(const char *dir, char *err, size_t err_len)
 {
-  int fd = open_lock_file(dir, false, err);
+  int fd = open_lock_file(dir, false, err, err_len);
   if (fd < 0)
     return 0;   /* no lock file: nobody has used the directory yet */
   int rc = 0;
   if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-    held_by(fd, dir, err);
+    held_by(fd, dir, err, err_len);
     rc = 1;
   }
   close(fd);

@@ -419,11 +419,11 @@ static int seq_cmp(const void *a, const void *b)
 
 /* The numbers of dir's files named NNNNNNNNNNNN<suffix> (segments: ".seg",
  * spares: ".free"), sorted, in *out (malloc'ed); count or -1. */
-static long segments_list(const char *dir, const char *suffix, uint32_t **out, char *err)
+static long segments_list(const char *dir, const char *suffix, uint32_t **out, char *err, size_t err_len)
 {
   DIR *d = opendir(dir);
   if (!d) {
-    snprintf(err, 256, "%s: %s", dir, strerror(errno));
+    snprintf(err, err_len, "%s: %s", dir, strerror(errno));
     return -1;
   }
   uint32_t *seqs = NULL;
@@ -435,14 +435,14 @@ static long segments_list(const char *dir, const char *suffix, uint32_t **out, c
     if (strlen(de->d_name) != 12 + strlen(suffix) || end != de->d_name + 12 || strcmp(end, suffix) != 0)
       continue;
     if (seq == 0 || seq > SEQ_MAX) {
-      snprintf(err, 256, "%.200s/%.20s: segment number out of range", dir, de->d_name);
+      snprintf(err, err_len, "%.200s/%.20s: segment number out of range", dir, de->d_name);
       goto fail;
     }
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
       uint32_t *grown = realloc(seqs, cap * sizeof *grown);
       if (!grown) {
-        snprintf(err, 256, "out of memory");
+        snprintf(err, err_len, "out of memory");
         goto fail;
       }
       seqs = grown;
@@ -461,7 +461,8 @@ fail:
 }
 
 /* Maps segment index i and cuts a torn tail of the last one. */
-static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *, const char *), char *err)
+static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *, const char *), char *err,
+                      size_t err_len)
 {
   struct spool *s = r->s;
   char path[4096];
@@ -469,7 +470,7 @@ static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *
   int fd = open(path, (last ? O_RDWR : O_RDONLY) | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0) {
-    snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+    snprintf(err, err_len, "%.200s: %s", path, strerror(errno));
     if (fd >= 0)
       close(fd);
     return -1;
@@ -485,7 +486,7 @@ static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *
     im->base = mmap(NULL, im->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (im->base == MAP_FAILED) {
       im->base = NULL;
-      snprintf(err, 256, "%.200s: mmap: %s", path, strerror(errno));
+      snprintf(err, err_len, "%.200s: mmap: %s", path, strerror(errno));
       close(fd);
       return -1;
     }
@@ -528,10 +529,10 @@ static int replay_map(struct replay *r, size_t i, bool last, void (*warn)(void *
 
 /* Keeps the spare files a previous process left, up to SPARES_MAX of
  * them, numbered below the segments to come. */
-static int spares_find(struct spool *s, char *err)
+static int spares_find(struct spool *s, char *err, size_t err_len)
 {
   uint32_t *seqs = NULL;
-  long n = segments_list(s->dir, ".free", &seqs, err);
+  long n = segments_list(s->dir, ".free", &seqs, err, err_len);
   if (n < 0)
     return -1;
   for (long i = n - 1; i >= 0; i--) {
@@ -549,28 +550,28 @@ static int spares_find(struct spool *s, char *err)
 
 /* Reads the spool's segments and replays what is live. */
 int spool_replay_all(struct spool *s, void (*replay)(void *, const struct spool_record *),
-                     void (*warn)(void *, const char *), void *ctx, char *err)
+                     void (*warn)(void *, const char *), void *ctx, char *err, size_t err_len)
 {
   uint32_t *seqs = NULL;
-  long n = segments_list(s->dir, ".seg", &seqs, err);
+  long n = segments_list(s->dir, ".seg", &seqs, err, err_len);
   if (n < 0)
     return -1;
   struct replay r = { s, calloc((size_t)n + 1, sizeof *r.images), 0, { 0 }, 0, false, replay, ctx };
   int rc = -1;
   if (!r.images || idmap_init(&r.deferred, 1024) < 0) {
-    snprintf(err, 256, "out of memory");
+    snprintf(err, err_len, "out of memory");
     goto out;
   }
   for (long i = 0; i < n; i++)
     if (!spool_seg_push(s, seqs[i])) {
-      snprintf(err, 256, "out of memory");
+      snprintf(err, err_len, "out of memory");
       goto out;
     }
   for (long i = 0; i < n; i++)
-    if (replay_map(&r, (size_t)i, i == n - 1, warn, err) < 0)
+    if (replay_map(&r, (size_t)i, i == n - 1, warn, err, err_len) < 0)
       goto out;
   if (r.oom || replay_keep_live(s, &s->msgs, true) < 0 || replay_keep_live(s, &s->receipts, false) < 0) {
-    snprintf(err, 256, "out of memory replaying %s", s->dir);
+    snprintf(err, err_len, "out of memory replaying %s", s->dir);
     goto out;
   }
   for (long i = 0; i < n; i++) {
@@ -583,14 +584,14 @@ int spool_replay_all(struct spool *s, void (*replay)(void *, const struct spool_
     s->msgs.slots[i].b &= ~SEG_FLAG;
   }
   if (r.oom) {
-    snprintf(err, 256, "out of memory replaying %s", s->dir);
+    snprintf(err, err_len, "out of memory replaying %s", s->dir);
     goto out;
   }
   s->ids_mark = r.ids_max;
   if (r.ids_max && replay)
     replay(ctx, &(struct spool_record){ .type = SPOOL_REC_IDS, .id = r.ids_max });
   s->cur_seq = n ? seqs[n - 1] + 1 : 1;
-  if (spares_find(s, err) < 0)
+  if (spares_find(s, err, err_len) < 0)
     goto out;
   rc = 0;
 out:

@@ -141,21 +141,21 @@ static void test_schema_missing(void)
 {
   char err[DB_ERR_LEN];
   uint64_t first;
-  struct db *db = db_open(pg_url, 2000, err);
+  struct db *db = db_open(pg_url, 2000, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db);
-  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err), DB_E_SCHEMA);
+  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err, sizeof err), DB_E_SCHEMA);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--init-db"));
   db_close(db);
-  CU_ASSERT_PTR_NULL(db_open("host=127.0.0.1 port=notaport x==y", 1000, err));
+  CU_ASSERT_PTR_NULL(db_open("host=127.0.0.1 port=notaport x==y", 1000, err, sizeof err));
 }
 
 static void test_init_twice(void)
 {
   char err[DB_ERR_LEN] = "";
   int applied = -1;
-  CU_ASSERT_EQUAL(db_init_schema(pg_url, 10000, &applied, err), 0);
+  CU_ASSERT_EQUAL(db_init_schema(pg_url, 10000, &applied, err, sizeof err), 0);
   CU_ASSERT_EQUAL(applied, DB_SCHEMA_VERSION);
-  CU_ASSERT_EQUAL(db_init_schema(pg_url, 10000, &applied, err), 0);
+  CU_ASSERT_EQUAL(db_init_schema(pg_url, 10000, &applied, err, sizeof err), 0);
   CU_ASSERT_EQUAL(applied, 0);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM schema_migrations"), DB_SCHEMA_VERSION);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM message_states"), 9);
@@ -170,7 +170,7 @@ struct init_arg {
 static void *init_thread(void *arg)
 {
   struct init_arg *a = arg;
-  a->rc = db_init_schema(a->url, 20000, &a->applied, a->err);
+  a->rc = db_init_schema(a->url, 20000, &a->applied, a->err, sizeof a->err);
   return NULL;
 }
 
@@ -206,23 +206,23 @@ static void test_schema_older(void)
   uint64_t first;
   url_for(url, sizeof url, "emg_old");
   CU_ASSERT_EQUAL_FATAL(sql_run(pg_url, "CREATE DATABASE emg_old"), 0);
-  CU_ASSERT_EQUAL_FATAL(db_init_schema(url, 10000, &applied, err), 0);
+  CU_ASSERT_EQUAL_FATAL(db_init_schema(url, 10000, &applied, err, sizeof err), 0);
   snprintf(sql, sizeof sql, "DELETE FROM schema_migrations WHERE version > %d", DB_SCHEMA_NEEDED);
   CU_ASSERT_EQUAL(sql_run(url, sql), 0);
   CU_ASSERT_EQUAL(sql_run(url, "DROP INDEX message_log_dst"), 0);
-  struct db *db = db_open(url, 2000, err);
+  struct db *db = db_open(url, 2000, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db);
-  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err), 0);
+  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err, sizeof err), 0);
   struct db_message rows[4];
-  CU_ASSERT_EQUAL(db_message_search(db, DB_MESSAGE_BY_RECIPIENT, "+4917000", NULL, rows, 4, err), 0);
+  CU_ASSERT_EQUAL(db_message_search(db, DB_MESSAGE_BY_RECIPIENT, "+4917000", NULL, rows, 4, err, sizeof err), 0);
   db_close(db);
-  CU_ASSERT_EQUAL(db_init_schema(url, 10000, &applied, err), 0);
+  CU_ASSERT_EQUAL(db_init_schema(url, 10000, &applied, err, sizeof err), 0);
   CU_ASSERT_EQUAL(applied, DB_SCHEMA_VERSION - DB_SCHEMA_NEEDED);
   snprintf(sql, sizeof sql, "DELETE FROM schema_migrations WHERE version >= %d", DB_SCHEMA_NEEDED);
   CU_ASSERT_EQUAL(sql_run(url, sql), 0);
-  db = db_open(url, 2000, err);
+  db = db_open(url, 2000, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db);
-  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err), DB_E_SCHEMA);
+  CU_ASSERT_EQUAL(db_id_block(db, 10, 1, &first, err, sizeof err), DB_E_SCHEMA);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--init-db"));
   db_close(db);
 }
@@ -251,7 +251,7 @@ static struct db_log *log_open(const char *url, const char *dir_name, unsigned w
   struct db_log_limits lim = { .writers = writers, .batch_events = batch, .memory_bytes = memory,
                                .flush_ms = 20, .timeout_ms = 3000, .retry_min_ms = 50, .retry_max_ms = 400,
                                .on_change = link_changed };
-  struct db_log *log = db_log_open(url, dir, &lim, err);
+  struct db_log *log = db_log_open(url, dir, &lim, err, sizeof err);
   if (!log)
     fprintf(stderr, "db_log_open: %s\n", err);
   return log;
@@ -321,7 +321,7 @@ static void check_histories(uint64_t first, unsigned n)
     struct db_message m;
     uint64_t id = first + i;
     char smsc[32];
-    if (db_message_get(db1, id, &m, err) != 1) {
+    if (db_message_get(db1, id, &m, err, sizeof err) != 1) {
       bad++;
       continue;
     }
@@ -360,8 +360,8 @@ static void check_histories(uint64_t first, unsigned n)
 static void test_log_merge(void)
 {
   char err[DB_ERR_LEN];
-  db1 = db_open(pg_url, 3000, err);
-  db2 = db_open(pg_url, 3000, err);
+  db1 = db_open(pg_url, 3000, err, sizeof err);
+  db2 = db_open(pg_url, 3000, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db1);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db2);
 
@@ -396,10 +396,12 @@ static void test_log_merge(void)
   check_histories(node_msg(2, 1), 1000);
   /* Found by the SMSC's id, on its connector only. */
   struct db_message m, rows[3];
-  CU_ASSERT_EQUAL_FATAL(db_message_get(db1, node_msg(2, 8), &m, err), 1);   /* sent twice: its SMSC id the second one's */
-  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, m.target_connector, rows, 3, err), 1);
+  /* sent twice: its SMSC id the second one's */
+  CU_ASSERT_EQUAL_FATAL(db_message_get(db1, node_msg(2, 8), &m, err, sizeof err), 1);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, m.target_connector, rows, 3, err,
+                                    sizeof err), 1);
   CU_ASSERT_EQUAL(rows[0].id, node_msg(2, 8));
-  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, "other", rows, 3, err), 0);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_SMSC_ID, m.smsc_id, "other", rows, 3, err, sizeof err), 0);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM message_log"), 2000);
   CU_ASSERT_EQUAL(sql_value("SELECT count(*) FROM message_log_named WHERE state_name = 'DELIVERED'"), 1000);
 }
@@ -425,22 +427,23 @@ static void test_log_text(void)
   db_log_close(log, 5000);
   struct db_message m;
   char err[DB_ERR_LEN];
-  CU_ASSERT_EQUAL_FATAL(db_message_get(db1, id, &m, err), 1);
+  CU_ASSERT_EQUAL_FATAL(db_message_get(db1, id, &m, err, sizeof err), 1);
   CU_ASSERT_STRING_EQUAL(m.origin_user, "a\tb\\c\nd\re");
   CU_ASSERT_STRING_EQUAL(m.src.addr, "Caf\xc3\xa9\?\?\?\?!");
   CU_ASSERT_STRING_EQUAL(m.origin_ref, "\xf0\x9f\x93\xb1");
   CU_ASSERT_EQUAL(m.state, 0);
-  CU_ASSERT_EQUAL(db_message_get(db1, node_msg(3, 999), &m, err), 0);
+  CU_ASSERT_EQUAL(db_message_get(db1, node_msg(3, 999), &m, err, sizeof err), 0);
   /* Its recipient's messages, newest first, by the address as it is kept. */
   struct db_message rows[4];
   char count[160];
   snprintf(count, sizeof count, "SELECT least(count(*), 4) FROM message_log WHERE dst_addr = '%s'", m.dst.addr);
   long long same = sql_value(count);   /* other tests' messages may share it: ids of other nodes, older */
   CU_ASSERT_TRUE(same >= 1);
-  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, m.dst.addr, NULL, rows, 4, err), same);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, m.dst.addr, NULL, rows, 4, err, sizeof err), same);
   CU_ASSERT_EQUAL(rows[0].id, id);
-  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, m.dst.addr, NULL, rows, 1, err), 1);   /* bounded */
-  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, "+1", NULL, rows, 4, err), 0);
+  /* bounded */
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, m.dst.addr, NULL, rows, 1, err, sizeof err), 1);
+  CU_ASSERT_EQUAL(db_message_search(db1, DB_MESSAGE_BY_RECIPIENT, "+1", NULL, rows, 4, err, sizeof err), 0);
 }
 
 /* A database that was never there: events go to the spill file; the next
@@ -625,7 +628,7 @@ static void *take_ids(void *arg)
   unsigned seed = (unsigned)(uintptr_t)t;
   for (int i = 0; i < 300; i++) {
     t->count[i] = 1 + (uint64_t)(rand_r(&seed) % 1000);
-    if (db_id_block(t->db, t->count[i], 1, &t->first[i], err) != 0) {
+    if (db_id_block(t->db, t->count[i], 1, &t->first[i], err, sizeof err) != 0) {
       t->failures++;
       fprintf(stderr, "db_id_block: %s\n", err);
     }
@@ -671,11 +674,11 @@ static void test_ids(void)
    * block above them; everyone's next block is above that too. */
   char err[DB_ERR_LEN];
   uint64_t above = r[599].end + 1000000, first = 0, next = 0;
-  CU_ASSERT_EQUAL(db_id_block(db1, 100, above, &first, err), 0);
+  CU_ASSERT_EQUAL(db_id_block(db1, 100, above, &first, err, sizeof err), 0);
   CU_ASSERT_EQUAL(first, above);
-  CU_ASSERT_EQUAL(db_id_block(db2, 5, 1, &next, err), 0);
+  CU_ASSERT_EQUAL(db_id_block(db2, 5, 1, &next, err, sizeof err), 0);
   CU_ASSERT_EQUAL(next, above + 100);
-  CU_ASSERT_EQUAL(db_id_block(db1, 0, 1, &first, err), DB_E_ARG);
+  CU_ASSERT_EQUAL(db_id_block(db1, 0, 1, &first, err, sizeof err), DB_E_ARG);
 }
 
 /* ---- nodes and cross-node receipts ---- */
@@ -704,11 +707,11 @@ static int settle_fails(void *ctx)
 static void test_receipts(void)
 {
   char err[DB_ERR_LEN];
-  CU_ASSERT_EQUAL(db_node_register(db1, 1, "node-a", err), 0);
-  CU_ASSERT_EQUAL(db_node_register(db2, 2, "node-b", err), 0);
-  CU_ASSERT_EQUAL(db_node_heartbeat(db2, 2, "node-b", err), 0);
+  CU_ASSERT_EQUAL(db_node_register(db1, 1, "node-a", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(db_node_register(db2, 2, "node-b", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(db_node_heartbeat(db2, 2, "node-b", err, sizeof err), 0);
   struct db_node nodes[4];
-  CU_ASSERT_EQUAL(db_node_list(db1, nodes, 4, err), 2);
+  CU_ASSERT_EQUAL(db_node_list(db1, nodes, 4, err, sizeof err), 2);
   CU_ASSERT_EQUAL(nodes[0].node_id, 1);
   CU_ASSERT_STRING_EQUAL(nodes[1].name, "node-b");
   CU_ASSERT_TRUE(nodes[1].seen_ago_s < 5);
@@ -726,15 +729,15 @@ static void test_receipts(void)
   CU_ASSERT_EQUAL(db_log_sync(log, 10000), 0);
 
   struct db_message m;
-  CU_ASSERT_EQUAL_FATAL(db_receipt_lookup(db2, "smpp-out", "abc123", &m, err), 1);
+  CU_ASSERT_EQUAL_FATAL(db_receipt_lookup(db2, "smpp-out", "abc123", &m, err, sizeof err), 1);
   CU_ASSERT_EQUAL(m.id, id);
   CU_ASSERT_EQUAL(m.node_id, 1);
   CU_ASSERT_STRING_EQUAL(m.origin_connector, "ucp-in");
   CU_ASSERT_STRING_EQUAL(m.origin_user, "load");
   CU_ASSERT_STRING_EQUAL(m.origin_ref, "ref-777");
   CU_ASSERT_EQUAL(m.dlr_mask, 3);
-  CU_ASSERT_EQUAL(db_receipt_lookup(db2, "smpp-out", "nope", &m, err), 0);
-  CU_ASSERT_EQUAL(db_receipt_lookup(db2, "other", "abc123", &m, err), 0);
+  CU_ASSERT_EQUAL(db_receipt_lookup(db2, "smpp-out", "nope", &m, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(db_receipt_lookup(db2, "other", "abc123", &m, err, sizeof err), 0);
 
   /* Node 2 logs the receipt and hands it to node 1. */
   ev_state(&ev, DB_LOG_RECEIPT, id, 0, MSG_STATE_DELIVERED, 0);
@@ -752,19 +755,19 @@ static void test_receipts(void)
   h.receipt.src = m.src;
   h.receipt.dst = m.dst;
   h.dlr_mask = m.dlr_mask;
-  CU_ASSERT_EQUAL(db_receipt_handoff(db2, 2, 1, &h, err), 0);
+  CU_ASSERT_EQUAL(db_receipt_handoff(db2, 2, 1, &h, err, sizeof err), 0);
 
   struct taken t = { .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db2, 2, 10, take, NULL, &t, err), 0);  /* not node 2's */
+  CU_ASSERT_EQUAL(db_receipt_claim(db2, 2, 10, take, NULL, &t, err, sizeof err), 0);  /* not node 2's */
   CU_ASSERT_EQUAL(t.calls, 0);
   t = (struct taken){ .accept_after = -1 };                          /* node 1 busy: stays */
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 0);
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err, sizeof err), 0);
   CU_ASSERT_EQUAL(t.calls, 1);
   t = (struct taken){ .accept_after = 0 };                           /* taken, not made durable: stays */
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, settle_fails, &t, err), DB_E_IO);
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, settle_fails, &t, err, sizeof err), DB_E_IO);
   CU_ASSERT_EQUAL(t.calls, 1);
   t = (struct taken){ .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 1);
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err, sizeof err), 1);
   CU_ASSERT_EQUAL(t.last.msg_id, id);
   CU_ASSERT_EQUAL(t.last.from_node, 2);
   CU_ASSERT_STRING_EQUAL(t.last.origin_user, "load");
@@ -776,11 +779,11 @@ static void test_receipts(void)
   CU_ASSERT_EQUAL(t.last.receipt.done_time, h.receipt.done_time);
   CU_ASSERT_EQUAL(t.last.dlr_mask, 3);
   t = (struct taken){ .accept_after = 0 };
-  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err), 0);  /* taken once only */
+  CU_ASSERT_EQUAL(db_receipt_claim(db1, 1, 10, take, NULL, &t, err, sizeof err), 0);  /* taken once only */
 
   CU_ASSERT_EQUAL(db_log_sync(log, 10000), 0);
   db_log_close(log, 5000);
-  CU_ASSERT_EQUAL(db_message_get(db1, id, &m, err), 1);
+  CU_ASSERT_EQUAL(db_message_get(db1, id, &m, err, sizeof err), 1);
   CU_ASSERT_EQUAL(m.state, MSG_STATE_DELIVERED);
 }
 
@@ -790,11 +793,11 @@ static void test_down_fast(void)
 {
   char err[DB_ERR_LEN];
   uint64_t first;
-  struct db *db = db_open("postgresql://emg@127.0.0.1:1/emg", 1000, err);
+  struct db *db = db_open("postgresql://emg@127.0.0.1:1/emg", 1000, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(db);
-  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err), DB_E_DOWN);
+  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err, sizeof err), DB_E_DOWN);
   uint64_t t0 = clock_now_ms();
-  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err), DB_E_DOWN);  /* backing off: at once */
+  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err, sizeof err), DB_E_DOWN);  /* backing off: at once */
   CU_ASSERT_TRUE(clock_now_ms() - t0 < 50);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "next attempt"));
   db_close(db);
@@ -808,9 +811,9 @@ static void test_down_fast(void)
   getsockname(s, (struct sockaddr *)&a, &len);
   char url[128];
   snprintf(url, sizeof url, "postgresql://emg@127.0.0.1:%u/emg?sslmode=disable", ntohs(a.sin_port));
-  db = db_open(url, 500, err);
+  db = db_open(url, 500, err, sizeof err);
   t0 = clock_now_ms();
-  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err), DB_E_TIMEOUT);
+  CU_ASSERT_EQUAL(db_id_block(db, 1, 1, &first, err, sizeof err), DB_E_TIMEOUT);
   uint64_t took = clock_now_ms() - t0;
   CU_ASSERT_TRUE(took >= 400 && took < 2000);
   db_close(db);
@@ -821,7 +824,7 @@ static void test_down_fast(void)
   spill_dir(dir, sizeof dir, "mute");
   snprintf(path, sizeof path, "%s/dblog-0.spill", dir);
   struct db_log_limits lim = { .writers = 1, .timeout_ms = 30000 };
-  struct db_log *log = db_log_open(url, dir, &lim, err2);
+  struct db_log *log = db_log_open(url, dir, &lim, err2, sizeof err2);
   CU_ASSERT_PTR_NOT_NULL_FATAL(log);
   struct db_log_event ev;
   for (unsigned i = 0; i < 2000; i++) {

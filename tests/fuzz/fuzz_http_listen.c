@@ -57,7 +57,7 @@ static void setup(void)
   struct http_listen_config cfg = { .listen = "127.0.0.1:0", .max_body = 4096, .max_head = 4096, .pipeline = 4 };
   struct http_listen_handler h = { .on_request = on_request };
   loop = evloop_create(1000);
-  server = http_listen_create(&cfg, &h, NULL, err);
+  server = http_listen_create(&cfg, &h, NULL, err, sizeof err);
   CHECK(loop && server);
   attached = http_listen_attach(server, loop, NULL);
   CHECK(attached);

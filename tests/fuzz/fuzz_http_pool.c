@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   char err[NETUTIL_ERR_LEN];
   if (!loop) {
     CHECK((loop = evloop_create(1000)) != NULL);
-    CHECK((listener = net_listen("127.0.0.1:0", err)) >= 0);
+    CHECK((listener = net_listen("127.0.0.1:0", err, sizeof err)) >= 0);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/dlr?id=1", net_local_port(listener));
   }
   if (size > 65536)

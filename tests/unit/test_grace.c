@@ -394,6 +394,7 @@ static void *stress_reader(void *arg)
     volatile uint64_t sum = 0;
     for (int k = 0; k < 16; k++)
       sum += o->value + (uint64_t)k;
+    (void)sum;   /* read only to keep the reader in its section a while */
     if (nested)
       grace_leave(g);
     if (atomic_load_explicit(&o->canary, memory_order_relaxed) != ALIVE)

@@ -1041,7 +1041,7 @@ static struct http_callback *cb_create(struct evloop *loop, const struct http_ca
                                        struct cb_outcomes *o)
 {
   char err[TLS_ERR_LEN];
-  struct http_callback *cb = http_callback_create(loop, lim, cb_done, o, err);
+  struct http_callback *cb = http_callback_create(loop, lim, cb_done, o, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL(cb);
   return cb;
 }
@@ -1206,7 +1206,7 @@ static void test_client_ok_and_window(void)
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/ok?to=%%p&text=%%b", l->port);
   struct http_client_config cfg = { .url = url, .id_field = "messages.0.id", .connections = 1, .window = 2 };
-  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
+  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   uint8_t buf[64];
   struct msg m = text_msg("Hello world", SMS_TEXT_GSM7, buf, sizeof buf);
@@ -1258,7 +1258,7 @@ static void test_client_classes_and_post(void)
     else
       snprintf(url, sizeof url, "http://127.0.0.1:%d/x", dead_port());
     struct http_client_config cfg = { .url = url };
-    struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
+    struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     run.done = 0;
     CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
@@ -1274,7 +1274,7 @@ static void test_client_classes_and_post(void)
   struct http_client_config cfg = { .url = url, .method = HTTP_CLIENT_POST_JSON,
                                     .body = "{\"to\":\"%p\",\"text\":\"%b\",\"ref\":\"%I\"}",
                                     .id_field = "messages.0.id" };
-  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err);
+  struct http_client *c = http_client_create(run.loop, &cfg, client_done, &run, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c);
   run.done = 0;
   CU_ASSERT_EQUAL(http_client_submit(c, &m, NULL, NULL), 0);
@@ -1418,7 +1418,7 @@ static void server_up(size_t max_body)
   pthread_cond_init(&env.gw.cond, NULL);
   struct http_server_config cfg = { .listen = "127.0.0.1:0", .limits = { .max_body = max_body } };
   struct http_server_handler h = { fake_check_user, fake_submit, fake_flush };
-  env.srv = http_server_start(&cfg, &h, err);
+  env.srv = http_server_start(&cfg, &h, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(env.srv);
   env.loop = evloop_create(2);
   CU_ASSERT_PTR_NOT_NULL_FATAL(env.loop);

@@ -83,7 +83,7 @@ static struct srv *srv_start(size_t max_body, unsigned request_timeout_s)
   struct http_listen_config cfg = { .listen = "127.0.0.1:0", .max_body = max_body,
                                     .request_timeout_s = request_timeout_s };
   struct http_listen_handler h = { .on_request = srv_request };
-  s->l = http_listen_create(&cfg, &h, NULL, err);
+  s->l = http_listen_create(&cfg, &h, NULL, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s->l);
   s->loop = evloop_create(5);
   CU_ASSERT_EQUAL_FATAL(pthread_create(&s->thread, NULL, srv_run, s), 0);
@@ -424,7 +424,7 @@ static struct raw_peer *raw_peer_start(enum raw_mode mode)
   char err[NETUTIL_ERR_LEN];
   struct raw_peer *rp = calloc(1, sizeof *rp);
   rp->mode = mode;
-  rp->fd = net_listen("127.0.0.1:0", err);
+  rp->fd = net_listen("127.0.0.1:0", err, sizeof err);
   CU_ASSERT_FATAL(rp->fd >= 0);
   /* the peer's thread blocks in accept */
   fcntl(rp->fd, F_SETFL, fcntl(rp->fd, F_GETFL) & ~O_NONBLOCK);
@@ -512,7 +512,7 @@ static void test_pool_against_raw_peers(void)
   /* nobody listening: a connect error, said */
   p = http_pool_create(run.loop, &cfg, pool_done, &run);
   char err[NETUTIL_ERR_LEN];
-  int fd = net_listen("127.0.0.1:0", err);
+  int fd = net_listen("127.0.0.1:0", err, sizeof err);
   int port = net_local_port(fd);
   close(fd);
   snprintf(url, sizeof url, "http://127.0.0.1:%d/x", port);

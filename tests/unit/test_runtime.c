@@ -290,20 +290,20 @@ static void test_netutil(void)
   char err[NETUTIL_ERR_LEN], peer[64];
   struct sockaddr_storage addr;
   socklen_t len;
-  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1:2775", &addr, &len, err), 0);
-  CU_ASSERT_EQUAL(net_parse_addr("[::1]:2775", &addr, &len, err), 0);
-  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1", &addr, &len, err), -1);
+  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1:2775", &addr, &len, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(net_parse_addr("[::1]:2775", &addr, &len, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1", &addr, &len, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "HOST:PORT"));
-  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1:99999", &addr, &len, err), -1);
+  CU_ASSERT_EQUAL(net_parse_addr("127.0.0.1:99999", &addr, &len, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "bad port"));
 
-  int lfd = net_listen("127.0.0.1:0", err);
+  int lfd = net_listen("127.0.0.1:0", err, sizeof err);
   CU_ASSERT_FATAL(lfd >= 0);
   int port = net_local_port(lfd);
   CU_ASSERT(port > 0);
   char target[64];
   snprintf(target, sizeof target, "127.0.0.1:%d", port);
-  int cfd = net_connect(target, 1000, err);
+  int cfd = net_connect(target, 1000, err, sizeof err);
   CU_ASSERT_FATAL(cfd >= 0);
   struct pollfd p = { .fd = lfd, .events = POLLIN };
   CU_ASSERT_EQUAL(poll(&p, 1, 1000), 1);
@@ -314,7 +314,7 @@ static void test_netutil(void)
   close(cfd);
   close(lfd);
   /* Nothing listens on the port any more: a clear error. */
-  CU_ASSERT_EQUAL(net_connect(target, 1000, err), -1);
+  CU_ASSERT_EQUAL(net_connect(target, 1000, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "connect to"));
 }
 

@@ -253,7 +253,7 @@ static void raw_attach(struct fixture *f, int fd)
 static void raw_connect(struct fixture *f)
 {
   char err[NETUTIL_ERR_LEN];
-  int fd = net_connect(f->addr, 1000, err);
+  int fd = net_connect(f->addr, 1000, err, sizeof err);
   CU_ASSERT_FATAL(fd >= 0);
   raw_attach(f, fd);
 }
@@ -324,7 +324,7 @@ static struct fixture *fixture_create(const struct proto_ops *proto)
   f->raw.fd = -1;
   f->raw.scratch = malloc(PROTO_SCRATCH_LEN);
   iobuf_init(&f->raw.in);
-  f->listen_fd = net_listen("127.0.0.1:0", err);
+  f->listen_fd = net_listen("127.0.0.1:0", err, sizeof err);
   snprintf(f->addr, sizeof f->addr, "127.0.0.1:%d", net_local_port(f->listen_fd));
   evloop_add(f->loop, f->listen_fd, EVLOOP_READ, on_accept, f);
   f->client_cfg = (struct session_config){
@@ -1010,7 +1010,7 @@ static void test_peer_not_reading(void)
 {
   char err[NETUTIL_ERR_LEN];
   struct fixture *f = fixture_create(&smpp_proto_ops);
-  f->raw.fd = net_connect(f->addr, 1000, err);   /* never watched: never read */
+  f->raw.fd = net_connect(f->addr, 1000, err, sizeof err);   /* never watched: never read */
   CU_ASSERT_FATAL(f->raw.fd >= 0);
   int small = 4096;
   setsockopt(f->raw.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
@@ -1230,8 +1230,9 @@ static void use_tls(struct fixture *f)
   char err[TLS_ERR_LEN];
   make_certs();
   f->server_cfg.tls = tls_ctx_create(&(struct tls_settings){ .cert = file("server.pem"), .key = file("server.key") },
-                                     true, err);
-  f->client_cfg.tls = tls_ctx_create(&(struct tls_settings){ .ca = file("ca.pem"), .verify_peer = true }, false, err);
+                                     true, err, sizeof err);
+  f->client_cfg.tls = tls_ctx_create(&(struct tls_settings){ .ca = file("ca.pem"), .verify_peer = true },
+                                     false, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f->server_cfg.tls);
   CU_ASSERT_PTR_NOT_NULL_FATAL(f->client_cfg.tls);
 }
@@ -1303,7 +1304,7 @@ static void test_tls_refusals(void)
   char err[TLS_ERR_LEN];
   tls_ctx_unref(f->client_cfg.tls);
   f->client_cfg.tls = tls_ctx_create(&(struct tls_settings){ .ca = file("other-ca.pem"), .verify_peer = true },
-                                     false, err);
+                                     false, err, sizeof err);
   start_client(f);
   CU_ASSERT(run_until(f, client_disconnected, 2000));
   CU_ASSERT_PTR_NOT_NULL(strstr(f->client.reason, "TLS handshake: certificate verify failed"));

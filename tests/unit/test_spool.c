@@ -230,7 +230,7 @@ static struct spool *open_with(struct collector *c, size_t segment_size, bool sy
 {
   struct spool_options opt = { .segment_size = segment_size, .compact_after_ms = 1, .sync = sync };
   char err[256] = "";
-  struct spool *s = spool_open(dir, &opt, collect, collect_warn, c, err);
+  struct spool *s = spool_open(dir, &opt, collect, collect_warn, c, err, sizeof err);
   if (!s)
     fprintf(stderr, "spool_open: %s\n", err);
   return s;
@@ -955,13 +955,13 @@ static void test_ceiling_noted(void)
   CU_ASSERT(spool_previous_write(s) == 0);   /* a new spool */
   CU_ASSERT(spool_previous_scts_ceiling(s) == 0);
   char err[256];
-  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now + 20, err), 0);
+  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now + 20, err, sizeof err), 0);
   spool_close(s);
   s = open_with(&c, 0, false);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now + 20);
   CU_ASSERT(spool_previous_write(s) >= now && spool_previous_write(s) <= now + 5);
-  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now - 100, err), 0);   /* the last one noted counts */
+  CU_ASSERT_EQUAL(spool_note_scts_ceiling(s, now - 100, err, sizeof err), 0);   /* the last one noted counts */
   s = spool_restart(s, &c, 0, false);
   CU_ASSERT_EQUAL(spool_previous_scts_ceiling(s), now - 100);
   CU_ASSERT_EQUAL(count_type(&c, SPOOL_REC_MSG), 10);   /* the file is no segment */
@@ -1263,7 +1263,7 @@ static struct spool *book_open(struct collector *c, struct credit_book *b)
                                .credit_ctx = b };
   char err[256] = "";
   collector_reset(c);
-  struct spool *s = spool_open(dir, &opt, collect, collect_warn, c, err);
+  struct spool *s = spool_open(dir, &opt, collect, collect_warn, c, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   CU_ASSERT_EQUAL(spool_on_durable(s, book_durable, b), 0);
   return s;
@@ -1474,7 +1474,7 @@ static void test_credit_none(void)
                                  .credit_snapshot = run ? book_snapshot : NULL, .credit_ctx = &b };
     struct collector c = { 0 };
     char err[256] = "";
-    struct spool *s = spool_open(dir, &opt, collect, collect_warn, &c, err);
+    struct spool *s = spool_open(dir, &opt, collect, collect_warn, &c, err, sizeof err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     for (uint64_t id = 1; id <= 120; id++)
       CU_ASSERT(wait_durable(s, append_msg(s, id)));

@@ -24,7 +24,7 @@
 static void refused(const struct tls_settings *s, bool server, const char *want)
 {
   char err[TLS_ERR_LEN] = "";
-  struct tls_ctx *ctx = tls_ctx_create(s, server, err);
+  struct tls_ctx *ctx = tls_ctx_create(s, server, err, sizeof err);
   CU_ASSERT_PTR_NULL(ctx);
   tls_ctx_unref(ctx);
   if (!strstr(err, want)) {
@@ -38,7 +38,7 @@ static void test_contexts(void)
   make_certs();
   char err[TLS_ERR_LEN], subject[256], expires[64];
   struct tls_settings ok = { .cert = file("server.pem"), .key = file("server.key"), .ca = file("ca.pem") };
-  struct tls_ctx *ctx = tls_ctx_create(&ok, true, err);
+  struct tls_ctx *ctx = tls_ctx_create(&ok, true, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
   tls_ctx_describe(ctx, subject, sizeof subject, expires, sizeof expires);
   CU_ASSERT_STRING_EQUAL(subject, "CN=localhost,O=emg tests");
@@ -71,7 +71,7 @@ static void test_contexts(void)
   s.verify_peer = true;
   refused(&s, true, "needs ca");
   /* A client needs no certificate of its own. */
-  ctx = tls_ctx_create(&(struct tls_settings){ .ca = file("ca.pem"), .verify_peer = true }, false, err);
+  ctx = tls_ctx_create(&(struct tls_settings){ .ca = file("ca.pem"), .verify_peer = true }, false, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL(ctx);
   tls_ctx_unref(ctx);
   remove_certs();
@@ -92,8 +92,8 @@ static bool pair_open(struct pair *p, const struct tls_settings *client, const s
   CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, p->fd), 0);
   for (int i = 0; i < 2; i++)
     fcntl(p->fd[i], F_SETFL, O_NONBLOCK);
-  p->ctx[0] = tls_ctx_create(client, false, err);
-  p->ctx[1] = tls_ctx_create(server, true, err);
+  p->ctx[0] = tls_ctx_create(client, false, err, sizeof err);
+  p->ctx[1] = tls_ctx_create(server, true, err, sizeof err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p->ctx[0]);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p->ctx[1]);
   p->conn[0] = tls_conn_create(p->ctx[0], p->fd[0], false, server_name);
