@@ -6,9 +6,12 @@
  * An account's settings are one immutable version (struct account_def),
  * published through an atomic pointer in its slot: a change builds a new
  * version and swaps it in, so that listeners and instances of every
- * connector read without a lock. The version replaced is freed only a
- * grace period later, far longer than any reader holds it (one login's
- * password check at most). What changes with traffic (sessions, the rate
+ * connector read without a lock. Every function that loads a version or
+ * the name index does so inside a section of the accounts' grace domain
+ * (grace.h) and lets no pointer into it out: what it returns is copied. A
+ * change hands the version or index it replaced to the domain, and
+ * accounts_tick (or the next change) frees it once no reader that could
+ * have loaded it is still inside. What changes with traffic (sessions, the rate
  * budget, counters) lives in the slot, in atomics; credit under a small
  * per-account lock, because a snapshot must see it and its epoch at once.
  * SPDX-License-Identifier: Apache-2.0
@@ -25,9 +28,12 @@
 
 /* How long a proven password spares the hashing. */
 #define PROVEN_S 600
-/* How long a replaced version (or name index) is kept before it is freed:
- * a reader holds one for a login at most. */
-#define GRACE_S 60
+/* How long a removed account's slot stays empty. This is not about
+ * memory (the grace domain frees the version): callers keep slot numbers
+ * between calls, outside any section (an HTTP request from its login to its
+ * submit, a queue by slot), and a number given to another account at once
+ * would let such a caller act as that one. */
+#define SLOT_REUSE_S 60
 
 static const struct {
   const char *text, *key;
@@ -66,7 +72,7 @@ static int64_t monotonic_s(void)
   return (int64_t)ts.tv_sec;
 }
 
-/* ---- versions, retired and freed later ---- */
+/* ---- versions, retired and freed once no reader holds them ---- */
 
 static void def_free(struct account_def *d)
 {
@@ -77,16 +83,13 @@ static void def_free(struct account_def *d)
   free(d);
 }
 
-/* Keeps p (freed by free_fn) until no reader can hold it any more. */
+/* Hands p, swapped away already, to the grace domain: free_fn(p) runs in
+ * a reclaim once no reader that could have loaded it is inside. */
 static void retire(struct accounts *a, void *p, void (*free_fn)(void *))
 {
-  if (!p)
-    return;
-  struct retired *r = malloc(sizeof *r);
-  if (!r)
-    return;   /* kept for the process's life rather than freed too soon */
-  *r = (struct retired){ p, free_fn, monotonic_s() + GRACE_S, a->retired };
-  a->retired = r;
+  char err[64];
+  /* Out of memory to note it: kept for the process's life rather than freed too soon. */
+  (void)grace_retire(a->grace, p, free_fn, err, sizeof err);
 }
 
 static void free_def(void *p)
@@ -94,22 +97,8 @@ static void free_def(void *p)
   def_free(p);
 }
 
-/* Frees what was retired long enough ago (all of it when all is true). */
-static void reap(struct accounts *a, bool all)
-{
-  int64_t now = monotonic_s();
-  for (struct retired **at = &a->retired; *at;) {
-    struct retired *r = *at;
-    if (all || r->free_after <= now) {
-      *at = r->next;
-      r->free_fn(r->p);
-      free(r);
-    } else {
-      at = &r->next;
-    }
-  }
-}
-
+/* Only inside a section (grace_enter(a->grace)), and nothing it points to
+ * is used after the section's grace_leave. */
 static struct account_def *def_of(const struct account_rt *rt)
 {
   return atomic_load_explicit(&rt->def, memory_order_acquire);
@@ -201,7 +190,8 @@ static bool index_rebuild(struct accounts *a)
   return true;
 }
 
-int accounts_find(const struct accounts *a, const char *name)
+/* accounts_find inside a section. */
+static int find(const struct accounts *a, const char *name)
 {
   const struct name_index *x = atomic_load_explicit(&a->index, memory_order_acquire);
   for (size_t i = name_hash(name) & x->mask;; i = (i + 1) & x->mask) {
@@ -214,13 +204,23 @@ int accounts_find(const struct accounts *a, const char *name)
   }
 }
 
+int accounts_find(const struct accounts *a, const char *name)
+{
+  grace_enter(a->grace);
+  int s = find(a, name);
+  grace_leave(a->grace);
+  return s;
+}
+
 bool accounts_name(const struct accounts *a, unsigned slot, char name[MSG_USER_LEN])
 {
+  grace_enter(a->grace);
   const struct account_def *d = slot < accounts_used(a) ? def_of(&a->slots[slot]) : NULL;
-  if (!d)
-    return false;
-  memcpy(name, d->cfg.name, MSG_USER_LEN);
-  return true;
+  bool found = d != NULL;
+  if (found)
+    memcpy(name, d->cfg.name, MSG_USER_LEN);
+  grace_leave(a->grace);
+  return found;
 }
 
 /* Each server connector's only account, or -1: where a route to the
@@ -247,12 +247,14 @@ void accounts_destroy(struct accounts *a)
 {
   if (!a)
     return;
+  /* No thread reads any more: what was retired goes with the domain, and
+   * the current versions and index are freed here. */
+  grace_destroy(a->grace);
   for (unsigned s = 0; a->slots && s < a->capacity; s++) {
-    def_free(def_of(&a->slots[s]));
+    def_free(atomic_load(&a->slots[s].def));
     pthread_mutex_destroy(&a->slots[s].proven_lock);
     pthread_mutex_destroy(&a->slots[s].credit_lock);
   }
-  reap(a, true);
   free(atomic_load(&a->index));
   sodium_memzero(a->digest_key, sizeof a->digest_key);
   free(a->sole);
@@ -281,14 +283,18 @@ struct accounts *accounts_create(const struct config *cfg, char *err, size_t err
     a->index_cap *= 2;
   a->slots = calloc(capacity, sizeof *a->slots);
   a->sole = calloc(cfg->n_connectors ? cfg->n_connectors : 1, sizeof *a->sole);
-  if (!a->slots || !a->sole || sodium_init() < 0)
+  a->grace = grace_create();
+  if (!a->slots || !a->sole || !a->grace || sodium_init() < 0)
     goto no_memory;
   for (unsigned s = 0; s < capacity; s++) {
     pthread_mutex_init(&a->slots[s].proven_lock, NULL);
     pthread_mutex_init(&a->slots[s].credit_lock, NULL);
   }
   randombytes_buf(a->digest_key, sizeof a->digest_key);
-  if (!index_rebuild(a))
+  grace_enter(a->grace);
+  bool indexed = index_rebuild(a);
+  grace_leave(a->grace);
+  if (!indexed)
     goto no_memory;
   for (unsigned i = 0; i < cfg->n_accounts; i++) {
     int slot;
@@ -317,16 +323,21 @@ unsigned accounts_used(const struct accounts *a)
   return atomic_load_explicit(&a->used_published, memory_order_acquire);
 }
 
+size_t accounts_pending(const struct accounts *a)
+{
+  return grace_pending(a->grace);
+}
+
 /* ---- changes ---- */
 
-/* A free slot: one never used, or one whose account went long ago and
- * whose sessions are all gone. -1 when none. */
+/* A free slot: one never used, or one whose account went SLOT_REUSE_S
+ * ago or more and whose sessions are all gone. -1 when none. */
 static int slot_free(struct accounts *a)
 {
   int64_t now = monotonic_s();
   for (unsigned s = 0; s < a->used; s++) {
     struct account_rt *rt = &a->slots[s];
-    if (!def_of(rt) && rt->removed_at + GRACE_S <= now && !atomic_load(&rt->binds))
+    if (!def_of(rt) && rt->removed_at + SLOT_REUSE_S <= now && !atomic_load(&rt->binds))
       return (int)s;
   }
   return a->used < a->capacity ? (int)a->used : -1;
@@ -357,15 +368,15 @@ static bool credit_differs(struct account_rt *rt, size_t credit)
   return differs;
 }
 
-enum account_change accounts_put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
-                                 size_t err_len)
+/* accounts_put inside a section. */
+static enum account_change put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
+                               size_t err_len)
 {
-  reap(a, false);
   enum account_change why;
   struct account_def *d = def_build(a, ac, &why, err, err_len);
   if (!d)
     return why;
-  int s = accounts_find(a, ac->name);
+  int s = find(a, ac->name);
   bool fresh = s < 0;
   if (fresh && (s = slot_free(a)) < 0) {
     def_free(d);
@@ -417,19 +428,34 @@ enum account_change accounts_put(struct accounts *a, const struct config_account
   return ACCOUNT_CHANGED;
 }
 
+/* The changes' thread is the only one that swaps versions, so it could
+ * read them bare; it takes a section all the same, so that no read of a
+ * version is outside one. What earlier changes retired is freed first. */
+enum account_change accounts_put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
+                                 size_t err_len)
+{
+  grace_reclaim(a->grace);
+  grace_enter(a->grace);
+  enum account_change r = put(a, ac, slot, err, err_len);
+  grace_leave(a->grace);
+  return r;
+}
+
 int accounts_remove(struct accounts *a, const char *name)
 {
-  reap(a, false);
-  int s = accounts_find(a, name);
-  if (s < 0)
-    return -1;
-  struct account_rt *rt = &a->slots[s];
-  struct account_def *old = atomic_exchange(&rt->def, NULL);
-  rt->removed_at = monotonic_s();
-  retire(a, old, free_def);
-  credit_reset(rt, CONFIG_CREDIT_UNLIMITED);
-  index_rebuild(a);   /* out of memory: the old index still finds it, and its slot says it is gone */
-  sole_rebuild(a);
+  grace_reclaim(a->grace);
+  grace_enter(a->grace);
+  int s = find(a, name);
+  if (s >= 0) {
+    struct account_rt *rt = &a->slots[s];
+    struct account_def *old = atomic_exchange(&rt->def, NULL);
+    rt->removed_at = monotonic_s();
+    retire(a, old, free_def);
+    credit_reset(rt, CONFIG_CREDIT_UNLIMITED);
+    index_rebuild(a);   /* out of memory: the old index still finds it, and its slot says it is gone */
+    sole_rebuild(a);
+  }
+  grace_leave(a->grace);
   return s;
 }
 
@@ -497,10 +523,13 @@ static enum account_refusal standing(const struct account_def *d, const char *pe
   return ACCOUNT_OK;
 }
 
+/* A login inside a section: the version read stays the one checked
+ * throughout, password hashing included (which holds back the freeing of
+ * what changes retire meanwhile, for that long only). */
 static enum account_refusal check(struct accounts *a, unsigned connector, const char *peer, const char *user,
                                   const char *password, const char *tls_subject, bool bind, int *slot)
 {
-  int s = connector < a->n_connectors ? accounts_find(a, user) : -1;
+  int s = connector < a->n_connectors ? find(a, user) : -1;
   struct account_rt *rt = s >= 0 ? &a->slots[s] : NULL;
   const struct account_def *d = rt ? def_of(rt) : NULL;
   if (!d || !d->uses[connector])
@@ -524,7 +553,9 @@ static enum account_refusal check(struct accounts *a, unsigned connector, const 
 enum account_refusal accounts_login(struct accounts *a, unsigned connector, const char *peer, const char *user,
                                     const char *password, const char *tls_subject, bool bind, int *slot)
 {
+  grace_enter(a->grace);
   enum account_refusal why = check(a, connector, peer, user, password, tls_subject, bind, slot);
+  grace_leave(a->grace);
   if (why != ACCOUNT_OK)
     accounts_count(a, why);
   return why;
@@ -539,15 +570,20 @@ void accounts_unbind(struct accounts *a, int slot)
 bool accounts_session_allowed(struct accounts *a, int slot, unsigned connector, const char *peer,
                               enum account_refusal *why)
 {
+  grace_enter(a->grace);
   const struct account_def *d = slot >= 0 && (unsigned)slot < a->capacity ? def_of(&a->slots[slot]) : NULL;
   *why = !d || connector >= a->n_connectors || !d->uses[connector] ? ACCOUNT_UNKNOWN : standing(d, peer);
+  grace_leave(a->grace);
   return *why == ACCOUNT_OK;
 }
 
 bool accounts_uses(const struct accounts *a, int slot, unsigned connector)
 {
+  grace_enter(a->grace);
   const struct account_def *d = slot >= 0 && (unsigned)slot < a->capacity ? def_of(&a->slots[slot]) : NULL;
-  return d && connector < a->n_connectors && d->uses[connector];
+  bool uses = d && connector < a->n_connectors && d->uses[connector];
+  grace_leave(a->grace);
+  return uses;
 }
 
 int accounts_sole(const struct accounts *a, unsigned connector)
@@ -575,12 +611,16 @@ uint64_t accounts_rate_wait_ns(struct accounts *a, int slot, uint64_t now_ns)
   if (slot < 0 || (unsigned)slot >= a->capacity)
     return 0;
   struct account_rt *rt = &a->slots[slot];
+  grace_enter(a->grace);
   const struct account_def *d = def_of(rt);
-  if (!d || !d->interval_ns)
+  uint64_t tolerance_ns = d ? d->tolerance_ns : 0;
+  bool limited = d && d->interval_ns;
+  grace_leave(a->grace);
+  if (!limited)
     return 0;
   /* One fits once the theoretical arrival time is within the tolerance. */
   uint64_t tat = atomic_load_explicit(&rt->tat_ns, memory_order_relaxed);
-  return tat > now_ns + d->tolerance_ns ? tat - now_ns - d->tolerance_ns : 0;
+  return tat > now_ns + tolerance_ns ? tat - now_ns - tolerance_ns : 0;
 }
 
 /* A source the account may use: one of its senders, or one starting with
@@ -596,11 +636,9 @@ static bool sender_allowed(const struct config_account *ac, const char *src)
   return false;
 }
 
-enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, uint64_t now_ns)
+/* accounts_admit inside a section. */
+static enum proto_status admit(struct account_rt *rt, struct msg *m, uint64_t now_ns)
 {
-  if (slot < 0 || (unsigned)slot >= a->capacity)
-    return PROTO_OK;
-  struct account_rt *rt = &a->slots[slot];
   const struct account_def *d = def_of(rt);
   if (!d)
     return PROTO_E_AUTH;      /* removed while its session was being unbound */
@@ -621,6 +659,16 @@ enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, ui
   }
   atomic_fetch_add_explicit(&rt->submitted, 1, memory_order_relaxed);
   return PROTO_OK;
+}
+
+enum proto_status accounts_admit(struct accounts *a, int slot, struct msg *m, uint64_t now_ns)
+{
+  if (slot < 0 || (unsigned)slot >= a->capacity)
+    return PROTO_OK;
+  grace_enter(a->grace);
+  enum proto_status r = admit(&a->slots[slot], m, now_ns);
+  grace_leave(a->grace);
+  return r;
 }
 
 enum proto_status accounts_credit_take(struct accounts *a, int slot, unsigned parts, uint32_t *epoch)
@@ -676,9 +724,18 @@ void accounts_credit_give_back(struct accounts *a, const char *name, unsigned pa
   pthread_mutex_unlock(&rt->credit_lock);
 }
 
+/* Whether slot holds an account now. */
+static bool holds_account(const struct accounts *a, unsigned slot)
+{
+  grace_enter(a->grace);
+  bool held = def_of(&a->slots[slot]) != NULL;
+  grace_leave(a->grace);
+  return held;
+}
+
 bool accounts_credit_change(struct accounts *a, int slot, bool add, int64_t value, int64_t *left)
 {
-  if (slot < 0 || (unsigned)slot >= a->capacity || !def_of(&a->slots[slot]))
+  if (slot < 0 || (unsigned)slot >= a->capacity || !holds_account(a, (unsigned)slot))
     return false;
   struct account_rt *rt = &a->slots[slot];
   pthread_mutex_lock(&rt->credit_lock);
@@ -724,6 +781,7 @@ void accounts_tick(struct accounts *a, uint64_t now_ns)
     rt->rate_sample = n;
     rt->rate_sampled_ns = now_ns;
   }
+  grace_reclaim(a->grace);   /* versions and indexes replaced that no reader holds now */
 }
 
 bool accounts_view(const struct accounts *a, unsigned slot, struct account_view *out)
@@ -732,10 +790,14 @@ bool accounts_view(const struct accounts *a, unsigned slot, struct account_view 
   if (slot >= a->capacity)
     return false;
   struct account_rt *rt = &a->slots[slot];
+  grace_enter(a->grace);
   const struct account_def *d = def_of(rt);
-  if (!d)
+  bool found = d != NULL;
+  if (found)
+    out->cfg = d->cfg;   /* arrays only: nothing in it points into the version */
+  grace_leave(a->grace);
+  if (!found)
     return false;
-  out->cfg = d->cfg;
   out->exists = true;
   out->binds = atomic_load(&rt->binds);
   out->submitted = atomic_load_explicit(&rt->submitted, memory_order_relaxed);

@@ -6,7 +6,10 @@
  * them): connectors keep per-account queues by slot. Built from the
  * configuration's accounts (config_accounts.c); changed by accounts_put
  * and accounts_remove. Every function may be called from any thread;
- * changes must come one at a time (the caller serialises them).
+ * changes must come one at a time (the caller serialises them). What a
+ * function returns is the caller's (copied, never a pointer into the
+ * accounts), valid after any change; a slot number stays the account's
+ * until a minute after its removal at least (accounts_remove).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_ACCOUNT_H
@@ -144,8 +147,15 @@ struct account_view {
   uint64_t submitted, refused_rate, refused_sender, refused_credit;
   uint64_t delivered, undelivered; /* final receipts given to its sessions */
 };
-/* Samples each account's submits for rate_now: called every second. */
+/* Samples each account's submits for rate_now, and frees the versions and
+ * name indexes changes replaced that no thread can still be reading:
+ * called every second. */
 void accounts_tick(struct accounts *a, uint64_t now_ns);
+/* Versions and name indexes replaced and not freed yet: a thread was
+ * inside one of the functions above when they were replaced (or no tick
+ * or change came since). For the status page and tests; one that stays up
+ * means a thread is stuck inside. */
+size_t accounts_pending(const struct accounts *a);
 /* false when slot holds no account. */
 bool accounts_view(const struct accounts *a, unsigned slot, struct account_view *out);
 
@@ -165,8 +175,9 @@ enum account_change {
 enum account_change accounts_put(struct accounts *a, const struct config_account *ac, int *slot, char *err,
                                  size_t err_len);
 /* Removes the account named name; its slot is used again only once its
- * sessions are gone and long after any thread could still read it. The
- * slot it had, or -1. */
+ * sessions are gone and a minute has passed (a thread may still hold the
+ * slot's number from a moment before: an HTTP request between its login
+ * and its submit). The slot it had, or -1. */
 int accounts_remove(struct accounts *a, const char *name);
 
 /* Credit of slot's account: add (delta, add true) or set it; the value

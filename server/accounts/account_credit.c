@@ -53,11 +53,19 @@ unsigned accounts_credit_snapshot(struct accounts *a, bool dirty_only,
   unsigned n = 0, used = accounts_used(a);
   for (unsigned s = 0; s < used; s++) {
     struct account_rt *rt = &a->slots[s];
-    const struct account_def *d = atomic_load_explicit(&rt->def, memory_order_acquire);
     struct spool_record rec = { .type = SPOOL_REC_CREDIT };
-    if (!d || !snapshot_one(rt, dirty_only, &rec.credit_set, &rec.credit_left, &rec.credit_epoch))
+    char name[MSG_USER_LEN];
+    /* The name is copied in the section: emit (a journal append) runs
+     * outside it and may take its time. */
+    grace_enter(a->grace);
+    const struct account_def *d = atomic_load_explicit(&rt->def, memory_order_acquire);
+    bool taken = d && snapshot_one(rt, dirty_only, &rec.credit_set, &rec.credit_left, &rec.credit_epoch);
+    if (taken)
+      memcpy(name, d->cfg.name, sizeof name);
+    grace_leave(a->grace);
+    if (!taken)
       continue;
-    rec.user = d->cfg.name;
+    rec.user = name;
     emit(ctx, &rec);
     n++;
   }
@@ -70,11 +78,14 @@ bool accounts_credit_push(struct accounts *a, unsigned slot, char name[MSG_USER_
                           uint32_t *epoch)
 {
   struct account_rt *rt = &a->slots[slot];
+  grace_enter(a->grace);
   const struct account_def *d = atomic_load_explicit(&rt->def, memory_order_acquire);
-  bool any = false;
-  if (!d)
+  bool found = d != NULL, any = false;
+  if (found)
+    memcpy(name, d->cfg.name, MSG_USER_LEN);
+  grace_leave(a->grace);
+  if (!found)
     return false;
-  memcpy(name, d->cfg.name, MSG_USER_LEN);
   pthread_mutex_lock(&rt->credit_lock);
   if (rt->shared && rt->limited && rt->unpushed) {
     *parts = rt->unpushed;

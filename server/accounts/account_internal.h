@@ -13,8 +13,10 @@
 #include <stdint.h>
 #include "account.h"
 #include "cidr.h"
+#include "grace.h"
 
-/* One version of an account's settings: never changed once published. */
+/* One version of an account's settings: never changed once published.
+ * Read only inside a section of the accounts' grace domain (account.c). */
 struct account_def {
   struct config_account cfg;
   struct cidr *allow;              /* cfg.n_allow_ip parsed */
@@ -29,7 +31,7 @@ struct account_def {
  * the tolerance ahead of now, and moves it one interval on. */
 struct account_rt {
   _Atomic(struct account_def *) def; /* NULL: no account here */
-  int64_t removed_at;              /* when its account was removed (monotonic s) */
+  int64_t removed_at;              /* when its account was removed (monotonic s): see slot_free */
   _Atomic unsigned binds;
   _Atomic uint64_t tat_ns;         /* max_rate: when the budget is next free */
   _Atomic uint64_t submitted, refused_rate, refused_sender, refused_credit;
@@ -80,14 +82,6 @@ struct name_index {
   int slots[];
 };
 
-/* Something replaced, freed once no reader can hold it. */
-struct retired {
-  void *p;
-  void (*free_fn)(void *);
-  int64_t free_after;              /* monotonic s */
-  struct retired *next;
-};
-
 struct accounts {
   const struct config *cfg;        /* the connectors (fixed for the process's life) */
   unsigned n_connectors;
@@ -98,7 +92,7 @@ struct accounts {
   _Atomic(struct name_index *) index;
   size_t index_cap;
   _Atomic int *sole;               /* per connector: its only account's slot, or -1 */
-  struct retired *retired;         /* changes' thread only */
+  struct grace *grace;             /* versions and indexes replaced: freed once no reader is inside */
   uint8_t digest_key[crypto_generichash_KEYBYTES]; /* random: the digests mean nothing elsewhere */
   _Atomic uint64_t refused[ACCOUNT_REFUSALS];
   _Atomic uint64_t credit_moves;   /* accounts_credit_moves */

@@ -3,12 +3,19 @@
  * forgotten when it changes), a certificate's subject matched whole,
  * max_binds given back, what a submit meets (senders, default_sender,
  * max_rate, credit), accounts changed live, credit worked out from a journal's
- * snapshots and tagged parts, and credit shared through a database.
+ * snapshots and tagged parts, and credit shared through a database;
+ * a version replaced while a thread reads it kept until that thread leaves,
+ * and logins and submits racing changes (run it under ASan too).
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "account.h"
+#include "account_internal.h"   /* a reader that holds a version as account.c's functions do */
+#include "grace.h"
 #include "config.h"
 #include "password.h"
 #include "testutil.h"
@@ -477,6 +484,185 @@ static void test_credit_shared_replay(void)
   teardown();
 }
 
+/* A thread inside the accounts' grace domain with a version of "held"
+ * loaded, as accounts_login is while it hashes a password. */
+struct holder {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int slot;
+  int stage;                       /* 1: inside, version loaded; 2: may read it and leave; 3: left */
+  char name_seen[MSG_USER_LEN];
+  bool enabled_seen;
+};
+
+static void holder_wait(struct holder *h, int stage)
+{
+  pthread_mutex_lock(&h->lock);
+  while (h->stage < stage)
+    pthread_cond_wait(&h->cond, &h->lock);
+  pthread_mutex_unlock(&h->lock);
+}
+
+static void holder_move(struct holder *h, int stage)
+{
+  pthread_mutex_lock(&h->lock);
+  h->stage = stage;
+  pthread_cond_broadcast(&h->cond);
+  pthread_mutex_unlock(&h->lock);
+}
+
+static void *hold_version(void *arg)
+{
+  struct holder *h = arg;
+  grace_enter(acc->grace);
+  const struct account_def *d = atomic_load_explicit(&acc->slots[h->slot].def, memory_order_acquire);
+  holder_move(h, 1);
+  holder_wait(h, 2);
+  /* Changed and ticked meanwhile: still the version loaded, whole (ASan
+   * says so too when it was freed under us). */
+  memcpy(h->name_seen, d->cfg.name, sizeof h->name_seen);
+  h->enabled_seen = d->cfg.enabled;
+  grace_leave(acc->grace);
+  holder_move(h, 3);
+  return NULL;
+}
+
+static void test_version_held(void)
+{
+  setup();
+  char err[256];
+  int slot;
+  struct config_account a = account_named("held", "pw");
+  CU_ASSERT_EQUAL_FATAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  accounts_tick(acc, 1000000000ull);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 0);   /* nobody inside: what the put replaced is gone */
+  struct holder h = { .slot = slot };
+  pthread_mutex_init(&h.lock, NULL);
+  pthread_cond_init(&h.cond, NULL);
+  pthread_t t;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, hold_version, &h), 0);
+  holder_wait(&h, 1);
+  /* Disabled: new logins see it at once, the old version is kept. */
+  a.enabled = false;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_EQUAL(login(0, "127.0.0.1:5", "held", "pw", false), ACCOUNT_DISABLED);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 1);
+  accounts_tick(acc, 2000000000ull);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 1);
+  /* Another change (which reclaims first) and more ticks: still kept. */
+  a.enabled = true;
+  CU_ASSERT_EQUAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  accounts_tick(acc, 3000000000ull);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 2);
+  holder_move(&h, 2);
+  holder_wait(&h, 3);
+  pthread_join(t, NULL);
+  CU_ASSERT_STRING_EQUAL(h.name_seen, "held");
+  CU_ASSERT_TRUE(h.enabled_seen);              /* the first version, not the disabled one */
+  /* It left: the next tick frees both. */
+  accounts_tick(acc, 4000000000ull);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 0);
+  /* Removed while nobody is inside: version and index freed by the next tick. */
+  CU_ASSERT_EQUAL(accounts_remove(acc, "held"), slot);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 2);
+  accounts_tick(acc, 5000000000ull);
+  CU_ASSERT_EQUAL(accounts_pending(acc), 0);
+  /* Freed, and no session left, yet its slot is not the next account's:
+   * a thread may still hold the number (an HTTP login before its submit). */
+  int next;
+  struct config_account b = account_named("next", "pw");
+  CU_ASSERT_EQUAL(accounts_put(acc, &b, &next, err, sizeof err), ACCOUNT_CHANGED);
+  CU_ASSERT_NOT_EQUAL(next, slot);
+  pthread_cond_destroy(&h.cond);
+  pthread_mutex_destroy(&h.lock);
+  teardown();
+}
+
+/* One thread logs in, submits and looks while another keeps changing the
+ * account (settings, password, removed and added again) and ticking. */
+#define RACE_CHANGES 3000
+#define RACE_READS_MAX 1000000
+
+struct race {
+  _Atomic bool done;
+  _Atomic unsigned reads;
+  unsigned ok, refused, strange, admitted, names;
+};
+
+static void *race_reader(void *arg)
+{
+  struct race *r = arg;
+  struct account_view v;
+  char name[MSG_USER_LEN];
+  /* A thousand at least, should the changes be over before it starts. */
+  for (unsigned i = 0; i < RACE_READS_MAX && (i < 1000 || !atomic_load(&r->done)); i++) {
+    int slot = -1;
+    enum account_refusal why = accounts_login(acc, 0, "127.0.0.1:5", "churn", "pw", NULL, false, &slot);
+    if (why == ACCOUNT_OK) {
+      r->ok++;
+      struct msg m = from("");
+      enum proto_status st = accounts_admit(acc, slot, &m, 1000000000ull + i);
+      r->admitted += st == PROTO_OK;
+      if (st != PROTO_OK && st != PROTO_E_SOURCE && st != PROTO_E_AUTH)
+        r->strange++;
+      enum account_refusal still;
+      accounts_session_allowed(acc, slot, 0, "127.0.0.1:5", &still);
+      accounts_uses(acc, slot, 0);
+      accounts_rate_wait_ns(acc, slot, 1000000000ull + i);
+      if (accounts_view(acc, (unsigned)slot, &v) && strcmp(v.cfg.name, "churn") != 0)
+        r->strange++;
+      if (accounts_name(acc, (unsigned)slot, name))
+        r->names += strcmp(name, "churn") == 0;
+    } else if (why == ACCOUNT_DISABLED || why == ACCOUNT_UNKNOWN || why == ACCOUNT_PASSWORD) {
+      r->refused++;
+    } else {
+      r->strange++;
+    }
+    atomic_fetch_add(&r->reads, 1);
+  }
+  return NULL;
+}
+
+static void test_changes_race(void)
+{
+  setup();
+  char err[256];
+  int slot;
+  struct race r = { .done = false };
+  struct config_account a = account_named("churn", "pw");
+  CU_ASSERT_EQUAL_FATAL(accounts_put(acc, &a, &slot, err, sizeof err), ACCOUNT_CHANGED);
+  pthread_t t;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, race_reader, &r), 0);
+  /* The changes start once it reads (ten seconds at most). */
+  for (int w = 0; w < 10000 && !atomic_load(&r.reads); w++)
+    nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+  unsigned changed = 0;
+  for (unsigned i = 0; i < RACE_CHANGES; i++) {
+    a.enabled = i % 3 != 0;
+    snprintf(a.password, sizeof a.password, "%s", i % 5 == 1 ? "other" : "pw");
+    a.n_senders = i % 2;
+    snprintf(a.senders[0], sizeof a.senders[0], "%s", "SHOP");
+    snprintf(a.default_sender, sizeof a.default_sender, "%s", i % 4 ? "SHOP" : "");
+    if (i % 100 == 99 && accounts_remove(acc, "churn") < 0)
+      continue;
+    changed += accounts_put(acc, &a, &slot, err, sizeof err) == ACCOUNT_CHANGED;
+    if (i % 10 == 0)
+      accounts_tick(acc, 1000000000ull * (i + 1));
+    sched_yield();   /* the reader gets the versions in between */
+  }
+  atomic_store(&r.done, true);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(changed, RACE_CHANGES);
+  unsigned reads = atomic_load(&r.reads);
+  CU_ASSERT(reads >= 1000);
+  CU_ASSERT_EQUAL(r.strange, 0);
+  CU_ASSERT_EQUAL(reads, r.ok + r.refused);
+  /* Nobody inside any more: everything replaced is freed by one tick. */
+  accounts_tick(acc, 1000000000ull * (RACE_CHANGES + 1));
+  CU_ASSERT_EQUAL(accounts_pending(acc), 0);
+  teardown();
+}
+
 void suite_account(void);
 void suite_account(void)
 {
@@ -490,6 +676,8 @@ void suite_account(void)
     { "credit after a crash: snapshots and tagged parts", test_credit_replay },
     { "credit shared through the database: batches and pushes", test_credit_shared },
     { "shared credit after a crash: what was not pushed", test_credit_shared_replay },
+    { "a version replaced while a thread reads it: kept until it leaves", test_version_held },
+    { "logins and submits while the account keeps changing", test_changes_race },
     { NULL, NULL },
   };
   test_add_suite("account", cases);
