@@ -1,6 +1,6 @@
 /* admin_json.h - how the admin API writes values: times, ids, a peer's
  * text, states and connector names; and reads a message id. Shared by the
- * files of the admin API (admin.c, admin_messages.c).
+ * files of the admin API (admin*.c).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_ADMIN_JSON_H
