@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# db.sh - server/db*.c against a real PostgreSQL: starts a throw-away cluster
+# db.sh - server/db/ against a real PostgreSQL: starts a throw-away cluster
 # (pg_lib.sh) and runs the emg_db_test program on it, which stops and starts
 # the cluster itself for its outage test.
 # Usage: db.sh BUILD_DIR

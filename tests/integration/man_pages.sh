@@ -28,7 +28,7 @@ done
 # (The top-level sections are its headings.)
 sed -n '/^# GENERAL/,/^# SIGNALS/p' "$SRC/doc/man/emgd.conf.5.scd" | grep '^\*' | grep -oE '\*[a-z_]+\*' |
   grep -oE '[a-z_]+' | sort -u > "$TMP/conf.keys"
-grep -ohE '_KEY\("[a-z_]+"' "$SRC"/server/config*.c | grep -oE '"[a-z_]+"' | tr -d '"' |
+grep -ohE '_KEY\("[a-z_]+"' "$SRC"/server/config/config*.c | grep -oE '"[a-z_]+"' | tr -d '"' |
   grep -vxE 'general|admin|database|accounts|routes|plugins' | sort -u > "$TMP/table.keys"
 unknown=$(comm -23 "$TMP/conf.keys" "$TMP/table.keys" | tr '\n' ' ')
 check "emgd.conf(5) names $(wc -l < "$TMP/conf.keys") keys, each read by the configuration ${unknown:+(unknown: $unknown)}" \
