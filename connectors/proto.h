@@ -162,6 +162,10 @@ struct proto_ops {
   uint32_t ref_count;              /* refs run ref_first .. ref_first + ref_count - 1, then wrap */
   unsigned window_max;             /* most requests outstanding per direction (UCP 100) */
   bool has_unbind;                 /* SMPP unbinds; UCP just closes */
+  /* An SMSC of this protocol takes a client's query, cancel and replace
+   * passed on, naming the message by the SMSC's id (SMPP query_sm,
+   * cancel_sm, replace_sm). */
+  bool passes_about;
   /* How a server names a submitted message: SCTS_NONE, by an id of its own
    * (SMPP); else "recipient:stamp" with a time stamp of that layout, unique
    * per recipient (UCP "AdC:SCTS", CIMD2 "021:060"; scts.h). */

@@ -45,19 +45,11 @@ struct daemon {
   struct status_line status;           /* the status line: when it was looked at, what it said */
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
-  struct unresolved *unresolved;      /* replayed receipts for the cluster, until it starts */
+  struct connector_replay *replay;    /* replayed receipts for the cluster, until it starts */
   struct group_watch *groups;         /* the routes' groups, their switches logged */
   struct log_category *log;
 };
 
-/* A receipt the journal kept for the cluster to resolve (UNRESOLVED). */
-struct unresolved {
-  struct unresolved *next;
-  uint64_t journal_id;
-  uint16_t connector;
-  char key[DLR_ID_LEN];
-  struct msg_receipt receipt;
-};
 
 static void usage(FILE *out)
 {
@@ -389,251 +381,27 @@ static void stop_all(struct daemon *d)
 
 /* ---- restart: what the journal gives back ---- */
 
-/* Messages met during replay, by id, until the replay is over: a SENT
- * record takes its message out (it waits for a receipt, not in a queue). */
-struct replay {
-  struct daemon *d;
-  struct qitem **slots;           /* open addressing on the id */
-  size_t mask, used;
-  uint64_t max_id;
-  uint64_t messages, receipts, awaiting_receipt, unresolved, dropped, scheduled, joining;
-  struct dlr_dropped *evicted;    /* messages whose replayed DLR entries the table dropped */
-  size_t n_evicted, evicted_cap;
-};
-
-/* The DLR table's drop handler while the journal replays (it cannot take
- * records yet): the ids wait for the journal to open. */
-static void replay_dlr_dropped(void *ctx, const struct dlr_dropped *dropped, size_t n, enum dlr_drop why)
-{
-  (void)why;   /* a replay only overfills a table made smaller */
-  struct replay *r = ctx;
-  if (r->n_evicted + n > r->evicted_cap) {
-    size_t cap = r->evicted_cap ? r->evicted_cap * 2 : 1024;
-    while (cap < r->n_evicted + n)
-      cap *= 2;
-    struct dlr_dropped *grown = realloc(r->evicted, cap * sizeof *grown);
-    if (!grown)
-      return;   /* they stay live: put back into the table at the next start */
-    r->evicted = grown;
-    r->evicted_cap = cap;
-  }
-  memcpy(r->evicted + r->n_evicted, dropped, n * sizeof *dropped);
-  r->n_evicted += n;
-}
-
-static struct qitem **replay_slot(struct replay *r, uint64_t id)
-{
-  size_t i = (size_t)(id * 0x9E3779B97F4A7C15ull) & r->mask;
-  while (r->slots[i] && r->slots[i]->msg->id != id)
-    i = (i + 1) & r->mask;
-  return &r->slots[i];
-}
-
-static int replay_grow(struct replay *r)
-{
-  size_t cap = r->mask ? (r->mask + 1) * 2 : 1 << 16;
-  struct qitem **old = r->slots;
-  size_t old_cap = r->mask ? r->mask + 1 : 0;
-  r->slots = calloc(cap, sizeof *r->slots);
-  if (!r->slots) {
-    r->slots = old;
-    return -1;
-  }
-  r->mask = cap - 1;
-  for (size_t i = 0; i < old_cap; i++)
-    if (old[i])
-      *replay_slot(r, old[i]->msg->id) = old[i];
-  free(old);
-  return 0;
-}
-
-static void replay_record(void *ctx, const struct spool_record *rec)
-{
-  struct replay *r = ctx;
-  struct core *core = &r->d->core;
-  if (rec->id > r->max_id && rec->type != SPOOL_REC_RECEIPT_DONE)
-    r->max_id = rec->id;
-  switch (rec->type) {
-  case SPOOL_REC_CREDIT:
-    accounts_credit_replay_snapshot(core->accounts, rec->user, rec->credit_set, rec->credit_left,
-                                    rec->credit_epoch);
-    return;
-  case SPOOL_REC_CREDIT_PART:
-    accounts_credit_replay_part(core->accounts, rec->user, rec->credit_epoch);
-    return;
-  case SPOOL_REC_MSG: {
-    if ((r->used + 1) * 2 > r->mask + 1 && replay_grow(r) == -1)
-      return;
-    struct qitem *it = qitem_new(QITEM_MSG);
-    if (!it || !(it->msg = msg_clone(rec->msg))) {
-      free(it);
-      r->dropped++;
-      return;
-    }
-    it->target = rec->target;
-    connector_join_replayed(core, it->msg, rec->target);
-    struct qitem **slot = replay_slot(r, rec->id);
-    if (*slot)
-      qitem_free(*slot);   /* a compacted or drained copy: the later one stands */
-    else
-      r->used++;
-    *slot = it;
-    break;
-  }
-  case SPOOL_REC_SENT: {
-    if (!r->mask)
-      return;
-    struct qitem **slot = replay_slot(r, rec->id);
-    if (!*slot)
-      return;
-    struct dlr_info info;
-    const struct msg *m = (*slot)->msg;
-    dlr_info_from_msg(&info, m);
-    dlrtab_insert(core->dlr, rec->target, rec->smsc_id, &info, m->received_ms / 1000);
-    /* Sent already: it waits for its receipt, not for a send. The slot
-     * keeps a tombstone so that the table stays probe-able. */
-    (*slot)->kind = QITEM_RECEIPT;
-    r->awaiting_receipt++;
-    break;
-  }
-  case SPOOL_REC_RECEIPT: {
-    struct qitem *it = qitem_new(QITEM_RECEIPT);
-    if (!it) {
-      r->dropped++;
-      return;
-    }
-    it->receipt = *rec->receipt;
-    it->journal_id = rec->id;
-    it->via = rec->via;
-    it->callback_method = rec->callback_method;
-    if ((rec->callback && !(it->callback = strdup(rec->callback))) ||
-        (rec->smsc_id && !(it->smsc_msgid = strdup(rec->smsc_id)))) {
-      qitem_free(it);
-      r->dropped++;
-      return;
-    }
-    if (connector_restore(core, rec->target, it, rec->user) == -1) {
-      qitem_free(it);
-      r->dropped++;
-      return;
-    }
-    r->receipts++;
-    break;
-  }
-  case SPOOL_REC_UNRESOLVED: {
-    struct unresolved *u = calloc(1, sizeof *u);
-    if (!u) {
-      r->dropped++;
-      return;
-    }
-    u->journal_id = rec->id;
-    u->connector = rec->target;
-    str_copy(u->key, sizeof u->key, rec->smsc_id);
-    u->receipt = *rec->receipt;
-    u->next = r->d->unresolved;
-    r->d->unresolved = u;
-    r->unresolved++;
-    break;
-  }
-  default:
-    break;
-  }
-}
-
-/* The receipts the journal kept unmatched go to the cluster again now that
- * it runs; without a database, to their connector, which tries them
- * against the DLR table the journal has filled. What neither can take is
- * given up (its record ends). */
-static void hand_unresolved(struct daemon *d)
-{
-  unsigned dropped = 0, adopted = 0;
-  while (d->unresolved) {
-    struct unresolved *u = d->unresolved;
-    d->unresolved = u->next;
-    bool taken = false;
-    if (u->connector < d->cfg->n_connectors) {
-      if (d->core.cluster)
-        taken = cluster_resolve_receipt(d->core.cluster, u->connector, u->key, &u->receipt, u->journal_id);
-      else if ((taken = connector_adopt_receipt(d->core.connectors[u->connector], u->key, &u->receipt,
-                                                u->journal_id) == 0))
-        adopted++;
-    }
-    if (!taken) {
-      core_journal(&d->core, &(struct spool_record){ .type = SPOOL_REC_RECEIPT_DONE, .id = u->journal_id });
-      atomic_fetch_add(&d->core.stats.receipts_unmatched, 1);
-      dropped++;
-    }
-    free(u);
-  }
-  if (adopted)
-    LOGI(d->log, "journal: %u receipts that matched no message yet are tried again", adopted);
-  if (dropped)
-    LOGW(d->log, "journal: %u kept receipts that matched no message given up (%s)", dropped,
-         d->core.cluster ? "their connector is gone, or too many wait"
-                         : "their connector is gone or takes no receipts from an SMSC now");
-}
-
-static void replay_warn(void *ctx, const char *text)
-{
-  struct replay *r = ctx;
-  LOGW(r->d->log, "journal: %s", text);
-}
-
-/* Opens the journal and puts back what it holds: queued messages, open
- * DLR entries, receipts not yet delivered, and the ids used. */
+/* Opens the journal and puts back what it holds (connector_journal.c):
+ * queued messages, open DLR entries, receipts not yet delivered, credit,
+ * and the ids used. */
 static int open_journal(struct daemon *d)
 {
-  struct replay r = { .d = d };
   char err[256];
   struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us,
                                .segment_size = (size_t)d->cfg->journal_segment_mb << 20,
                                .credit_snapshot = account_admin_snapshot, .credit_ctx = &d->core };
-  dlrtab_on_drop(d->core.dlr, replay_dlr_dropped, &r);
-  d->core.spool = spool_open(d->cfg->spool_dir, &opt, replay_record, replay_warn, &r, err, sizeof err);
-  dlrtab_on_drop(d->core.dlr, core_dlr_dropped, &d->core);
-  unsigned credit_restored = accounts_credit_replay_done(d->core.accounts);
-  if (credit_restored)
-    LOGI(d->log, "journal: credit of %u account%s as the journal left it", credit_restored,
-         credit_restored == 1 ? "" : "s");
-  if (!d->core.spool) {
+  struct connector_replay_summary r;
+  d->replay = connector_journal_open(&d->core, d->cfg->spool_dir, &opt, d->log, &r, err, sizeof err);
+  if (r.credit_restored)
+    LOGI(d->log, "journal: credit of %u account%s as the journal left it", r.credit_restored,
+         r.credit_restored == 1 ? "" : "s");
+  if (!d->replay) {
     LOGE(d->log, "journal in %s: %s", d->cfg->spool_dir, err);
-    free(r.slots);
-    free(r.evicted);
     return -1;
   }
-  if (r.n_evicted)
+  if (r.evicted)
     LOGW(d->log, "journal: %zu messages awaiting receipts did not fit in the DLR table (dlr_table_size): "
-         "their receipts will not be matched", r.n_evicted);
-  core_dlr_dropped(&d->core, r.evicted, r.n_evicted, DLR_DROP_EVICTED);
-  r.awaiting_receipt -= r.n_evicted;
-  free(r.evicted);
-  for (size_t i = 0; r.mask && i <= r.mask; i++) {
-    struct qitem *it = r.slots[i];
-    if (!it)
-      continue;
-    if (it->kind == QITEM_RECEIPT) {    /* sent before the restart: its DLR entry stands */
-      qitem_free(it);
-      continue;
-    }
-    /* Every message counts in flight until it is sent or fails; the parts
-     * of a long MO joined count once. */
-    atomic_fetch_add(&d->core.in_flight, 1);
-    enum connector_held held = connector_hold(&d->core, &it, it->target, time(NULL));
-    r.joining += held == CONNECTOR_HELD_JOINING;
-    r.scheduled += held == CONNECTOR_HELD_SCHEDULED;
-    if (held != CONNECTOR_NOT_HELD)
-      continue;
-    if (connector_restore(&d->core, it->target, it, "") == -1) {
-      LOGW(d->log, "journal: message %" PRIu64 " has no connector to go to any more; dropped",
-           it->msg->id);
-      qitem_free(it);
-      atomic_fetch_sub(&d->core.in_flight, 1);
-      r.dropped++;
-      continue;
-    }
-    r.messages++;
-  }
-  free(r.slots);
+         "their receipts will not be matched", r.evicted);
   /* Past every id the journal saw, and a window more: ids are never reused. */
   ids_init(&d->core.ids, d->cfg->node_id, d->cfg->id_window,
            (r.max_id & IDS_SEQ_MASK) + d->cfg->id_window + 1);
@@ -921,7 +689,8 @@ int main(int argc, char **argv)
   }
   if (d.cfg->has_database && open_database(&d) == -1)
     return 1;
-  hand_unresolved(&d);
+  connector_replay_finish(d.replay);
+  d.replay = NULL;
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (connector_start(d.core.connectors[i], err, sizeof err) == -1) {
       LOGE(d.log, "connector %s: %s", d.cfg->connectors[i].name, err);

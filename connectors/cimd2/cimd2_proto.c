@@ -790,6 +790,7 @@ const struct proto_ops cimd2_proto_ops = {
   .ref_count = REF_COUNT,
   .window_max = REF_COUNT,
   .has_unbind = true,
+  .passes_about = false,
   .msgid_scts = SCTS_YYMMDD,
   .split = cimd2_proto_split,
   .decode = cimd2_proto_decode,

@@ -1130,6 +1130,7 @@ const struct proto_ops smpp_proto_ops = {
   .ref_count = 0x7FFFFFFF, /* sequence_number 0x00000001..0x7FFFFFFF */
   .window_max = SMPP_WINDOW_MAX,
   .has_unbind = true,
+  .passes_about = true,
   .split = smpp_proto_split,
   .decode = smpp_proto_decode,
   .encode = smpp_proto_encode,

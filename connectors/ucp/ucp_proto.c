@@ -780,6 +780,7 @@ const struct proto_ops ucp_proto_ops = {
   .ref_count = 100,
   .window_max = 100,
   .has_unbind = false,
+  .passes_about = false,
   .msgid_scts = SCTS_DDMMYY,
   .split = ucp_proto_split,
   .decode = ucp_proto_decode,

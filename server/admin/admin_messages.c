@@ -375,9 +375,9 @@ unsigned admin_message_search(struct core *c, const char *smsc_id, const char *t
 unsigned admin_message_drop(struct core *c, uint64_t id, json_t **answer)
 {
   for (unsigned i = 0; i < c->n_connectors; i++)
-    if (connector_drop_message(core_connector(c, i), id, "dropped by the operator"))
+    if (connector_drop_message(core_connector(c, i), NULL, id, "dropped by the operator"))
       return answer_json(answer, MHD_HTTP_OK, json_pack("{s:o, s:b}", "id", json_id(id), "dropped", 1));
-  if (connector_cancel_scheduled(c, id, "cancelled by the operator before its time"))
+  if (connector_cancel_scheduled(c, NULL, id, "cancelled by the operator before its time"))
     return answer_json(answer, MHD_HTTP_OK, json_pack("{s:o, s:b, s:b}", "id", json_id(id), "dropped", 1,
                                                    "scheduled", 1));
   return answer_error(answer, MHD_HTTP_NOT_FOUND, "not in any queue (in a window, sent, or unknown)");

@@ -28,14 +28,15 @@
 /* How often an instance publishes what connector_instance_info shows. */
 #define INFO_PUBLISH_MS 250
 
-/* The ticket of a record still in its instance's journal batch: higher
- * than any real one, so that nothing waiting for it goes out before the
- * batch is appended and the real ticket put in its place. */
-#define TICKET_IN_BATCH UINT64_MAX
-
 /* How the cluster thread reaches the origins (core->origin). */
+/* For the cluster thread: a receipt resolved through the database. */
+static int receipt_from_elsewhere(struct core *core, const struct dlr_info *info, const struct msg_receipt *r, int via)
+{
+  return connector_receipt_for_origin(core, NULL, info, r, via);
+}
+
 static const struct core_origin connector_origin = {
-  .deliver_receipt = connector_receipt_for_origin,
+  .deliver_receipt = receipt_from_elsewhere,
   .user_bound = connector_user_bound,
 };
 
@@ -135,33 +136,6 @@ int connector_instance_info(struct connector *c, unsigned i, struct connector_in
   return 0;
 }
 
-/* ---- the journal batch of an instance (persist on) ---- */
-
-/* The instance whose thread this is: its records go into its batch. */
-static _Thread_local struct instance *batching;
-
-/* Appends the batch and puts its ticket into the acks held for it (or
- * marks them refused when the journal refused the batch: those clients get
- * an error, as if the journal had refused at once). */
-void connector_journal_flush(struct instance *in)
-{
-  size_t fresh = in->held_new;
-  in->held_new = 0;
-  if (!in->journal.count)
-    return;
-  uint64_t ticket = spool_batch_append(in->conn->core->spool, &in->journal);
-  struct held_acks *q = &in->held;
-  for (size_t i = q->count - (fresh < q->count ? fresh : q->count); i < q->count; i++) {
-    struct held_ack *h = &q->slots[(q->head + i) & (q->cap - 1)];
-    if (h->ticket == TICKET_IN_BATCH) {
-      h->ticket = ticket;
-      h->refused = !ticket;
-    }
-  }
-  if (q->count)
-    atomic_store(&in->held_ticket, q->slots[q->head].ticket);
-}
-
 /* ---- staging: one push per target queue per loop iteration ---- */
 
 /* The end of a loop iteration: the journal batch first, so that no thread
@@ -180,7 +154,7 @@ void connector_flush_stages(struct evloop *loop, void *arg)
     connector_release_held_acks(in, false);
 }
 
-static void schedule_flush(struct instance *in)
+void connector_schedule_flush(struct instance *in)
 {
   if (!in->flush_pending) {
     in->flush_pending = true;
@@ -203,7 +177,7 @@ void connector_stage(struct instance *in, struct queue *q, struct qitem *it)
     in->n_stages = i + 1;
   }
   qlist_append(&in->stages[i].list, it);
-  schedule_flush(in);
+  connector_schedule_flush(in);
 }
 
 /* Puts it and the items after it (up to tail) back at the front, in order:
@@ -221,29 +195,6 @@ void connector_requeue_front(struct queue *q, struct qitem *it)
   struct qlist l = { 0 };
   qlist_append(&l, it);
   queue_push(q, &l, 1);
-}
-
-/* ---- the journal (persist on) ---- */
-
-/* Journals rec: in an instance's own thread into its batch, in any other
- * thread at once. Returns the ticket to wait for (TICKET_IN_BATCH for a
- * batched record; 1 with persist off), or 0 when the journal refuses. */
-uint64_t connector_journal(struct core *core, const struct spool_record *rec)
-{
-  struct instance *in = batching;
-  if (!core->spool || !in)
-    return core_journal(core, rec);
-  if (spool_batch_add(core->spool, &in->journal, rec) < 0)
-    return 0;
-  schedule_flush(in);
-  return TICKET_IN_BATCH;
-}
-
-uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type type, uint64_t id,
-                                     uint16_t target, const char *smsc_id)
-{
-  struct spool_record rec = { .type = type, .id = id, .target = target, .smsc_id = smsc_id };
-  return connector_journal(core, &rec);
 }
 
 /* ---- session callbacks ---- */
@@ -513,7 +464,6 @@ static void *instance_main(void *arg)
 {
   struct instance *in = arg;
   struct connector *c = in->conn;
-  batching = in;
   if (c->cfg->http) {
     connector_http_run(in);
     return NULL;
@@ -889,14 +839,14 @@ bool connector_user_bound(struct connector *c, const char *user)
 
 /* A message that will not go, dropped from a queue (by the operator, or
  * with its account): failed, and its origin told so by a receipt. */
-static void drop_queued_message(struct connector *c, struct qitem *it, const char *why)
+static void drop_queued_message(struct connector *c, struct instance *in, struct qitem *it, const char *why)
 {
   struct core *core = c->core;
   uint64_t id = it->msg->id;
   atomic_fetch_add(&core->stats.failed, 1);
   atomic_fetch_sub(&core->in_flight, 1);
   connector_credit_give_back(core, it->msg);
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, id, 0, NULL);
+  connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, id, 0, NULL);
   LOGW(c->log, "message %" PRIu64 " to %s: %s", id, it->msg->dst.addr, why);
   history_add(core->history, id, HISTORY_FAILED, (uint16_t)c->index, MSG_STATE_DELETED, 0, why);
   core_log_event(core, DB_LOG_FAILED, it->msg, (int)c->index, NULL, MSG_STATE_DELETED, 0);
@@ -905,29 +855,29 @@ static void drop_queued_message(struct connector *c, struct qitem *it, const cha
   struct msg_receipt r = { 0 };
   r.state = MSG_STATE_DELETED;
   r.done_time = time(NULL);
-  connector_receipt_for_origin(core, &info, &r, (int)c->index);
+  connector_receipt_for_origin(core, in, &info, &r, (int)c->index);
   qitem_free(it);
 }
 
-int connector_drop_message(struct connector *c, uint64_t id, const char *why)
+int connector_drop_message(struct connector *c, struct instance *in, uint64_t id, const char *why)
 {
   for (unsigned i = 0; i < connector_queue_count(c); i++) {
     struct qitem *it = queue_remove_msg(connector_queue(c, i), id);
     if (it) {
-      drop_queued_message(c, it, why);
+      drop_queued_message(c, in, it, why);
       return 1;
     }
   }
   return 0;
 }
 
-int connector_cancel_scheduled(struct core *core, uint64_t id, const char *why)
+int connector_cancel_scheduled(struct core *core, struct instance *in, uint64_t id, const char *why)
 {
   unsigned target;
   struct qitem *it = schedule_remove(core->schedule, id, &target);
   if (!it)
     return 0;
-  drop_queued_message(core_connector(core, target), it, why);
+  drop_queued_message(core_connector(core, target), in, it, why);
   return 1;
 }
 
@@ -946,13 +896,13 @@ void connector_drop_account_queue(struct connector *c, int slot, const char *why
     for (struct qitem *it = l.head, *next; it; it = next) {
       next = it->next;
       if (it->kind == QITEM_MSG) {
-        drop_queued_message(c, it, why);
+        drop_queued_message(c, NULL, it, why);
         messages++;
         continue;
       }
       /* A receipt for the account: nobody is left to take it. */
       if (it->journal_id)
-        connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+        connector_journal_msg_event(c->core, NULL, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
       qitem_free(it);
       receipts++;
     }

@@ -21,6 +21,7 @@
 #include "tables.h"
 
 struct connector;
+struct instance;
 
 /* Creates connector number index of core->cfg (threads not started yet).
  * NULL with a reason in err on failure. */
@@ -105,8 +106,11 @@ enum connector_held {
  * becomes the joined message with the last part), and a message whose
  * deferred time is ahead of now (Unix s) is held, by every server connector
  * and by client ones unless their deferred_delivery is "pass". Returns who
- * took it; with CONNECTOR_NOT_HELD, *it goes to its queue. */
-enum connector_held connector_hold(struct core *core, struct qitem **it, unsigned target, int64_t now);
+ * took it; with CONNECTOR_NOT_HELD, *it goes to its queue. in: the
+ * instance whose thread this is (what it journals goes into its batch, in
+ * order with the rest), or NULL in any other thread. */
+enum connector_held connector_hold(struct core *core, struct instance *in, struct qitem **it, unsigned target,
+                                   int64_t now);
 
 /* For schedule_release: a held message whose time came, to its connector's
  * queue (ctx: the core). */
@@ -123,12 +127,13 @@ struct queue *connector_queue(struct connector *c, unsigned i);
 /* Takes message id out of the connector's queues (an operator dropping a
  * stuck message, a client cancelling it; why says which, for the log and
  * its history): its origin gets a DELETED receipt. Returns 1 when it was
- * found, else 0. Callable from any thread. */
-int connector_drop_message(struct connector *c, uint64_t id, const char *why);
+ * found, else 0. Callable from any thread; in: the instance whose thread
+ * this is, or NULL (as for connector_hold). */
+int connector_drop_message(struct connector *c, struct instance *in, uint64_t id, const char *why);
 
 /* Takes message id out of what the gateway holds until its time, as
  * connector_drop_message does. Returns 1 when it was held, else 0. */
-int connector_cancel_scheduled(struct core *core, uint64_t id, const char *why);
+int connector_cancel_scheduled(struct core *core, struct instance *in, uint64_t id, const char *why);
 
 /* The connector's position in the configuration (and the core's array). */
 unsigned connector_index(const struct connector *c);
@@ -145,10 +150,11 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
  * through another node, or its entry is gone), resolved through the
  * database: queued for the origin account as a local one would be (and
  * journaled). via: the connector it came through (its index here), or -1.
- * Returns 0, or -1 when the account is not here. Any thread. The cluster
- * thread reaches it (and connector_user_bound) through core->origin. */
-int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
-                                 int via);
+ * Returns 0, or -1 when the account is not here. Any thread; in: the
+ * instance whose thread this is, or NULL. The cluster thread reaches it
+ * (and connector_user_bound) through core->origin. */
+int connector_receipt_for_origin(struct core *core, struct instance *in, const struct dlr_info *info,
+                                 const struct msg_receipt *r, int via);
 
 /* The parts of a message split here to go out on connector target, when
  * target answers their origin once for all (long_receipts "combined"):
@@ -187,6 +193,39 @@ struct connector_latency {
 
 /* What the admin API shows of one instance: a copy its thread publishes a
  * few times a second (the session itself is the thread's alone). */
+/* ---- the journal at start (connector_journal.c) ---- */
+
+/* What a replay gave back. */
+struct connector_replay_summary {
+  uint64_t messages;               /* queued again */
+  uint64_t awaiting_receipt;       /* sent: their DLR entries back in the table */
+  uint64_t receipts;               /* for origins, queued again */
+  uint64_t unresolved;             /* matching no message yet */
+  uint64_t dropped;                /* no memory, or no connector to go to any more */
+  uint64_t scheduled, joining;     /* held until their time; parts of long MOs */
+  uint64_t max_id;                 /* the highest id the journal named: ids go on past it */
+  size_t evicted;                  /* awaiting receipts that did not fit in the DLR table */
+  unsigned credit_restored;        /* accounts whose credit the journal set */
+};
+
+struct connector_replay;
+
+/* Opens the journal in dir (persist on; into core->spool) and puts back
+ * what it holds, each record as connector_journal.c says, before any
+ * connector starts. Returns what waits for the cluster (hand it over with
+ * connector_replay_finish once the cluster runs, or without one), or NULL
+ * with the reason in err when the journal cannot open (sum still says
+ * credit_restored). */
+struct connector_replay *connector_journal_open(struct core *core, const char *dir, const struct spool_options *opt,
+                                                struct log_category *log, struct connector_replay_summary *sum,
+                                                char *err, size_t err_len);
+
+/* The receipts the journal kept unmatched go to the cluster again now that
+ * it runs; without a database, to their connector, which tries them
+ * against the DLR table the journal has filled. What neither can take is
+ * given up (its record ends). Frees r; NULL does nothing. */
+void connector_replay_finish(struct connector_replay *r);
+
 struct connector_instance_info {
   unsigned index;
   const char *state;               /* "down", "connecting", "binding", "bound", "unbinding", "idle" */

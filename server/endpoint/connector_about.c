@@ -179,8 +179,8 @@ static enum proto_status cancel_waiting(struct instance *in, const char *ref, un
     queue_walk(connector_queue(c, i), 0, SIZE_MAX, collect_part, &parts);
   size_t dropped = 0;
   for (size_t i = 0; i < parts.n; i++)
-    dropped += (size_t)(connector_cancel_scheduled(core, parts.ids[i], why) ||
-                        connector_drop_message(c, parts.ids[i], why));
+    dropped += (size_t)(connector_cancel_scheduled(core, in, parts.ids[i], why) ||
+                        connector_drop_message(c, in, parts.ids[i], why));
   return dropped ? PROTO_OK : PROTO_E_MESSAGE_STATE;
 }
 
@@ -226,7 +226,7 @@ static enum proto_status replace_waiting(struct instance *in, uint64_t id, unsig
   if (fresh) {
     struct spool_record rec = { .type = SPOOL_REC_MSG, .id = fresh->id, .target = (uint16_t)target,
                                 .msg = fresh, .moved = true };
-    if (core->spool && connector_journal(core, &rec) == 0) {
+    if (core->spool && connector_journal(core, in, &rec) == 0) {
       msg_free(fresh);
       status = PROTO_E_TEMPORARY;
     } else {
@@ -235,12 +235,12 @@ static enum proto_status replace_waiting(struct instance *in, uint64_t id, unsig
       history_add(core->history, id, HISTORY_REPLACED, (uint16_t)target, 0, 0, session_user(in->session));
     }
   }
-  if (connector_hold(core, &it, target, time(NULL)) != CONNECTOR_NOT_HELD)
+  if (connector_hold(core, in, &it, target, time(NULL)) != CONNECTOR_NOT_HELD)
     return status;
   if (!q) {
     /* Held until now, due now: as the schedule lets it go. */
     it->msg->deferred = 0;
-    connector_release_part(core, target, it);
+    connector_release_held(core, in, target, it);
     return status;
   }
   struct qlist l = { 0 };
@@ -254,7 +254,7 @@ static enum proto_status replace_waiting(struct instance *in, uint64_t id, unsig
 /* Whether connector c can pass a request on to its SMSC now. */
 static bool passes_on(struct connector *c)
 {
-  return !is_server(c) && !c->cfg->http && strcmp(c->cfg->proto->name, "smpp") == 0 && connector_bound(c) > 0;
+  return !is_server(c) && !c->cfg->http && c->cfg->proto->passes_about && connector_bound(c) > 0;
 }
 
 static void pass_on(struct instance *in, struct connector *smsc, const struct proto_pdu *req,
@@ -497,7 +497,9 @@ static void *lookup_main(void *arg)
 
 int connector_about_start(struct connector *c, char *err, size_t err_len)
 {
-  if (!c->core->cluster || c->cfg->http || strcmp(c->cfg->proto->name, "smpp") != 0)
+  /* Only where clients name messages by the gateway's ids, which the
+   * message log keys (not UCP's or CIMD2's recipient:stamp). */
+  if (!c->core->cluster || c->cfg->http || c->cfg->proto->msgid_scts != SCTS_NONE)
     return 0;
   if (pthread_create(&c->lookup_thread, NULL, lookup_main, c) != 0) {
     snprintf(err, err_len, "cannot start the message log lookups: %s", strerror(errno));

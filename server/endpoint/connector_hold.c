@@ -37,24 +37,35 @@ static bool schedule(struct core *core, unsigned target, struct qitem *it)
   return true;
 }
 
+
 void connector_release_due(void *ctx, unsigned target, struct qitem *it)
 {
   struct core *core = ctx;
   /* Due: it goes out now, without a time for the SMSC to hold it to. */
   it->msg->deferred = 0;
   history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, "its time came");
-  connector_release_part(core, target, it);
+  connector_release_held(core, NULL, target, it);
 }
 
 /* ---- long MOs joined ---- */
 
 /* A message that will not be sent (a part joined into another, or one its
  * message had already): its journal record ends and it leaves in_flight. */
-static void let_go(struct core *core, struct qitem *it)
+static void let_go(struct core *core, struct instance *in, struct qitem *it)
 {
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+  connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   atomic_fetch_sub(&core->in_flight, 1);
   qitem_free(it);
+}
+
+/* Back to its connector's queue, or let go when the connector takes it no
+ * more. in: the instance whose thread this is, or NULL. */
+void connector_release_held(struct core *core, struct instance *in, unsigned target, struct qitem *it)
+{
+  if (connector_restore(core, target, it, "") == 0)
+    return;
+  LOGW(core->log, "message %" PRIu64 ": connector %u takes it no more: dropped", it->msg->id, target);
+  let_go(core, in, it);
 }
 
 /* Whether message it, routed to connector target, is an MO from an SMSC for
@@ -73,14 +84,15 @@ static bool joins(struct core *core, const struct qitem *it, unsigned target)
 /* The parts of a joined message are done with: each but the one whose id
  * the whole took ends in the journal and says where it went; the whole is
  * journaled as a later copy of that part, for its connector. */
-static void join_finish(struct core *core, struct qitem *whole, struct qlist *done, unsigned target)
+static void join_finish(struct core *core, struct instance *in, struct qitem *whole, struct qlist *done,
+                        unsigned target)
 {
   char detail[HISTORY_DETAIL_LEN];
   snprintf(detail, sizeof detail, "into %" PRIu64, whole->msg->id);
   for (struct qitem *p = done->head, *next; p; p = next) {
     next = p->next;
     if (p->msg->id != whole->msg->id) {
-      connector_journal_msg_event(core, SPOOL_REC_FINISHED, p->msg->id, 0, NULL);
+      connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, p->msg->id, 0, NULL);
       history_add(core->history, p->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, detail);
     }
     qitem_free(p);
@@ -89,7 +101,7 @@ static void join_finish(struct core *core, struct qitem *whole, struct qlist *do
   struct spool_record rec = { .type = SPOOL_REC_MSG, .id = whole->msg->id, .target = (uint16_t)target,
                               .msg = whole->msg, .moved = true };
   if (core->spool)
-    connector_journal(core, &rec);
+    connector_journal(core, in, &rec);
   snprintf(detail, sizeof detail, "%zu parts", done->count);
   history_add(core->history, whole->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, detail);
 }
@@ -98,7 +110,7 @@ static void join_finish(struct core *core, struct qitem *whole, struct qlist *do
  * returns it when it goes on as it is, NULL when it is held for its
  * siblings (or went on with them, or was a part its message had already),
  * or the joined message when it was the last part. */
-static struct qitem *join_part(struct core *core, struct qitem *it, unsigned target)
+static struct qitem *join_part(struct core *core, struct instance *in, struct qitem *it, unsigned target)
 {
   struct qitem *whole;
   struct qlist done;
@@ -111,37 +123,34 @@ static struct qitem *join_part(struct core *core, struct qitem *it, unsigned tar
     return NULL;
   case MO_JOIN_DUPLICATE:
     history_add(core->history, it->msg->id, HISTORY_JOINED, (uint16_t)target, 0, 0, "a part had already");
-    let_go(core, it);
+    let_go(core, in, it);
     return NULL;
   case MO_JOIN_WHOLE:
     break;
   }
   if (whole) {
-    join_finish(core, whole, &done, target);
+    join_finish(core, in, whole, &done, target);
     return whole;
   }
   /* No memory to join them: they go on as they came. */
   for (struct qitem *p = done.head, *next; p; p = next) {
     next = p->next;
-    connector_release_part(core, target, p);
+    connector_release_held(core, in, target, p);
   }
   return NULL;
 }
 
 void connector_release_part(void *ctx, unsigned target, struct qitem *it)
 {
-  struct core *core = ctx;
-  if (connector_restore(core, target, it, "") == 0)
-    return;
-  LOGW(core->log, "message %" PRIu64 ": connector %u takes it no more: dropped", it->msg->id, target);
-  let_go(core, it);
+  connector_release_held(ctx, NULL, target, it);
 }
 
 /* ---- before a queue ---- */
 
-enum connector_held connector_hold(struct core *core, struct qitem **it, unsigned target, int64_t now)
+enum connector_held connector_hold(struct core *core, struct instance *in, struct qitem **it, unsigned target,
+                                   int64_t now)
 {
-  if (!(*it = join_part(core, *it, target)))
+  if (!(*it = join_part(core, in, *it, target)))
     return CONNECTOR_HELD_JOINING;
   if (holds_until_due(core, target, (*it)->msg, now) && schedule(core, target, *it))
     return CONNECTOR_HELD_SCHEDULED;

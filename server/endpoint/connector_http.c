@@ -89,7 +89,7 @@ static void http_callback_done(void *arg, void *cookie, enum http_callback_outco
   /* Sent, or given up after its retries: either way it needs nothing more.
    * Dropped at stop: left in the journal, it is sent again after a restart. */
   if (outcome != HTTP_CALLBACK_DROPPED && it->journal_id)
-    connector_journal_msg_event(core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+    connector_journal_msg_event(core, in, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
   qitem_free(it);
 }
 
@@ -112,7 +112,7 @@ static bool http_send_receipt(struct instance *in, struct qitem *it, unsigned sl
     LOGW(in->log, "receipt for message %" PRIu64 ": callback %s cannot be expanded: dropped", it->msg_id,
          it->callback);
     if (it->journal_id)
-      connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+      connector_journal_msg_event(c->core, in, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
     qitem_free(it);
     return true;
   }
@@ -151,7 +151,7 @@ void connector_http_pump_receipts(struct instance *in)
         } else if (!it->callback) {
           /* Its origin gave no URL: nobody to tell. */
           if (it->journal_id)
-            connector_journal_msg_event(c->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+            connector_journal_msg_event(c->core, in, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
           qitem_free(it);
         } else if (!http_send_receipt(in, it, u)) {
           connector_requeue_rest(&c->user_queues[u], it, l.tail);

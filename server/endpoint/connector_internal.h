@@ -260,6 +260,10 @@ void connector_instance_error(struct instance *in, const char *fmt, ...)
  * most every INFO_PUBLISH_MS, or at once when force is set. */
 void connector_instance_publish(struct instance *in, bool force);
 
+/* The end of this loop iteration will flush the instance's journal batch
+ * and staged pushes (connector_flush_stages), once. */
+void connector_schedule_flush(struct instance *in);
+
 /* Appends the instance's journal batch; the acks held for it get its ticket. */
 void connector_journal_flush(struct instance *in);
 
@@ -280,16 +284,23 @@ void connector_requeue_front(struct queue *q, struct qitem *it);
  * another member of its route's group that can take it now and has not
  * refused it; journaled, in its history, counted as rerouted. False when
  * there is none (it stays the caller's). */
-bool connector_reroute(struct connector *c, struct qitem *it, const char *why);
+bool connector_reroute(struct connector *c, struct instance *in, struct qitem *it, const char *why);
 
-/* Journals rec: in an instance's thread into its batch, elsewhere at once.
- * The ticket to wait for (1 with persist off), or 0 when the journal
- * refuses. */
-uint64_t connector_journal(struct core *core, const struct spool_record *rec);
+/* Journals rec: in is the instance whose thread this is, and the record
+ * goes into its batch, after what the thread journaled before; NULL in any
+ * other thread, and it goes at once. The ticket to wait for
+ * (TICKET_IN_BATCH for a batched record; 1 with persist off), or 0 when
+ * the journal refuses. */
+uint64_t connector_journal(struct core *core, struct instance *in, const struct spool_record *rec);
 
 /* connector_journal of a record that names a message (or receipt) id only. */
-uint64_t connector_journal_msg_event(struct core *core, enum spool_record_type type, uint64_t id,
-                                     uint16_t target, const char *smsc_id);
+uint64_t connector_journal_msg_event(struct core *core, struct instance *in, enum spool_record_type type,
+                                     uint64_t id, uint16_t target, const char *smsc_id);
+
+/* A message held before its queue (scheduled, or a part waiting to be
+ * joined) let go: back to connector target's queue, or dropped when it
+ * takes it no more. in as for connector_journal. */
+void connector_release_held(struct core *core, struct instance *in, unsigned target, struct qitem *it);
 
 /* ---- connector_submit.c ---- */
 
@@ -346,7 +357,7 @@ void connector_response_in(struct instance *in, struct qitem *it, const struct p
 /* The receipt item for the origin of a message and the queue it goes to
  * (with persist on journaled, its ticket in *ticket), or NULL when the
  * origin does not want this state or cannot be found. */
-struct qitem *connector_origin_receipt(struct core *core, struct log_category *log,
+struct qitem *connector_origin_receipt(struct core *core, struct instance *in, struct log_category *log,
                                        const struct dlr_info *info, const struct msg_receipt *r,
                                        int via, struct queue **q, uint64_t *ticket);
 

@@ -92,7 +92,8 @@ void connector_join_replayed(struct core *core, const struct msg *m, unsigned ta
 /* Whether the origin hears r about the message of info: not when r is one
  * part's and the connector answers for the whole. The first failure of a
  * whole finishes its other parts in the journal. */
-static bool origin_hears(struct core *core, const struct dlr_info *info, const struct msg_receipt *r, int via)
+static bool origin_hears(struct core *core, struct instance *in, const struct dlr_info *info,
+                         const struct msg_receipt *r, int via)
 {
   struct receipt_join_key k;
   if (!joined_part(core, info, via, &k))
@@ -102,7 +103,7 @@ static bool origin_hears(struct core *core, const struct dlr_info *info, const s
   bool pass = receipt_join_offer(core->receipt_join, &k, r->state, finish, &n_finish) == RECEIPT_JOIN_PASS;
   for (size_t i = 0; i < n_finish; i++)
     if (finish[i] != info->msg_id)
-      connector_journal_msg_event(core, SPOOL_REC_FINISHED, finish[i], 0, NULL);
+      connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, finish[i], 0, NULL);
   if (!pass)
     history_add(core->history, info->msg_id, HISTORY_RECEIPT_HELD, info->origin_connector, r->state, r->err,
                 info->origin_user);
@@ -112,12 +113,12 @@ static bool origin_hears(struct core *core, const struct dlr_info *info, const s
 /* The receipt item for the origin of a message and the queue it goes to,
  * or NULL when the origin does not want this state, cannot be found, or
  * hears of the message as a whole. */
-struct qitem *connector_origin_receipt(struct core *core, struct log_category *log,
+struct qitem *connector_origin_receipt(struct core *core, struct instance *in, struct log_category *log,
                                        const struct dlr_info *info, const struct msg_receipt *r, int via,
                                        struct queue **q, uint64_t *ticket)
 {
   if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors ||
-      !origin_hears(core, info, r, via))
+      !origin_hears(core, in, info, r, via))
     return NULL;
   if (msg_state_final(r->state))
     accounts_count_receipt(core->accounts, info->origin_user, r->state == MSG_STATE_DELIVERED);
@@ -156,7 +157,7 @@ struct qitem *connector_origin_receipt(struct core *core, struct log_category *l
                                 .user = info->origin_user, .callback = it->callback,
                                 .callback_method = it->callback_method, .via = it->via,
                                 .smsc_id = it->smsc_msgid };
-    *ticket = connector_journal(core, &rec);
+    *ticket = connector_journal(core, in, &rec);
   }
   return it;
 }
@@ -168,7 +169,7 @@ uint64_t connector_receipt_to_origin(struct instance *in, const struct dlr_info 
 {
   struct queue *q;
   uint64_t ticket = 1;
-  struct qitem *it = connector_origin_receipt(in->conn->core, in->log, info, r, (int)in->conn->index, &q, &ticket);
+  struct qitem *it = connector_origin_receipt(in->conn->core, in, in->log, info, r, (int)in->conn->index, &q, &ticket);
   if (it)
     connector_stage(in, q, it);
   return ticket;
@@ -201,7 +202,7 @@ static uint64_t match_receipt(struct instance *in, const char *key, const struct
   uint64_t ticket = connector_receipt_to_origin(in, &info, r);
   bool refused = ticket == 0;
   if (msg_state_final(r->state)) {
-    uint64_t t = connector_journal_msg_event(in->conn->core, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
+    uint64_t t = connector_journal_msg_event(in->conn->core, in, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
     refused |= t == 0;
     if (t > ticket)
       ticket = t;
@@ -330,7 +331,7 @@ static void early_done(struct instance *in, const struct early_receipt *e, uint6
   if (!e->answered)
     answer_receipt(in, e->ref, e->raw_status, ticket);
   else if (e->journal_id && ticket != TICKET_REFUSED)   /* refused: its UNRESOLVED record keeps it */
-    connector_journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, e->journal_id, 0, NULL);
+    connector_journal_msg_event(in->conn->core, in, SPOOL_REC_RECEIPT_DONE, e->journal_id, 0, NULL);
 }
 
 /* Hands a receipt no DLR entry here matched to the cluster thread, to be
@@ -415,12 +416,13 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
 }
 
 
-int connector_receipt_for_origin(struct core *core, const struct dlr_info *info, const struct msg_receipt *r,
+int connector_receipt_for_origin(struct core *core, struct instance *in, const struct dlr_info *info,
+                                 const struct msg_receipt *r,
                                  int via)
 {
   struct queue *q;
   uint64_t ticket;
-  struct qitem *it = connector_origin_receipt(core, core->log, info, r, via, &q, &ticket);
+  struct qitem *it = connector_origin_receipt(core, in, core->log, info, r, via, &q, &ticket);
   if (!it)
     return -1;
   struct qlist l = { 0 };

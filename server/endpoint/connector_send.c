@@ -35,7 +35,7 @@ void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t st
               state == MSG_STATE_EXPIRED ? "validity passed" : NULL);
   core_log_event(core, DB_LOG_FAILED, it->msg, (int)in->conn->index, NULL, state,
                  (uint16_t)(code > 65535 ? 65535 : code));
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+  connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   struct dlr_info info;
   dlr_info_from_msg(&info, it->msg);
   struct msg_receipt r = { 0 };
@@ -236,7 +236,7 @@ static void submit_refused(struct instance *in, struct qitem *it, const struct p
     return;
   }
   if (action == CONFIG_RETRY_REROUTE) {
-    if (connector_reroute(c, it, why))
+    if (connector_reroute(c, in, it, why))
       return;
     action = proto_status_temporary(resp->status) ? CONFIG_RETRY_RETRY : CONFIG_RETRY_FAIL;
   }
@@ -292,9 +292,9 @@ static void submit_answered(struct instance *in, struct qitem *it, const struct 
     /* The journal keeps a message that awaits its receipt (its DLR entry),
      * and lets go of one that needs nothing more. */
     if (awaits_receipt)
-      connector_journal_msg_event(core, SPOOL_REC_SENT, it->msg->id, (uint16_t)c->index, key);
+      connector_journal_msg_event(core, in, SPOOL_REC_SENT, it->msg->id, (uint16_t)c->index, key);
     else
-      connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+      connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
     core_log_event(core, DB_LOG_SENT, it->msg, (int)c->index, awaits_receipt ? key : NULL, 0, 0);
     LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
     qitem_free(it);
@@ -327,7 +327,7 @@ static void delivery_answered(struct instance *in, struct qitem *it, const struc
   history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)in->conn->index, 0, 0,
               session_user(in->session));
   core_log_event(core, DB_LOG_SENT, it->msg, (int)in->conn->index, NULL, 0, 0);
-  connector_journal_msg_event(core, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
+  connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
   if (it->msg->dlr_mask) {
     struct dlr_info info;
     dlr_info_from_msg(&info, it->msg);
@@ -376,7 +376,7 @@ void connector_response_in(struct instance *in, struct qitem *it, const struct p
     history_add(in->conn->core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
                 it->receipt.state, 0, session_user(in->session));
     if (it->journal_id)
-      connector_journal_msg_event(in->conn->core, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
+      connector_journal_msg_event(in->conn->core, in, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
     qitem_free(it);
     return;
   }

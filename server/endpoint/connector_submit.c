@@ -1,7 +1,8 @@
 /* connector_submit.c - messages into the core: a client's submit, an MO
- * from an SMSC or a message of an HTTP request is admitted, passed through
- * the plugins, routed, split, given ids and journaled, and its ack goes out
- * at once or is held (the soft limit, the journal).
+ * from an SMSC or a message of an HTTP request goes through the message
+ * path (server/path/) with an instance as its edge; the answers, at once
+ * or held (the soft limit, the journal); and messages moved between
+ * connectors (drain, reroute).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <inttypes.h>
@@ -12,12 +13,9 @@
 #include "clock.h"
 #include "account.h"
 #include "connector_internal.h"
-#include "sms_text.h"
+#include "path.h"
 #include "strutil.h"
 #include "scts.h"
-
-/* How long an ack is held above max_total_queue_soft. */
-#define SLOW_ACK_MS 100
 
 /* ---- server side: submits in ---- */
 
@@ -200,70 +198,6 @@ static bool connector_usable(void *ctx, int index)
   return !connector_unusable(core_connector(ctx, (unsigned)index));
 }
 
-/* A message longer than one SMS (and not already a part of one) is split
- * into concatenated parts here, after routing, so that every part takes the
- * route the whole message took and no out protocol has to carry more than
- * one SMS. Which parts ask for a receipt is the out connector's policy
- * (long_receipts): the last only (the origin hears when its last part is
- * delivered), or every part (combined into one for the origin, or passed
- * on each). Parts get ids of their own; all carry the origin's reference.
- * Returns the list
- * of parts (the message itself when it fits), or an empty one with *refusal
- * set: PROTO_E_TOO_LONG beyond the longest concatenation (255 parts),
- * PROTO_E_TEMPORARY when out of memory. */
-static struct qlist split_message(struct instance *in, struct msg *m, enum config_long_receipts policy,
-                                  enum proto_status *refusal)
-{
-  struct qlist parts = { 0 };
-  struct sms_text_payload p = { .coding = (enum sms_text_coding)m->coding, .data = m->data,
-                                .len = m->data_len, .udh = m->udh, .udh_len = m->udh_len };
-  struct sms_text_concat concat = { 0 };
-  int n = 1;
-  if (m->coding == SMS_TEXT_GSM7 || m->coding == SMS_TEXT_8BIT || m->coding == SMS_TEXT_UCS2) {
-    bool has_concat = msg_concat(m, &concat);
-    if (!has_concat)
-      n = sms_text_segment_count(&p, SMS_TEXT_REF8);
-  }
-  *refusal = PROTO_E_TEMPORARY;
-  if (n == SMS_TEXT_E_TOO_LONG) {
-    *refusal = PROTO_E_TOO_LONG;
-    return parts;
-  }
-  struct qitem *it;
-  if (n <= 1) {
-    /* Fits, or cannot be split (unknown coding, bad UDH): it goes as it is. */
-    if ((it = qitem_new(QITEM_MSG)) && (it->msg = msg_clone(m)))
-      qlist_append(&parts, it);
-    else
-      free(it);
-    return parts;
-  }
-  static _Thread_local struct sms_text_segment segs[SMS_TEXT_SEGMENTS_MAX];
-  n = sms_text_split(segs, SMS_TEXT_SEGMENTS_MAX, &p, SMS_TEXT_REF8, in->concat_ref++);
-  for (int i = 0; i < n; i++) {
-    struct msg part = *m;
-    part.udh = segs[i].udh;
-    part.udh_len = (uint16_t)segs[i].udh_len;
-    part.data = segs[i].data;
-    part.data_len = (uint32_t)segs[i].len;
-    if (i > 0)
-      part.id = ids_next(&in->conn->core->ids, &in->ids);
-    if (i < n - 1 && policy == CONFIG_LONG_LAST)
-      part.dlr_mask = 0;
-    if (!(it = qitem_new(QITEM_MSG)) || !(it->msg = msg_clone(&part))) {
-      free(it);
-      while (parts.head) {
-        struct qitem *next = parts.head->next;
-        qitem_free(parts.head);
-        parts.head = next;
-      }
-      return (struct qlist){ 0 };
-    }
-    qlist_append(&parts, it);
-  }
-  return parts;
-}
-
 /* The client connector (an SMSC link) called name, or -1. */
 static int smsc_connector(struct core *core, const char *name)
 {
@@ -285,186 +219,93 @@ static void hold_until_budget(struct instance *in, int account, uint64_t now_ns)
     session_hold_input(in->session, (unsigned)((wait_ns + 999999) / 1000000));
 }
 
-/* A message refused on its way in: counted by reason (the totals and the
- * connector's), then answered with status. */
-static void refuse(struct instance *in, const struct reply *rp, enum core_refusal why, enum proto_status status)
+/* ---- the message path's edge: what it asks of an instance ---- */
+
+static int edge_name(void *ctx, struct msg *m)
 {
-  core_refused(in->conn->core, (int)in->conn->index, why);
-  connector_reply_to(in, rp, status, NULL);
+  return origin_ref(ctx, m);
 }
 
-/* Admission, routing, ids, splitting, then the ack; inside core_enter, so
- * that the plugins and the router it uses stay in place. */
-static void accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
-                           const struct reply *rp)
+static int edge_smsc_named(void *ctx, const char *name)
 {
-  struct connector *c = in->conn;
-  struct core *core = c->core;
-  count_one(&in->live.submits_in);
-  uint64_t received_ns = clock_now_ns();
-  /* The account's own limits first: the cheapest refusals. */
-  struct msg head = *msg;
-  struct msg *m = &head;
-  enum proto_status limits = accounts_admit(core->accounts, account, m, received_ns);
-  if (limits != PROTO_OK) {
-    LOGD(in->log, "submit from %s to %s refused: %s", origin_user, msg->dst.addr, proto_status_name(limits));
-    refuse(in, rp, limits == PROTO_E_THROTTLED ? CORE_REFUSED_RATE : CORE_REFUSED_ACCOUNT_LIMIT, limits);
-    if (limits == PROTO_E_THROTTLED && !rp->http)
-      hold_until_budget(in, account, received_ns);
-    return;
-  }
-  enum core_admit admit = atomic_load(&in->phase) != PHASE_RUN ? CORE_ADMIT_FULL : core_admit(core);
-  if (admit == CORE_ADMIT_FULL) {
-    LOGD(in->log, "submit to %s refused: queue full", msg->dst.addr);
-    refuse(in, rp, CORE_REFUSED_QUEUE_FULL, PROTO_E_QUEUE_FULL);
-    return;
-  }
-  /* From here the message holds its place in in_flight (core_admit took
-   * it); every refusal below gives it back. */
-  const char *user = "";
-  int target = -1;
-  str_copy(m->origin.user, sizeof m->origin.user, origin_user);   /* routes may name the account */
-  struct plugin_host *plugins = atomic_load_explicit(&core->plugins, memory_order_acquire);
-  char reason[PLUGIN_HOST_REASON_LEN];
-  enum plugin_host_verdict verdict =
-    plugin_host_before_receive(plugins, m, c->cfg->name, origin_user, reason, sizeof reason);
-  if (verdict == PLUGIN_HOST_ACCEPT)
-    verdict = plugin_host_route(plugins, m, c->cfg->name, origin_user, &target, reason,
-                                sizeof reason);
-  if (verdict != PLUGIN_HOST_ACCEPT) {
-    LOGI(in->log, "message from %s to %s refused by %s", origin_user, m->dst.addr, reason);
-    atomic_fetch_sub(&core->in_flight, 1);
-    refuse(in, rp, CORE_REFUSED_PLUGIN, verdict == PLUGIN_HOST_REFUSE ? PROTO_E_PERMANENT : PROTO_E_TEMPORARY);
-    return;
-  }
-  if (target < 0 && rp->route_to && (target = smsc_connector(core, rp->route_to)) < 0) {
-    LOGI(in->log, "message from %s to %s refused: no SMSC connector named '%s'", origin_user, m->dst.addr,
-         rp->route_to);
-    atomic_fetch_sub(&core->in_flight, 1);
-    refuse(in, rp, CORE_REFUSED_NO_ROUTE, PROTO_E_ADDRESS);
-    return;
-  }
-  if (target < 0)
-    target = router_route_user(atomic_load_explicit(&core->router, memory_order_acquire),
-                               (int)c->index, m, connector_usable, core, &user);
-  struct connector *out = target >= 0 ? core_connector(core, (unsigned)target) : NULL;
-  struct queue *q = out ? connector_target_queue(out, user) : NULL;
-  if (!q) {
-    LOGI(in->log, "message from %s to %s refused: no route", origin_user,
-         m->dst.addr);
-    atomic_fetch_sub(&core->in_flight, 1);
-    refuse(in, rp, CORE_REFUSED_NO_ROUTE, PROTO_E_ADDRESS);
-    return;
-  }
-  if (out->cfg->max_queue && queue_count(q) >= out->cfg->max_queue) {
-    LOGD(in->log, "submit to %s refused: queue of %s full (%u)", msg->dst.addr,
-         out->cfg->name, out->cfg->max_queue);
-    atomic_fetch_sub(&core->in_flight, 1);
-    refuse(in, rp, CORE_REFUSED_CONNECTOR_QUEUE_FULL, PROTO_E_QUEUE_FULL);
-    return;
-  }
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  m->id = ids_next(&core->ids, &in->ids);
-  m->received_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-  msg_resolve_times(m, now.tv_sec);
-  m->origin.connector = (uint16_t)c->index;
-  m->origin.instance = (uint16_t)in->index;
-  str_copy(m->origin.user, sizeof m->origin.user, origin_user);
-  enum proto_status refusal = PROTO_E_TEMPORARY;
-  struct qlist parts = origin_ref(in, m) == 0 ? split_message(in, m, out->cfg->long_receipts, &refusal) : (struct qlist){ 0 };
-  if (!parts.count) {
-    atomic_fetch_sub(&core->in_flight, 1);
-    if (refusal == PROTO_E_TOO_LONG)
-      LOGI(in->log, "message from %s to %s refused: %u octets need more than %d parts", origin_user,
-           m->dst.addr, m->data_len, SMS_TEXT_SEGMENTS_MAX);
-    refuse(in, rp, refusal == PROTO_E_TOO_LONG ? CORE_REFUSED_TOO_LONG : CORE_REFUSED_OTHER, refusal);
-    return;
-  }
-  /* Credit per part, all or none; each part carries the epoch it was
-   * taken in, so that the journal can tell what a crash left. */
-  uint32_t epoch;
-  enum proto_status credit = accounts_credit_take(core->accounts, account, (unsigned)parts.count, &epoch);
-  if (credit != PROTO_OK) {
-    while (parts.head) {
-      struct qitem *next = parts.head->next;
-      qitem_free(parts.head);
-      parts.head = next;
-    }
-    atomic_fetch_sub(&core->in_flight, 1);
-    LOGD(in->log, "message from %s to %s refused: %s", origin_user, m->dst.addr,
-         credit == PROTO_E_CREDIT ? "credit used up" : "credit batch taken, waiting for its push");
-    refuse(in, rp, CORE_REFUSED_CREDIT, credit);
-    return;
-  }
-  if (parts.count > 1)
-    connector_join_parts(core, &parts, out->index);
-  for (struct qitem *it = parts.head; it; it = it->next)
-    it->msg->credit_epoch = epoch;
-  /* With persist on, each part is journaled and the ack waits until the
-   * records are durable: an acked message survives any crash. */
-  uint64_t ticket = 1;
-  for (struct qitem *it = parts.head; it && core->spool; it = it->next) {
-    struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id,
-                                .target = (uint16_t)target, .msg = it->msg };
-    uint64_t t = connector_journal(core, &rec);
-    if (!t) {
-      /* The journal refuses (disk full, I/O error): never ack what is not
-       * stored. Parts already journaled are marked finished. */
-      for (struct qitem *done = parts.head; done != it; done = done->next)
-        connector_journal_msg_event(core, SPOOL_REC_FINISHED, done->msg->id, 0, NULL);
-      if (epoch)
-        accounts_credit_give_back(core->accounts, origin_user, (unsigned)parts.count);
-      while (parts.head) {
-        struct qitem *next = parts.head->next;
-        qitem_free(parts.head);
-        parts.head = next;
-      }
-      atomic_fetch_sub(&core->in_flight, 1);
-      LOGD(in->log, "message to %s refused: the journal cannot write", msg->dst.addr);
-      refuse(in, rp, CORE_REFUSED_JOURNAL, PROTO_E_TEMPORARY);
-      return;
-    }
-    ticket = t;
-  }
-  if (parts.count > 1)
-    atomic_fetch_add(&core->in_flight, parts.count - 1);
-  atomic_fetch_add(&core->stats.received, 1);
-  for (struct qitem *it = parts.head; it; it = it->next) {
-    history_add(core->history, it->msg->id, HISTORY_RECEIVED, (uint16_t)c->index, 0, 0, m->origin.user);
-    history_add(core->history, it->msg->id, HISTORY_QUEUED, (uint16_t)target, 0, 0, user);
-    history_add(core->history, it->msg->id, HISTORY_ADDRESSED, (uint16_t)c->index, 0, 0, it->msg->dst.addr);
-    core_log_event(core, DB_LOG_ACCEPTED, it->msg, target, NULL, 0, 0);
-  }
-  LOGD2(in->log, "accepted %" PRIu64 " from %s: %s -> %s, %u octets in %zu part%s, receipt mask %u, route %s",
-        m->id, m->origin.user, m->src.addr, m->dst.addr, m->data_len, parts.count,
-        parts.count == 1 ? "" : "s", m->dlr_mask, out->cfg->name);
-  for (struct qitem *part = parts.head, *next, *it; part; part = next) {
-    next = part->next;
-    it = part;
-    if (connector_hold(core, &it, (unsigned)target, now.tv_sec) == CONNECTOR_NOT_HELD)
-      connector_stage(in, q, it);
-  }
-  if (admit == CORE_ADMIT_SLOW)
-    atomic_fetch_add(&core->stats.slowed, 1);
-  if (admit == CORE_ADMIT_SLOW || core->spool)
-    connector_hold_ack(in, rp, m->origin.ref, admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0, ticket,
-                       received_ns);
+  struct instance *in = ctx;
+  return smsc_connector(in->conn->core, name);
+}
+
+static bool edge_usable(void *ctx, int index)
+{
+  struct instance *in = ctx;
+  return connector_usable(in->conn->core, index);
+}
+
+static struct queue *edge_queue_of(void *ctx, unsigned target, const char *user)
+{
+  struct instance *in = ctx;
+  return target < in->conn->core->n_connectors ? connector_target_queue(core_connector(in->conn->core, target), user)
+                                               : NULL;
+}
+
+static void edge_parts_made(void *ctx, const struct qlist *parts, unsigned target)
+{
+  struct instance *in = ctx;
+  connector_join_parts(in->conn->core, parts, target);
+}
+
+static uint64_t edge_journal(void *ctx, const struct spool_record *rec)
+{
+  struct instance *in = ctx;
+  return connector_journal(in->conn->core, in, rec);
+}
+
+/* Held until its time, joined with its siblings, or staged for its queue. */
+static void edge_hand_over(void *ctx, unsigned target, struct queue *q, struct qitem *it, int64_t now)
+{
+  struct instance *in = ctx;
+  if (connector_hold(in->conn->core, in, &it, target, now) == CONNECTOR_NOT_HELD)
+    connector_stage(in, q, it);
+}
+
+static void edge_answer(void *ctx, const void *reply, enum proto_status status, const char *ref, unsigned hold_ms,
+                        uint64_t ticket, uint64_t received_ns)
+{
+  struct instance *in = ctx;
+  const struct reply *rp = reply;
+  if (status != PROTO_OK)
+    connector_reply_to(in, rp, status, NULL);
+  else if (hold_ms || ticket)
+    connector_hold_ack(in, rp, ref, hold_ms, ticket, received_ns);
   else {
-    connector_reply_to(in, rp, PROTO_OK, m->origin.ref);
+    connector_reply_to(in, rp, PROTO_OK, ref);
     connector_latency_record(&in->counted.ack, (clock_now_ns() - received_ns) / 1000);
   }
 }
 
+static const struct path_edge persist_edge = {
+  .name = edge_name, .smsc_named = edge_smsc_named, .usable = edge_usable, .queue_of = edge_queue_of,
+  .parts_made = edge_parts_made, .journal = edge_journal, .hand_over = edge_hand_over, .answer = edge_answer,
+};
+/* Persist off: no journal. */
+static const struct path_edge memory_edge = {
+  .name = edge_name, .smsc_named = edge_smsc_named, .usable = edge_usable, .queue_of = edge_queue_of,
+  .parts_made = edge_parts_made, .hand_over = edge_hand_over, .answer = edge_answer,
+};
+
 /* Takes a message into the core: a client's submit (server connectors) or
  * an MO from an SMSC (client connectors, answered with resp_op
- * DELIVER_RESP). */
+ * DELIVER_RESP), through the message path (server/path/). */
 void connector_accept_message(struct instance *in, const struct msg *msg, const char *origin_user, int account,
                               const struct reply *rp)
 {
-  core_enter(in->conn->core);
-  accept_message(in, msg, origin_user, account, rp);
-  core_leave(in->conn->core);
+  struct connector *c = in->conn;
+  count_one(&in->live.submits_in);
+  struct path_request rq = { .core = c->core, .edge = c->core->spool ? &persist_edge : &memory_edge,
+                             .edge_ctx = in, .log = in->log, .connector = c->index, .instance = in->index,
+                             .ids = &in->ids, .concat_ref = &in->concat_ref, .msg = msg, .user = origin_user,
+                             .account = account, .route_to = rp->route_to, .reply = rp };
+  struct path_verdict v;
+  path_accept(&rq, &v);
+  if (v.why == CORE_REFUSED_RATE && v.status == PROTO_E_THROTTLED && !rp->http)
+    hold_until_budget(in, account, v.received_ns);
 }
 
 /* ---- moving messages between connectors: drain and reroute ---- */
@@ -512,13 +353,13 @@ static int move_target(struct move *d, const struct qitem *it, struct queue **q)
  * journal learns the new connector first (after a crash the message waits
  * there), then its history (detail: where from and why) and the count.
  * False when the journal refuses: the caller keeps it. */
-static bool move_message(struct core *core, struct qitem *it, const struct connector *from, int t,
-                         struct queue *q, const char *why)
+static bool move_message(struct core *core, struct instance *in, struct qitem *it, const struct connector *from,
+                         int t, struct queue *q, const char *why)
 {
   struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id, .target = (uint16_t)t,
                               .msg = it->msg, .moved = true };
   char detail[HISTORY_DETAIL_LEN];
-  if (core->spool && !connector_journal(core, &rec))
+  if (core->spool && !connector_journal(core, in, &rec))
     return false;
   snprintf(detail, sizeof detail, "%.20s: %s", from->cfg->name, why);
   history_add(core->history, it->msg->id, HISTORY_REROUTED, (uint16_t)t, 0, 0, detail);
@@ -531,13 +372,13 @@ static bool move_message(struct core *core, struct qitem *it, const struct conne
   return true;
 }
 
-bool connector_reroute(struct connector *c, struct qitem *it, const char *why)
+bool connector_reroute(struct connector *c, struct instance *in, struct qitem *it, const char *why)
 {
   struct move d = { c->core, (int)c->index, 0 };
   struct queue *q = NULL;
   it->refused_by |= connector_bit(c->index);
   int t = move_target(&d, it, &q);
-  if (t < 0 || !move_message(c->core, it, c, t, q, why))
+  if (t < 0 || !move_message(c->core, in, it, c, t, q, why))
     return false;
   LOGI(c->log, "message %" PRIu64 " to %s rerouted to %s: %s", it->msg->id, it->msg->dst.addr,
        core_connector(c->core, (unsigned)t)->cfg->name, why);
@@ -557,7 +398,7 @@ int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
       struct queue *q = NULL;
       next = it->next;
       int t = move_target(&d, it, &q);
-      if (t >= 0 && move_message(c->core, it, c, t, q, "drained"))
+      if (t >= 0 && move_message(c->core, NULL, it, c, t, q, "drained"))
         (*moved)++;
       else
         qlist_append(&keep, it);
