@@ -4,7 +4,8 @@
 #    public header;
 #  - and only when its room uses that room, directly or through the rooms
 #    it uses (main.c, the daemon, may use every room);
-#  - no header of server/ is part of an include circle.
+#  - no header of server/ is part of an include circle;
+#  - no file of server/ is over 1,000 lines (split it along a seam).
 # cmake -DSERVER=dir -DRULES="room:header:used,used|..." [-DSTAMP=file] -P check_rooms.cmake
 # Every breach is listed with its file and line; any fails the build.
 
@@ -74,6 +75,12 @@ endforeach()
 # Each include of a server header, checked; the header graph kept for circles.
 foreach(f ${files})
   set(me ${room_of_file_${f}})
+  file(READ ${SERVER}/${f} text)
+  string(REGEX MATCHALL "\n" breaks "${text}")
+  list(LENGTH breaks line_count)
+  if(line_count GREATER 1000)
+    list(APPEND problems "server/${f}: ${line_count} lines, over 1000: split it along a seam")
+  endif()
   file(STRINGS ${SERVER}/${f} lines)
   set(lineno 0)
   set(edges_${f} "")

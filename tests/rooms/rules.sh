@@ -2,7 +2,8 @@
 # The rooms' include rules (cmake/check_rooms.cmake) hold on the tree, and
 # the check fails, naming file and line, on each kind of breach planted in a
 # copy: an include the wrong way, an include of another room's inner
-# header, and an include circle.
+# header, an include circle, an include by path, and a file over 1,000
+# lines.
 # tests/rooms/rules.sh SOURCE_DIR "RULES" (RULES as server/CMakeLists.txt passes them)
 # SPDX-License-Identifier: Apache-2.0
 set -u
@@ -55,5 +56,9 @@ expect_refused "include circle" "an include circle"
 # A file by path, around the rules.
 sed -i '0,/^#include "dlr.h"/s//#include "dlr.h"\n#include "..\/endpoint\/connector.h"/' "$work/server/tables/dlr.c"
 expect_refused "include by path" "by a path"
+
+# A file grown past 1,000 lines.
+for i in $(seq 1 1001); do echo "/* line $i */"; done >> "$work/server/tables/dlr.c"
+expect_refused "a file over 1,000 lines" "server/tables/dlr.c: "
 
 exit $failed
