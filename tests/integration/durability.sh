@@ -8,6 +8,9 @@
 # emgload saw acked must reach it, and its receipt come back. An ack sent
 # before its record is on disk is lost in the kill, and shows here as a
 # message missing at the SMSC.
+# Then receipts that wait for a client who left: they come back while no
+# session of the account is bound, wait in its queue (and the journal),
+# and reach its next session after a stop and a start.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -15,9 +18,12 @@ source "$(dirname "$0")/lib.sh"
 COUNT=9000
 smsc=$(free_port)
 ucp=$(free_port)
+ADMIN_PORT=$(free_port)
+ADMIN_TOKEN=durability-test-token
 mkdir -p "$TMP/spool"
 cat > "$TMP/emgd.conf" <<CONF
 general: { node_id = 13; persist = true; spool_dir = "$TMP/spool"; journal_commit_interval_us = 100000; };
+admin: { listen = "127.0.0.1:$ADMIN_PORT"; token = "$ADMIN_TOKEN"; };
 connectors = (
   { name = "ucp-in"; protocol = "ucp"; mode = "server"; listen = "127.0.0.1:$ucp"; instances = 4;
     users = ( { name = "load"; password = "secret"; } ); },
@@ -45,8 +51,43 @@ sleep 1
 SINK_FIXED_PORT=$smsc start_sink s smpp --dlr-delay 0-500
 wait "$load_pid" || true
 for _ in $(seq 600); do grep -q "in flight 0," "$TMP/g2.log" 2>/dev/null && break; sleep 0.1; done
+
 stop_emgd g2
 stop_sink s
+
+# Receipts for a client that left: it sends and goes at once; the receipts
+# (2-3 s later, long after its last ack) find no session of its account
+# and wait for the next, in the queue and the journal.
+LEFT=100
+SINK_FIXED_PORT=$smsc start_sink s2 smpp --dlr-delay 2000-3000
+start_emgd g3 "$TMP/emgd.conf"
+wait_port "$ucp"
+wait_bound g3 smpp-out 2
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 1 --window 100 --count $LEFT --dlr --wait-dlr 0 --json --quiet --give-up 30 \
+  > "$TMP/left.json" || true
+receipts_in_reach() { [ "$(admin_call /api/status | jq .totals.receipts_in)" -ge $LEFT ]; }
+wait_until 600 receipts_in_reach
+left_acked() { [ "$(jget "$TMP/left.json" .acked)" = $LEFT ] && receipts_in_reach; }
+check "the client that left: $LEFT acked, and their receipts reached emgd after it left" left_acked
+stop_emgd g3
+start_emgd g4 "$TMP/emgd.conf"
+wait_port "$ucp"
+kept=$(sed -n 's/.* awaiting receipts, \([0-9]*\) receipts to deliver,.*/\1/p' "$TMP/g4.log")
+early=$(jget "$TMP/left.json" .receipts)
+kept_back() { [ "${kept:-0}" -ge 1 ] && [ $((${kept:-0} + early)) -ge $LEFT ]; }
+check "the restart put the waiting receipts back (${kept:-none} to deliver; $early came before the client left)" \
+  kept_back
+# Its next session: one message more, and the kept receipts, which name
+# messages of the earlier session (emgload counts them as unknown).
+"$BIN/emgload" --protocol ucp --connect "127.0.0.1:$ucp" --user load --password secret \
+  --connections 1 --window 50 --count 1 --dlr --wait-dlr 20 --json --quiet --give-up 30 \
+  > "$TMP/back.json" || true
+back=$(jget "$TMP/back.json" .receipts_unknown)
+all_back() { [ "$back" -ge "${kept:-1}" ] && [ $((back + early)) -ge $LEFT ]; }
+check "the client's next session got every receipt kept for it ($back; $early before it left, of $LEFT)" all_back
+stop_emgd g4
+stop_sink s2
 
 check "all $COUNT acked in the end ($(jget "$TMP/load.json" .resubmits) resubmitted after the kills)" \
   [ "$(jget "$TMP/load.json" .acked)" = $COUNT ]
