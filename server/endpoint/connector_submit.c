@@ -301,10 +301,11 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
   struct path_request rq = { .core = c->core, .edge = c->core->spool ? &persist_edge : &memory_edge,
                              .edge_ctx = in, .log = in->log, .connector = c->index, .instance = in->index,
                              .ids = &in->ids, .concat_ref = &in->concat_ref, .msg = msg, .user = origin_user,
-                             .account = account, .route_to = rp->route_to, .reply = rp };
+                             .account = account, .route_to = rp->route_to,
+                             .stopping = atomic_load(&in->phase) != PHASE_RUN, .reply = rp };
   struct path_verdict v;
   path_accept(&rq, &v);
-  if (v.why == CORE_REFUSED_RATE && v.status == PROTO_E_THROTTLED && !rp->http)
+  if (v.status == PROTO_E_THROTTLED && !rp->http)
     hold_until_budget(in, account, v.received_ns);
 }
 

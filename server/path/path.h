@@ -98,6 +98,7 @@ struct path_request {
   const char *user;                 /* the origin's account name */
   int account;                      /* its slot, or -1 */
   const char *route_to;             /* an SMSC connector the origin chose, or NULL */
+  bool stopping;                    /* its endpoint is stopping: refused as if the gateway were full */
   const void *reply;                /* what the edge needs to answer; the path never reads it */
 };
 
@@ -105,9 +106,8 @@ struct path_request {
 struct path_verdict {
   enum proto_status status;         /* PROTO_OK: accepted */
   enum path_stage stage;            /* the stage that refused it; PATH_ACK when accepted */
-  enum core_refusal why;            /* when refused: the reason it is counted under */
+  enum core_refusal why;            /* when refused: the reason it is counted under (else unset) */
   uint64_t id;                      /* accepted: the message's id (its first part's) */
-  unsigned parts;
   int target;                       /* accepted: the connector it went to */
   uint64_t received_ns;             /* monotonic: when it came */
 };

@@ -85,7 +85,7 @@ static enum step admit(struct run *r)
     LOGD(rq->log, "submit from %s to %s refused: %s", rq->user, rq->msg->dst.addr, proto_status_name(limits));
     return refuse(r, limits, limits == PROTO_E_THROTTLED ? CORE_REFUSED_RATE : CORE_REFUSED_ACCOUNT_LIMIT);
   }
-  r->admit = core_admit(r->core);
+  r->admit = rq->stopping ? CORE_ADMIT_FULL : core_admit(r->core);
   if (r->admit == CORE_ADMIT_FULL) {
     LOGD(rq->log, "submit to %s refused: queue full", rq->msg->dst.addr);
     return refuse(r, PROTO_E_QUEUE_FULL, CORE_REFUSED_QUEUE_FULL);
@@ -258,8 +258,8 @@ static enum step charge(struct run *r)
 static enum step journal(struct run *r)
 {
   const struct path_request *rq = r->rq;
-  if (r->parts.count > 1)
-    rq->edge->parts_made ? rq->edge->parts_made(rq->edge_ctx, &r->parts, (unsigned)r->target) : (void)0;
+  if (r->parts.count > 1 && rq->edge->parts_made)
+    rq->edge->parts_made(rq->edge_ctx, &r->parts, (unsigned)r->target);
   if (!rq->edge->journal)   /* persist off */
     return GO;
   for (struct qitem *it = r->parts.head; it; it = it->next) {

@@ -146,6 +146,7 @@ struct fixture {
   struct edge edge;
   struct id_block ids;
   uint8_t concat_ref;
+  bool stopping;                   /* the endpoint's */
   uint8_t data[64 * 1024];
   struct msg msg;
 };
@@ -206,7 +207,7 @@ static struct path_verdict run_as(struct fixture *f, const struct path_edge *edg
   struct path_request rq = { .core = &f->core, .edge = edge, .edge_ctx = &f->edge, .log = f->core.log,
                              .connector = IN, .ids = &f->ids, .concat_ref = &f->concat_ref, .msg = &f->msg,
                              .user = user, .account = accounts_find(f->core.accounts, user),
-                             .route_to = route_to, .reply = &f->edge };
+                             .route_to = route_to, .stopping = f->stopping, .reply = &f->edge };
   struct path_verdict v;
   path_accept(&rq, &v);
   return v;
@@ -304,6 +305,16 @@ static void test_admit(void)
   CU_ASSERT_EQUAL(run_as(f, &persist_edge, "shop", NULL).status, PROTO_OK);
   v = run_as(f, &persist_edge, "shop", NULL);
   assert_refused(f, &v, PATH_ADMIT, PROTO_E_QUEUE_FULL, CORE_REFUSED_QUEUE_FULL, 1, 1);
+  teardown(f);
+
+  /* The endpoint stopping: refused as full, with room in the gateway. */
+  f = setup(NULL);
+  message(f, "4930123", "4930555", 20);
+  f->stopping = true;
+  v = run_as(f, &persist_edge, "shop", NULL);
+  assert_refused(f, &v, PATH_ADMIT, PROTO_E_QUEUE_FULL, CORE_REFUSED_QUEUE_FULL, 0, 0);
+  f->stopping = false;
+  CU_ASSERT_EQUAL(run_as(f, &persist_edge, "shop", NULL).status, PROTO_OK);
   teardown(f);
 }
 
@@ -456,7 +467,7 @@ void suite_path(void)
   static const struct test_case cases[] = {
     { "accepted: one answer, its ticket, handed over, in flight", test_accepted },
     { "a long message: parts journaled, handed over, one ack", test_long_message },
-    { "admit: rate, sender, the gateway full", test_admit },
+    { "admit: rate, sender, the gateway full, the endpoint stopping", test_admit },
     { "admit: past the soft limit, the ack held", test_admit_slow },
     { "filter: a plugin's refusal", test_filter },
     { "route: no SMSC of that name, no route, no queue, queue full", test_route },
