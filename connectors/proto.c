@@ -1,26 +1,11 @@
-/* proto.c - the protocol adapters by name, and names of ops and statuses for logs.
+/* proto.c - what the protocol adapters and their users share: the
+ * response op of a request, and names of ops and statuses for logs. The
+ * adapters by name are in proto_adapters.c, above the adapters.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include "proto.h"
-
-static const struct {
-  const char *name;
-  const struct proto_ops *ops;
-} adapters[] = {
-  { "smpp", &smpp_proto_ops },
-  { "ucp", &ucp_proto_ops },
-  { "cimd2", &cimd2_proto_ops },
-};
-
-const struct proto_ops *proto_find(const char *name)
-{
-  for (size_t i = 0; i < sizeof adapters / sizeof adapters[0]; i++)
-    if (strcmp(adapters[i].name, name) == 0)
-      return adapters[i].ops;
-  return NULL;
-}
 
 /* The enum constant's own spelling, so a log line can be grepped back to the code. */
 #define NAME(constant) [constant] = #constant

@@ -1,7 +1,8 @@
 /* http_codec.c - what the HTTP codec's two dialects share: limits, the
- * batch with its arena and faults, addresses, payloads and their codings,
- * outcomes, and the texts of receipts. The JSON API is in http_json.c,
- * Kannel's sendsms and the templates in http_kannel.c. See http_codec.h.
+ * batch with its arena and faults, addresses, form decoding, payloads and
+ * their codings, outcomes, and the texts of receipts. The JSON API is in
+ * http_json_submit.c and http_json.c, Kannel's sendsms in http_kannel.c,
+ * the %-escapes of the templates in http_template.c. See http_codec.h.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 #include "charset.h"
+#include "hexutil.h"
 #include "http_codec_internal.h"
 #include "sms_text.h"
 #include "smpp_receipt.h"
@@ -170,6 +172,24 @@ bool http_codec_is_http_url(const char *s, size_t len)
 {
   return (len > 7 && strncasecmp(s, "http://", 7) == 0) ||
          (len > 8 && strncasecmp(s, "https://", 8) == 0);
+}
+
+/* Here, not in http_kannel.c: the templates (http_template.c) decode form
+ * values too, and the sendsms reader uses them. */
+size_t http_codec_form_decode(char *out, size_t cap, const char *s, size_t n)
+{
+  size_t o = 0;
+  for (size_t i = 0; i < n && o + 1 < cap; i++) {
+    char c = s[i];
+    if (c == '+') {
+      c = ' ';
+    } else if (c == '%' && i + 2 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      c = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
+      i += 2;
+    }
+    out[o++] = c;
+  }
+  return o;
 }
 
 /* ---- payloads ---- */

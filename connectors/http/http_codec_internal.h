@@ -1,6 +1,6 @@
 /* http_codec_internal.h - what the HTTP codec's files share (http_codec.c
- * defines it; http_json.c and http_kannel.c use it). Not an interface: the
- * codec's users include http_codec.h.
+ * defines it; the JSON, Kannel and template files use it). Not an
+ * interface: the codec's users include http_codec.h.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_HTTP_CODEC_INTERNAL_H

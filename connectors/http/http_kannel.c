@@ -1,6 +1,6 @@
 /* http_kannel.c - Kannel's sendsms: form parameters, submits and their
- * answers; and Kannel's %-escapes, in dlr-url templates and in the outgoing
- * connector's URL and body templates. See http_codec.h.
+ * answers. Kannel's %-escapes (dlr-url and the outgoing connector's
+ * templates) are in http_template.c. See http_codec.h.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <inttypes.h>
@@ -14,22 +14,6 @@
 #include "sms_text.h"
 
 /* ---- Kannel sendsms ---- */
-
-size_t http_codec_form_decode(char *out, size_t cap, const char *s, size_t n)
-{
-  size_t o = 0;
-  for (size_t i = 0; i < n && o + 1 < cap; i++) {
-    char c = s[i];
-    if (c == '+') {
-      c = ' ';
-    } else if (c == '%' && i + 2 < n && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      c = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
-      i += 2;
-    }
-    out[o++] = c;
-  }
-  return o;
-}
 
 /* In place: decoding only shrinks. */
 static size_t form_decode(char *s, size_t n)

@@ -8,68 +8,27 @@
  * there, and reloaded, so that no file says one thing while emgd does
  * another. With a database, accounts changed live are kept there instead
  * (account_db.c), and every node takes each change within a second or
- * two. Changes come one at a time (change_lock): from the API's thread,
- * from a reload, and from the database's.
+ * two. Changes come one at a time (account_change.c): from the API's
+ * thread, from a reload, and from the database's. An account's JSON is
+ * account_json.c's.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "account.h"
 #include "account_admin.h"
+#include "account_change.h"
 #include "account_db.h"
+#include "account_json.h"
 #include "account_store.h"
-#include "endpoint.h"
 #include "log.h"
 #include "logins.h"
 #include "strutil.h"
 
-static pthread_mutex_t change_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* ---- what the API shows ---- */
-
-static json_t *text_or_null(const char *s)
-{
-  return s && *s ? json_string(s) : json_null();
-}
-
-static json_t *strings(const char *items, size_t item_size, unsigned n)
-{
-  json_t *list = json_array();
-  for (unsigned i = 0; list && i < n; i++)
-    json_array_append_new(list, json_string(items + i * item_size));
-  return list;
-}
-
-json_t *account_admin_json(const struct account_view *v)
-{
-  const struct config_account *ac = &v->cfg;
-  bool limited = ac->credit != CONFIG_CREDIT_UNLIMITED;
-  const char *state = !ac->enabled ? "disabled"
-                      : ac->expires_at && (int64_t)time(NULL) >= ac->expires_at ? "expired" : "enabled";
-  return json_pack(
-    "{s:s, s:s, s:s, s:b, s:o, s:o, s:o, s:I, s:I, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:b, s:I, "
-    "s:{s:I, s:I, s:I}, s:{s:I, s:I}}",
-    "name", ac->name, "state", state, "defined_in",
-    v->shared ? "database" : ac->managed ? "accounts_file" : "config", "enabled", ac->enabled,
-    "expires", text_or_null(ac->expires), "connectors",
-    strings(ac->connectors[0], sizeof ac->connectors[0], ac->n_connectors), "allow_ip",
-    strings(ac->allow_ip[0], sizeof ac->allow_ip[0], ac->n_allow_ip), "binds", (json_int_t)v->binds,
-    "max_binds", (json_int_t)ac->max_binds, "max_rate", ac->max_rate, "rate_now", v->rate_now, "credit",
-    limited ? json_integer((json_int_t)ac->credit) : json_null(), "credit_left",
-    limited ? json_integer((json_int_t)v->credit_left) : json_null(), "senders",
-    strings(ac->senders[0], sizeof ac->senders[0], ac->n_senders), "default_sender",
-    text_or_null(ac->default_sender), "tls_subject", text_or_null(ac->tls_subject), "password",
-    ac->password[0] || ac->password_hash[0], "submitted", (json_int_t)v->submitted, "refused", "rate",
-    (json_int_t)v->refused_rate, "sender", (json_int_t)v->refused_sender, "credit",
-    (json_int_t)v->refused_credit, "receipts", "delivered", (json_int_t)v->delivered, "undelivered",
-    (json_int_t)v->undelivered);
-}
 
 json_t *account_admin_list(struct core *c)
 {
@@ -78,180 +37,12 @@ json_t *account_admin_list(struct core *c)
   for (unsigned s = 0; list && s < used; s++) {
     struct account_view v;
     if (accounts_view(c->accounts, s, &v))
-      json_array_append_new(list, account_admin_json(&v));
+      json_array_append_new(list, account_json_view(&v));
   }
   return json_pack("{s:o}", "accounts", list);
 }
 
-/* ---- a request's account ---- */
-
-struct problem {
-  char key[64];
-  char why[256];
-};
-
-static void first_problem(void *ctx, const char *key, const char *why)
-{
-  struct problem *p = ctx;
-  if (p->key[0])
-    return;
-  snprintf(p->key, sizeof p->key, "%s", key);
-  snprintf(p->why, sizeof p->why, "%s", why);
-}
-
-static bool fail(struct problem *p, const char *key, const char *why)
-{
-  first_problem(p, key, why);
-  return false;
-}
-
-static bool take_string(json_t *v, char *out, size_t cap, bool may_be_empty, struct problem *p, const char *key)
-{
-  if (json_is_null(v) && may_be_empty) {
-    out[0] = 0;
-    return true;
-  }
-  if (!json_is_string(v))
-    return fail(p, key, "must be a string");
-  size_t len = json_string_length(v);
-  if (len >= cap || strlen(json_string_value(v)) != len) {
-    char why[64];
-    snprintf(why, sizeof why, "must be at most %zu characters, without NUL", cap - 1);
-    return fail(p, key, why);
-  }
-  if (!len && !may_be_empty)
-    return fail(p, key, "must not be empty");
-  memcpy(out, json_string_value(v), len + 1);
-  return true;
-}
-
-static bool take_strings(json_t *v, char *items, size_t item_size, unsigned *n, struct problem *p,
-                         const char *key)
-{
-  if (!json_is_array(v) || json_array_size(v) > CONFIG_ACCOUNT_LIST_MAX) {
-    char why[64];
-    snprintf(why, sizeof why, "must be a list of at most %d strings", CONFIG_ACCOUNT_LIST_MAX);
-    return fail(p, key, why);
-  }
-  *n = 0;
-  for (size_t i = 0; i < json_array_size(v); i++) {
-    if (!take_string(json_array_get(v, i), items + i * item_size, item_size, false, p, key))
-      return false;
-    (*n)++;
-  }
-  return true;
-}
-
-static bool take_number(json_t *v, double min, double max, double *out, struct problem *p, const char *key)
-{
-  if (!json_is_number(v) || json_number_value(v) < min || json_number_value(v) > max ||
-      isnan(json_number_value(v))) {
-    char why[96];
-    snprintf(why, sizeof why, "must be a number from %.0f to %.0f", min, max);
-    return fail(p, key, why);
-  }
-  *out = json_number_value(v);
-  return true;
-}
-
-/* The fields of body applied to a; its password, when given, hashed. */
-static bool apply_fields(struct config_account *a, json_t *body, bool creating, struct problem *p)
-{
-  const char *key;
-  json_t *v;
-  double num;
-  json_object_foreach(body, key, v) {
-    bool ok = true;
-    if (strcmp(key, "name") == 0) {
-      if (!creating)
-        return fail(p, key, "an account is renamed by adding the new one and deleting the old");
-      ok = take_string(v, a->name, sizeof a->name, false, p, key);
-    } else if (strcmp(key, "password") == 0) {
-      char given[MSG_USER_LEN];
-      if ((ok = take_string(v, given, sizeof given, false, p, key))) {
-        if (password_hash_new(given, a->password_hash, sizeof a->password_hash) != 0)
-          return fail(p, key, "cannot be hashed (no entropy, or out of memory)");
-        a->password[0] = 0;
-      }
-      memset(given, 0, sizeof given);
-    } else if (strcmp(key, "password_hash") == 0) {
-      if ((ok = take_string(v, a->password_hash, sizeof a->password_hash, false, p, key)))
-        a->password[0] = 0;
-    } else if (strcmp(key, "connectors") == 0) {
-      ok = take_strings(v, a->connectors[0], sizeof a->connectors[0], &a->n_connectors, p, key);
-    } else if (strcmp(key, "allow_ip") == 0) {
-      ok = take_strings(v, a->allow_ip[0], sizeof a->allow_ip[0], &a->n_allow_ip, p, key);
-    } else if (strcmp(key, "senders") == 0) {
-      ok = take_strings(v, a->senders[0], sizeof a->senders[0], &a->n_senders, p, key);
-    } else if (strcmp(key, "default_sender") == 0) {
-      ok = take_string(v, a->default_sender, sizeof a->default_sender, true, p, key);
-    } else if (strcmp(key, "tls_subject") == 0) {
-      ok = take_string(v, a->tls_subject, sizeof a->tls_subject, true, p, key);
-    } else if (strcmp(key, "expires") == 0) {
-      ok = take_string(v, a->expires, sizeof a->expires, true, p, key);
-      a->expires_at = 0;
-    } else if (strcmp(key, "max_binds") == 0) {
-      if ((ok = take_number(v, 0, 100000, &num, p, key)))
-        a->max_binds = (unsigned)num;
-    } else if (strcmp(key, "max_rate") == 0) {
-      ok = take_number(v, 0, 1000000, &a->max_rate, p, key);
-    } else if (strcmp(key, "credit") == 0) {
-      if (json_is_null(v))
-        a->credit = CONFIG_CREDIT_UNLIMITED;
-      else if ((ok = take_number(v, 0, 1e15, &num, p, key)))
-        a->credit = (size_t)num;
-    } else if (strcmp(key, "enabled") == 0) {
-      if (!json_is_boolean(v))
-        return fail(p, key, "must be true or false");
-      a->enabled = json_is_true(v);
-    } else {
-      return fail(p, key, "no such field");
-    }
-    if (!ok)
-      return false;
-  }
-  if (!a->name[0])
-    return fail(p, "name", "is required");
-  config_account_check(a, first_problem, p);
-  return !p->key[0];
-}
-
-bool account_admin_parse(json_t *body, struct config_account *a, char *why, size_t why_len)
-{
-  struct problem p = { 0 };
-  *a = (struct config_account){ .credit = CONFIG_CREDIT_UNLIMITED, .enabled = true, .managed = true };
-  if (apply_fields(a, body, true, &p))
-    return true;
-  snprintf(why, why_len, "%s: %s", p.key, p.why);
-  return false;
-}
-
-json_t *account_admin_settings(const struct config_account *a)
-{
-  /* A certificate may stand for the password: then there is no hash. */
-  json_t *settings = json_pack("{s:s, s:o, s:o, s:I, s:f, s:o, s:o, s:b, s:o, s:o}", "name", a->name,
-                   "connectors", strings(a->connectors[0], sizeof a->connectors[0], a->n_connectors),
-                   "allow_ip", strings(a->allow_ip[0], sizeof a->allow_ip[0], a->n_allow_ip), "max_binds",
-                   (json_int_t)a->max_binds, "max_rate", a->max_rate, "senders",
-                   strings(a->senders[0], sizeof a->senders[0], a->n_senders), "default_sender",
-                   text_or_null(a->default_sender), "enabled", a->enabled, "expires", text_or_null(a->expires),
-                   "tls_subject", text_or_null(a->tls_subject));
-  if (settings && a->password_hash[0])
-    json_object_set_new(settings, "password_hash", json_string(a->password_hash));
-  return settings;
-}
-
 /* ---- changes ---- */
-
-void account_admin_lock(void)
-{
-  pthread_mutex_lock(&change_lock);
-}
-
-void account_admin_unlock(void)
-{
-  pthread_mutex_unlock(&change_lock);
-}
 
 /* Writes every account of the accounts file. A cleartext password read
  * from it is hashed first (and the running account takes the hash), so
@@ -289,22 +80,6 @@ static int store(struct core *c, char *err, size_t err_len)
   memset(list, 0, (used ? used : 1) * sizeof *list);
   free(list);
   return rc;
-}
-
-/* What waits in slot's queues on every connector (a removed account's,
- * or what it left to a slot now given to a new one) is dropped, each
- * message with a receipt to its origin. */
-void account_admin_drop_slot(struct core *c, int slot, const char *why)
-{
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    connector_drop_account_queue(core_connector(c, i), slot, why);
-}
-
-/* After a change: every connector unbinds the sessions it shuts out. */
-void account_admin_unbind_shut_out(struct core *c)
-{
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    connector_accounts_changed(core_connector(c, i));
 }
 
 static unsigned answer_error(json_t **answer, unsigned status, const char *fmt, ...)
@@ -373,12 +148,12 @@ static unsigned put_account(struct core *c, const struct config_account *next, c
     return answer_error(answer, 500, "not changed: %s", err);
   }
   if (!before)
-    account_admin_drop_slot(c, slot, "dropped: its account was removed");
-  account_admin_unbind_shut_out(c);
+    account_change_drop_slot(c, slot, "dropped: its account was removed");
+  account_change_unbind_shut_out(c);
   LOGI(c->log, "account %s %s", next->name, before ? "changed" : "added");
   struct account_view v;
   accounts_view(c->accounts, (unsigned)slot, &v);
-  *answer = account_admin_json(&v);
+  *answer = account_json_view(&v);
   return ok_status;
 }
 
@@ -388,8 +163,8 @@ static unsigned create(struct core *c, json_t *body, json_t **answer)
   if (!changeable(c, NULL, answer, &status))
     return status;
   struct config_account a = { .credit = CONFIG_CREDIT_UNLIMITED, .enabled = true, .managed = true };
-  struct problem p = { 0 };
-  if (!apply_fields(&a, body, true, &p))
+  struct account_json_problem p = { 0 };
+  if (!account_json_apply(&a, body, true, &p))
     return answer_error(answer, 400, "%s: %s", p.key, p.why);
   if (accounts_find(c->accounts, a.name) >= 0)
     return answer_error(answer, 409, "account %s exists: change it with PATCH", a.name);
@@ -399,8 +174,8 @@ static unsigned create(struct core *c, json_t *body, json_t **answer)
 static unsigned patch(struct core *c, const struct account_view *v, json_t *body, json_t **answer)
 {
   struct config_account a = v->cfg;
-  struct problem p = { 0 };
-  if (!apply_fields(&a, body, false, &p))
+  struct account_json_problem p = { 0 };
+  if (!account_json_apply(&a, body, false, &p))
     return answer_error(answer, 400, "%s: %s", p.key, p.why);
   return put_account(c, &a, &v->cfg, json_object_get(body, "credit") != NULL, 200, answer);
 }
@@ -413,8 +188,8 @@ static unsigned delete(struct core *c, const struct account_view *v, json_t **an
     accounts_put(c->accounts, &v->cfg, &slot, err, sizeof err);
     return answer_error(answer, 500, "not deleted: %s", err);
   }
-  account_admin_drop_slot(c, slot, "dropped: its account was deleted");
-  account_admin_unbind_shut_out(c);
+  account_change_drop_slot(c, slot, "dropped: its account was deleted");
+  account_change_unbind_shut_out(c);
   LOGI(c->log, "account %s deleted", v->cfg.name);
   *answer = json_pack("{s:s, s:b}", "name", v->cfg.name, "deleted", 1);
   return 200;
@@ -462,12 +237,12 @@ void account_admin_tick(struct core *c)
   if (moves == written)
     return;
   char err[512];
-  pthread_mutex_lock(&change_lock);
+  account_change_lock();
   if (store(c, err, sizeof err) == 0)
     written = moves;
   else
     LOGW(c->log, "credit not saved: %s", err);
-  pthread_mutex_unlock(&change_lock);
+  account_change_unlock();
 }
 
 /* {"add": N} or {"set": N}. */
@@ -524,7 +299,7 @@ unsigned account_admin_request(struct core *c, const char *method, const char *r
     }
   }
   unsigned status;
-  pthread_mutex_lock(&change_lock);
+  account_change_lock();
   if (!*rest || strcmp(rest, "/") == 0) {
     status = create(c, json, answer);
     goto out;
@@ -546,7 +321,7 @@ unsigned account_admin_request(struct core *c, const char *method, const char *r
     goto out;
   }
   if (get && !credit_url) {
-    *answer = account_admin_json(&v);
+    *answer = account_json_view(&v);
     status = 200;
   } else if (!(credit_url ? post : patch_ || del)) {
     status = answer_error(answer, 405, credit_url ? "POST here" : "GET, PATCH or DELETE here");
@@ -557,14 +332,14 @@ unsigned account_admin_request(struct core *c, const char *method, const char *r
     status = patch_ ? patch(c, &v, json, answer) : delete(c, &v, answer);
   }
 out:
-  pthread_mutex_unlock(&change_lock);
+  account_change_unlock();
   json_decref(json);
   return status;
 }
 
 void account_admin_reload(struct core *c, const struct config *next, struct reload_report *report)
 {
-  pthread_mutex_lock(&change_lock);
+  account_change_lock();
   unsigned added = 0, changed_n = 0, removed = 0, refused = 0;
   /* Gone from both files: removed. */
   unsigned used = accounts_used(c->accounts);
@@ -572,7 +347,7 @@ void account_admin_reload(struct core *c, const struct config *next, struct relo
     struct account_view v;
     if (accounts_view(c->accounts, s, &v) && !v.shared && config_account_index(next, v.cfg.name) < 0) {
       accounts_remove(c->accounts, v.cfg.name);
-      account_admin_drop_slot(c, (int)s, "dropped: its account was removed");
+      account_change_drop_slot(c, (int)s, "dropped: its account was removed");
       removed++;
     }
   }
@@ -594,10 +369,10 @@ void account_admin_reload(struct core *c, const struct config *next, struct relo
     }
     known ? changed_n++ : added++;
   }
-  account_admin_unbind_shut_out(c);
+  account_change_unbind_shut_out(c);
   if (added || changed_n || removed)
     LOGI(c->log, "reload: accounts: %u added, %u changed, %u removed", added, changed_n, removed);
   reload_applied(report, "accounts: %u (%u added, %u changed, %u removed)", next->n_accounts - refused, added,
                  changed_n, removed);
-  pthread_mutex_unlock(&change_lock);
+  account_change_unlock();
 }

@@ -11,8 +11,6 @@
 #include "core.h"
 #include "config.h"
 
-/* One account as the API shows it (never its password or hash). */
-json_t *account_admin_json(const struct account_view *v);
 /* {"accounts": [...]}. */
 json_t *account_admin_list(struct core *c);
 
@@ -38,21 +36,5 @@ void account_admin_snapshot(void *ctx, void (*emit)(void *emit_ctx, const struct
  * report's refusals (the others still go in); what went in is one applied
  * item. */
 void account_admin_reload(struct core *c, const struct config *next, struct reload_report *report);
-
-/* ---- for the accounts kept in the database (account_db.c) ---- */
-
-/* An account from the database's settings (as POST takes them): false
- * with the field and the reason in why. */
-bool account_admin_parse(json_t *body, struct config_account *a, char *why, size_t why_len);
-/* What the database keeps of a: its settings, with the password hash and
- * without credit. */
-json_t *account_admin_settings(const struct config_account *a);
-/* Changes come one at a time: the caller holds this around them. */
-void account_admin_lock(void);
-void account_admin_unlock(void);
-/* What waits in slot's queues is dropped, with a receipt to each origin. */
-void account_admin_drop_slot(struct core *c, int slot, const char *why);
-/* Every connector unbinds the sessions the accounts no longer allow. */
-void account_admin_unbind_shut_out(struct core *c);
 
 #endif

@@ -21,8 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "account.h"
-#include "account_admin.h"
+#include "account_change.h"
 #include "account_db.h"
+#include "account_json.h"
 #include "cluster.h"
 #include "log.h"
 
@@ -81,7 +82,7 @@ static bool take_row(struct core *c, struct db *db, const struct db_account_row 
   free(settings);
   struct config_account ac;
   char why[512];
-  bool ok = json_is_object(body) && account_admin_parse(body, &ac, why, sizeof why);
+  bool ok = json_is_object(body) && account_json_parse(body, &ac, why, sizeof why);
   json_decref(body);
   if (ok && strcmp(ac.name, row->name) != 0) {
     snprintf(why, sizeof why, "its settings name another account (%s)", ac.name);
@@ -102,7 +103,7 @@ static bool take_row(struct core *c, struct db *db, const struct db_account_row 
 }
 
 /* Every account of the listing in place here; those of the database no
- * longer listed removed. Under account_admin_lock. */
+ * longer listed removed. Under account_change_lock. */
 static void apply_rows(struct core *c, struct db *db, const struct db_account_row *rows, size_t n, bool starting)
 {
   struct accounts *a = c->accounts;
@@ -132,7 +133,7 @@ static void apply_rows(struct core *c, struct db *db, const struct db_account_ro
       slot = accounts_find(a, row->name);
       listed[slot] = true;
       if (!known)
-        account_admin_drop_slot(c, slot, "dropped: its account was removed");   /* a slot used before */
+        account_change_drop_slot(c, slot, "dropped: its account was removed");   /* a slot used before */
       known ? changed++ : added++;
     }
     accounts_credit_shared(a, (unsigned)slot, row->limited, row->credit, row->pushed_epoch);
@@ -143,12 +144,12 @@ static void apply_rows(struct core *c, struct db *db, const struct db_account_ro
     if (listed[s] || !accounts_view(a, s, &v) || !v.shared)
       continue;
     accounts_remove(a, v.cfg.name);
-    account_admin_drop_slot(c, (int)s, "dropped: its account was deleted");
+    account_change_drop_slot(c, (int)s, "dropped: its account was deleted");
     removed++;
   }
   free(listed);
   if (added || changed || removed) {
-    account_admin_unbind_shut_out(c);
+    account_change_unbind_shut_out(c);
     LOGI(c->log, "accounts from the database: %u added, %u changed, %u removed", added, changed, removed);
   }
 }
@@ -172,7 +173,7 @@ int account_db_sync(struct core *c, struct db *db, bool list, char *err, size_t 
   /* Listing and putting in place under the lock, so that a change the
    * API makes meanwhile is not undone by a listing taken before it. */
   if (list)
-    account_admin_lock();
+    account_change_lock();
   struct db_account_row *rows = NULL;
   char dberr[DB_ERR_LEN];
   int n = db_accounts_sync(db, c->cfg->node_id, push, n_push, list, &rows, dberr, sizeof dberr);
@@ -194,7 +195,7 @@ int account_db_sync(struct core *c, struct db *db, bool list, char *err, size_t 
     }
   }
   if (list)
-    account_admin_unlock();
+    account_change_unlock();
   free(rows);
   free(push);
   free(names);
@@ -208,9 +209,9 @@ int account_db_load(struct core *c)
   struct db_account_row *rows = NULL;
   int n = db ? db_accounts_sync(db, c->cfg->node_id, NULL, 0, true, &rows, err, sizeof err) : -1;
   if (n >= 0) {
-    account_admin_lock();
+    account_change_lock();
     apply_rows(c, db, rows, (size_t)n, true);
-    account_admin_unlock();
+    account_change_unlock();
     LOGI(c->log, "accounts: %d from the database", n);
   } else {
     LOGW(c->log, "accounts of the database not loaded at start (%s): they are taken once it answers; "
@@ -235,7 +236,7 @@ static int answer(int rc, const char *what, const char *name, const char *dberr,
 int account_db_put(struct core *c, const struct config_account *a, bool create, int64_t credit, int64_t *version,
                    char *err, size_t err_len)
 {
-  json_t *settings = account_admin_settings(a);
+  json_t *settings = account_json_settings(a);
   char *text = settings ? json_dumps(settings, JSON_COMPACT) : NULL;
   json_decref(settings);
   if (!text) {

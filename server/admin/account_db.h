@@ -25,7 +25,7 @@ int account_db_load(struct core *c);
 int account_db_sync(struct core *c, struct db *db, bool list, char *err, size_t err_len);
 
 /* The admin API's changes, written to the database (the caller holds
- * account_admin_lock). credit: DB_CREDIT_KEEP, DB_CREDIT_UNLIMITED or the
+ * account_change_lock). credit: DB_CREDIT_KEEP, DB_CREDIT_UNLIMITED or the
  * parts to set. 0, or -1 with the reason in err. */
 int account_db_put(struct core *c, const struct config_account *a, bool create, int64_t credit, int64_t *version,
                    char *err, size_t err_len);

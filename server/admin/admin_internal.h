@@ -6,7 +6,8 @@
  * admin.c: the server, its authentication and its routes;
  * admin_status.c: the JSON of status, connectors and their instances, DLR;
  * admin_queues.c: the JSON of the queues and what waits in them;
- * admin_metrics.c: the totals table and the Prometheus text.
+ * admin_totals.c: the totals table;
+ * admin_metrics.c: the Prometheus text.
  * All of it runs in libmicrohttpd's thread.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -19,7 +20,7 @@
 #include "core.h"
 #include "endpoint.h"
 
-/* ---- totals: one table for /api/status and /metrics (admin_metrics.c) ---- */
+/* ---- totals: one table for /api/status and /metrics (admin_totals.c) ---- */
 
 struct total {
   const char *key;             /* in /api/status "totals" */

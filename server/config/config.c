@@ -1,6 +1,7 @@
 /* config.c - the tables of emgd.conf's sections (general, admin,
  * database, connectors, routes, plugins) with their checks across keys,
- * and the API of config.h. config_read.c reads a file against them.
+ * and the API of config.h. config_read.c reads a file against them (and
+ * holds config_connector(), which its connector-name check needs).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>
@@ -614,14 +615,6 @@ struct config *config_load_string(const char *text, const char *name, struct con
   struct config *c = build(&lc, ok, 0, name, errors);
   config_destroy(&lc);
   return c;
-}
-
-const struct config_connector *config_connector(const struct config *c, const char *name)
-{
-  for (unsigned i = 0; i < c->n_connectors; i++)
-    if (strcmp(c->connectors[i].name, name) == 0)
-      return &c->connectors[i];
-  return NULL;
 }
 
 const char *config_log_level_name(enum config_log_level level)

@@ -1,5 +1,5 @@
 /* config_read.c - reads a libconfig file against the tables of keys of
- * config_internal.h.
+ * config_internal.h, and finds a connector by name (config_connector).
  *
  * Each table entry says where a key's value goes, its type, range, default
  * and in which connector modes it belongs. The same tables drive reading,
@@ -376,6 +376,16 @@ static void set_default(struct load *ld, const struct key *k, void *base, const 
     *(unsigned *)((char *)base + k->count_offset) = 0;
     break;
   }
+}
+
+/* Here rather than in config.c: the check of a connector_ref key needs it,
+ * and so do the section parsers, which config.c calls. */
+const struct config_connector *config_connector(const struct config *c, const char *name)
+{
+  for (unsigned i = 0; i < c->n_connectors; i++)
+    if (strcmp(c->connectors[i].name, name) == 0)
+      return &c->connectors[i];
+  return NULL;
 }
 
 /* A string is kept even when it is wrong (cut to size), so that checks

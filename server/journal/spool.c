@@ -1,6 +1,6 @@
 /* spool.c - the journal that makes an acked message survive any crash:
- * opening and closing it, appends and their tickets, and the writer thread
- * that commits them and keeps the live state.
+ * opening and closing it, its listeners and figures, and the writer thread
+ * that commits what is appended (spool_append.c) and keeps the live state.
  *
  * Group commit: appenders encode outside the lock, then copy into `pending`
  * and take a ticket (the count of records appended so far). The writer swaps
@@ -16,7 +16,8 @@
  * killed again by a fresh FINISHED, so that deleting the first FINISHED
  * cannot bring it back.
  *
- * The rest of the journal: spool_record.h (the record format and its
+ * The rest of the journal: spool_append.c (appends into pending, their
+ * tickets, the durable one), spool_record.h (the record format and its
  * encoding), spool_segment.c (the segment files: opening, zeros ahead,
  * writing a commit), spool_compact.c (deleting and compacting segments,
  * and the credit snapshots taken before anything is deleted),
@@ -40,95 +41,13 @@
 #include "spool_internal.h"
 #include "spool_record.h"
 
-#define PENDING_MAX (64u << 20)          /* appenders wait above this: the writer is behind */
 #define RETRY_MS 500
-#define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
 /* Records arriving at this rate or faster (bytes per ms: about 140,000
  * messages a second of the reference test) double the pacing interval,
  * to COMMIT_BUSY_MIN_US at least. */
 #define COMMIT_BUSY_BYTES_PER_MS (64u << 10)
 #define COMMIT_BUSY_MIN_US 2000
 #define PREFETCH_RECORDS 8
-
-/* Copies n bytes of records (nrec of them) into pending; returns the last
- * one's ticket, 0 when refused. The writer's own records (compaction copies,
- * fresh kills) pass while the spool is failing or waits for space. */
-uint64_t spool_pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app)
-{
-  uint64_t ticket = 0;
-  pthread_mutex_lock(&s->lock);
-  while (from_app && !s->failing && !s->stopping && s->pending.len >= PENDING_MAX)
-    pthread_cond_wait(&s->space, &s->lock);
-  if ((from_app && s->failing) || buf_reserve(&s->pending, n) < 0)
-    goto out;
-  memcpy(s->pending.p + s->pending.len, recs, n);
-  s->pending.len += n;
-  s->next_ticket += nrec;
-  ticket = s->next_ticket;
-  if (s->writer_idle || (s->writer_pacing && s->pending.len >= COMMIT_FULL_BYTES))
-    pthread_cond_signal(&s->wake);
-out:
-  pthread_mutex_unlock(&s->lock);
-  return ticket;
-}
-
-uint64_t spool_append(struct spool *s, const struct spool_record *rec)
-{
-  /* Room for any record but a MSG with a long body or callback: the common
-   * ones are encoded without an allocation. */
-  uint8_t stack[4096];
-  size_t bound = record_bound(rec);
-  uint8_t *buf = bound <= sizeof stack ? stack : malloc(bound);
-  if (!buf)
-    return 0;
-  size_t n = record_encode(buf, rec);
-  uint64_t ticket = spool_pending_add(s, buf, n, 1, true);
-  if (buf != stack)
-    free(buf);
-  return ticket;
-}
-
-int spool_batch_add(struct spool *s, struct spool_batch *b, const struct spool_record *rec)
-{
-  if (spool_failing(s, NULL, 0))
-    return -1;
-  if (bytebuf_reserve(&b->records, record_bound(rec), 1u << 14) < 0)
-    return -1;
-  b->records.len += record_encode(b->records.p + b->records.len, rec);
-  b->count++;
-  return 0;
-}
-
-uint64_t spool_batch_append(struct spool *s, struct spool_batch *b)
-{
-  uint64_t ticket = b->count ? spool_pending_add(s, b->records.p, b->records.len, b->count, true) : 0;
-  b->records.len = 0;
-  b->count = 0;
-  return ticket;
-}
-
-void spool_batch_free(struct spool_batch *b)
-{
-  bytebuf_free(&b->records);
-  b->count = 0;
-}
-
-uint64_t spool_durable(const struct spool *s)
-{
-  /* Sequentially consistent, with the store below: a waiter that publishes
-   * what it waits for and then reads this, and the writer that stores this
-   * and then calls the listeners (which read what waiters publish), cannot
-   * both miss the other. */
-  return atomic_load(&s->durable);
-}
-
-uint64_t spool_appended(struct spool *s)
-{
-  pthread_mutex_lock(&s->lock);
-  uint64_t t = s->next_ticket;
-  pthread_mutex_unlock(&s->lock);
-  return t;
-}
 
 int spool_on_durable(struct spool *s, void (*fn)(void *arg), void *arg)
 {
@@ -149,18 +68,6 @@ void spool_forget_listeners(struct spool *s)
   pthread_mutex_lock(&s->listeners_lock);
   atomic_store(&s->nlisteners, 0);
   pthread_mutex_unlock(&s->listeners_lock);
-}
-
-bool spool_failing(const struct spool *s, char *why, size_t why_len)
-{
-  if (!why || !why_len)
-    return atomic_load_explicit(&s->failing, memory_order_relaxed);
-  struct spool *m = (struct spool *)s;   /* the lock, not the state, changes */
-  pthread_mutex_lock(&m->lock);
-  bool failing = m->failing;
-  snprintf(why, why_len, "%s", failing ? m->why : "");
-  pthread_mutex_unlock(&m->lock);
-  return failing;
 }
 
 void spool_stats(const struct spool *s, struct spool_stats *out)

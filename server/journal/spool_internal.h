@@ -231,6 +231,7 @@ static inline void seg_live_add(struct spool *s, uint32_t seq, int delta)
 }
 
 #define BUF_FIRST (1u << 16)            /* the first allocation of the spool's buffers */
+#define COMMIT_FULL_BYTES (1u << 20)    /* a batch this big is committed without pacing */
 
 static inline int buf_reserve(struct bytebuf *b, size_t more)
 {
@@ -239,8 +240,9 @@ static inline int buf_reserve(struct bytebuf *b, size_t more)
 
 /* ---- across the files ---- */
 
-/* spool.c: copies n bytes of records (nrec of them) into pending; returns
- * the last one's ticket, 0 when refused. from_app false: the writer's own. */
+/* spool_append.c: copies n bytes of records (nrec of them) into pending;
+ * returns the last one's ticket, 0 when refused. from_app false: the
+ * writer's own. */
 uint64_t spool_pending_add(struct spool *s, const uint8_t *recs, size_t n, unsigned nrec, bool from_app);
 
 /* spool_segment.c: a page of zeros (the padding of a commit's last page). */

@@ -20,8 +20,8 @@
  * credit_left i64 | credit_epoch u32.
  *
  * The encoding is here, static inline, because appenders run it on the
- * message path (spool.c), which must not pay a call into another file for
- * it, and the writer encodes each segment's IDS record with it
+ * message path (spool_append.c), which must not pay a call into another
+ * file for it, and the writer encodes each segment's IDS record with it
  * (spool_segment.c). Decoding is replay's alone (spool_replay.c).
  * SPDX-License-Identifier: Apache-2.0
  */
