@@ -67,21 +67,6 @@ void connector_instance_error(struct instance *in, const char *fmt, ...)
   count_one(&in->live.errors);
 }
 
-static const char *instance_state(const struct instance *in)
-{
-  if (in->conn->cfg->http)
-    return atomic_load(&in->bound) ? "bound" : "down";
-  if (!in->session)
-    return is_server(in->conn) ? "idle" : "down";
-  switch (session_state(in->session)) {
-  case SESSION_OPEN: return "connected";
-  case SESSION_BINDING: return "binding";
-  case SESSION_BOUND: return "bound";
-  case SESSION_UNBINDING: return "unbinding";
-  default: return is_server(in->conn) ? "idle" : "down";
-  }
-}
-
 /* Copies what the thread counted where other threads may read it: at most
  * every INFO_PUBLISH_MS, or at once when force is set (a state change). */
 void connector_instance_publish(struct instance *in, bool force)
@@ -91,21 +76,9 @@ void connector_instance_publish(struct instance *in, bool force)
     return;
   in->published_ms = t;
   struct connector_instance_info *i = &in->counted;
-  struct session *s = in->session;
-  bool up = s && session_state(s) != SESSION_DISCONNECTED && session_state(s) != SESSION_CLOSED;
   i->index = in->index;
-  i->state = instance_state(in);
-  str_copy(i->peer, sizeof i->peer, up ? session_peer(s) : "");
-  str_copy(i->user, sizeof i->user, !is_server(in->conn) ? in->conn->cfg->system_id : up ? session_user(s) : "");
-  enum proto_bind_mode mode = up ? session_bind_mode(s) : 0;
-  str_copy(i->bind, sizeof i->bind, mode == PROTO_BIND_TRX ? "trx" : mode == PROTO_BIND_TX ? "tx"
-                                          : mode == PROTO_BIND_RX ? "rx" : "");
-  i->window_used = up ? session_outstanding(s) : 0;
   i->window = in->conn->cfg->window;
-  if (s)
-    i->reconnects = session_stats(s)->reconnects;
-  if (!up)
-    i->connected_since = 0;
+  in->conn->ops->describe(in, i);
   pthread_mutex_lock(&in->info_lock);
   in->published = *i;
   pthread_mutex_unlock(&in->info_lock);
@@ -131,7 +104,7 @@ int connector_instance_info(struct connector *c, unsigned i, struct connector_in
   out->refused = atomic_load_explicit(&in->live.refused, memory_order_relaxed);
   out->errors = atomic_load_explicit(&in->live.errors, memory_order_relaxed);
   if (!out->state)
-    out->state = is_server(c) ? "idle" : "down";
+    out->state = c->ops->idle_state;
   out->index = i;
   return 0;
 }
@@ -197,209 +170,11 @@ void connector_requeue_front(struct queue *q, struct qitem *it)
   queue_push(q, &l, 1);
 }
 
-/* ---- session callbacks ---- */
-
-/* Gives back the account's bind the listener took for this session. */
-static void bind_release(struct instance *in)
-{
-  if (in->bind_held >= 0)
-    accounts_unbind(in->conn->core->accounts, in->bind_held);
-  in->bind_held = -1;
-}
-
-/* The bind the listener proved (connector_accept.c) comes first on every
- * connection handed over: its account is taken without a second check. */
-static enum proto_status on_bind(struct session *s, const struct proto_pdu *bind)
-{
-  struct instance *in = session_app(s);
-  int user = in->proven_user;
-  in->proven_user = -1;
-  if (user >= 0 && accounts_find(in->conn->core->accounts, bind->user) == user) {
-    in->user = user;
-    return PROTO_OK;
-  }
-  LOGW(in->log, "bind from %s as '%s' refused: not the bind the listener proved", session_peer(s), bind->user);
-  return PROTO_E_AUTH;
-}
-
-static void on_bound(struct session *s)
-{
-  struct instance *in = session_app(s);
-  struct connector *c = in->conn;
-  atomic_store(&in->bound, true);
-  in->backoff_ms = 0;
-  in->counted.connected_since = time(NULL);
-  connector_instance_publish(in, true);
-  if (is_server(c) && in->user >= 0) {
-    in->waiting_on = &c->user_queues[in->user];
-    queue_add_waiter(in->waiting_on, in->loop, &in->ready);
-  }
-  LOGI(in->log, "instance %u bound%s%s (%s)", in->index, is_server(c) ? " as " : "",
-       is_server(c) ? session_user(s) : "", session_peer(s));
-  connector_pump(in);
-}
-
-static void on_request(struct session *s, const struct proto_pdu *req)
-{
-  struct instance *in = session_app(s);
-  struct connector *c = in->conn;
-  if (is_server(c) && (req->op == PROTO_OP_QUERY || req->op == PROTO_OP_CANCEL || req->op == PROTO_OP_REPLACE)) {
-    connector_about_in(in, req);
-  } else if (is_server(c) && req->op == PROTO_OP_SUBMIT) {
-    struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_SUBMIT_RESP };
-    /* Bound, so the listener proved its account: in->user is set. */
-    connector_accept_message(in, &req->msg, session_user(s), in->user, &rp);
-  } else if (!is_server(c) && req->op == PROTO_OP_DELIVER && req->is_receipt) {
-    connector_receipt_in(in, req);
-  } else if (!is_server(c) && req->op == PROTO_OP_DELIVER) {
-    /* An MO: routed like any other message. */
-    atomic_fetch_add(&c->core->stats.mo_in, 1);
-    struct reply rp = { .ref = req->ref, .raw_status = req->raw_status, .op = PROTO_OP_DELIVER_RESP };
-    connector_accept_message(in, &req->msg, session_user(s), -1, &rp);
-  } else {
-    connector_respond(in, req->ref, req->raw_status,
-                      req->op == PROTO_OP_DELIVER ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
-                      PROTO_E_BIND_STATE, NULL);
-  }
-}
-
-static void on_response(struct session *s, void *cookie, const struct proto_pdu *resp)
-{
-  connector_response_in(session_app(s), cookie, resp);
-}
-
-static void on_unanswered(struct session *s, void *cookie, enum session_loss why)
-{
-  struct instance *in = session_app(s);
-  struct qitem *it = cookie;
-  struct connector *c = in->conn;
-  if (it->kind == QITEM_ABOUT) {
-    connector_about_sent_back(in, it, NULL);
-    return;
-  }
-  if (why == SESSION_LOST_TIMEOUT)
-    connector_instance_error(in, "no response to a %s within %u ms",
-                             it->kind == QITEM_MSG ? "message" : "receipt", c->cfg->response_timeout_ms);
-  if (it->kind == QITEM_MSG)
-    history_add(c->core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, 0,
-                why == SESSION_LOST_TIMEOUT ? "no response" : "connection lost");
-  if (it->kind == QITEM_MSG && !is_server(c)) {
-    atomic_fetch_add(&c->core->stats.retried, 1);
-    connector_requeue_front(&c->out, it);
-  } else if (in->user >= 0) {
-    connector_requeue_front(&c->user_queues[in->user], it);
-  } else {
-    qitem_free(it);
-  }
-}
-
-static void on_ready(struct session *s)
-{
-  connector_pump(session_app(s));
-}
-
-static void on_disconnect(struct session *s, const char *reason)
-{
-  struct instance *in = session_app(s);
-  bool was_bound = atomic_exchange(&in->bound, false);
-  atomic_store(&in->ready, false);
-  /* A session we stopped (emgd stopping) ends closed, not disconnected:
-   * its unbind is what we asked for, no error. */
-  bool ours = session_state(s) == SESSION_CLOSED;
-  if (!is_server(in->conn) && !ours)   /* a client leaving is no error of ours */
-    connector_instance_error(in, "connection lost: %s", reason);
-  if (in->waiting_on) {
-    queue_remove_waiter(in->waiting_on, in->loop);
-    in->waiting_on = NULL;
-  }
-  if (is_server(in->conn)) {
-    /* One that never bound ends in debug: its refusal is logged already, and
-     * a flood of them would bury the log. */
-    if (was_bound)
-      LOGI(in->log, "instance %u: session from %s ended: %s", in->index, session_peer(s), reason);
-    else
-      LOGD(in->log, "instance %u: session from %s ended before a bind: %s", in->index, session_peer(s), reason);
-    connector_release_held_acks(in, true);
-    /* Destroying reports the receipts still unanswered, which go back to
-     * the account's queue: the account must still be known then. */
-    session_destroy(s);
-    in->session = NULL;
-    in->user = -1;
-    bind_release(in);
-    atomic_store(&in->busy, false);
-  } else if (ours) {
-    if (strcmp(reason, "unbound") == 0)
-      LOGI(in->log, "instance %u: unbound from %s (stopping)", in->index, in->conn->cfg->connect);
-    else
-      LOGI(in->log, "instance %u: connection to %s closed (stopping): %s", in->index, in->conn->cfg->connect,
-           reason);
-  } else {
-    uint64_t again_ms = session_reconnect_in_ms(s);
-    char again[48] = "";
-    if (again_ms)
-      snprintf(again, sizeof again, "; next attempt in %.1f s", (double)again_ms / 1000.0);
-    LOGW(in->log, "instance %u: connection to %s lost: %s%s", in->index, in->conn->cfg->connect, reason, again);
-  }
-  connector_instance_publish(in, true);
-}
-
-static const struct session_handler instance_handler = {
-  .on_bind = on_bind,
-  .on_bound = on_bound,
-  .on_request = on_request,
-  .on_response = on_response,
-  .on_unanswered = on_unanswered,
-  .on_ready = on_ready,
-  .on_disconnect = on_disconnect,
-};
-
 /* ---- instance threads ---- */
-
-static void take_handoff(struct instance *in)
-{
-  pthread_mutex_lock(&in->handoff_lock);
-  int fd = in->handoff_fd;
-  char peer[64];
-  memcpy(peer, in->handoff_peer, sizeof peer);
-  uint8_t *input = in->handoff_input;
-  size_t len = in->handoff_input_len;
-  struct tls_conn *tls = in->handoff_tls;
-  in->proven_user = in->bind_held = in->handoff_user;
-  in->handoff_fd = -1;
-  in->handoff_input = NULL;
-  in->handoff_tls = NULL;
-  pthread_mutex_unlock(&in->handoff_lock);
-  if (fd < 0)
-    return;
-  in->user = -1;
-  in->session_serial++;
-  in->session = session_server_adopt(in->loop, fd, tls, peer, &in->conn->session_cfg, &instance_handler, in,
-                                     input, len);
-  free(input);
-  if (!in->session) {
-    LOGE(in->log, "instance %u: no session for %s (out of memory)", in->index, peer);
-    bind_release(in);
-    atomic_store(&in->busy, false);
-  }
-}
-
-/* Accounts changed: a session whose account is gone, disabled, expired or
- * no longer allowed here (connector, address) is unbound. */
-static void account_recheck(struct instance *in)
-{
-  struct session *s = in->session;
-  enum account_refusal why;
-  if (!s || in->user < 0 || session_state(s) == SESSION_CLOSED ||
-      accounts_session_allowed(in->conn->core->accounts, in->user, in->conn->index, session_peer(s), &why))
-    return;
-  LOGI(in->log, "instance %u: unbinding '%s' (%s): %s", in->index, session_user(s), session_peer(s),
-       account_refusal_text(why));
-  session_stop(s);
-}
 
 void connector_accounts_changed(struct connector *c)
 {
-  if (!is_server(c) || c->cfg->http)
+  if (!c->ops->accounts_changed)
     return;
   for (unsigned i = 0; i < c->n_instances; i++)
     if (c->instances[i].started) {
@@ -408,28 +183,28 @@ void connector_accounts_changed(struct connector *c)
     }
 }
 
+void connector_pump(struct instance *in)
+{
+  in->conn->ops->send(in);
+}
+
 static void on_wake(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
+  const struct endpoint_ops *ops = in->conn->ops;
   int phase = atomic_load(&in->phase);
   if (phase == PHASE_EXIT) {
     evloop_stop(loop);
     return;
   }
   if (phase == PHASE_STOP_SESSION) {
-    if (in->session && session_state(in->session) != SESSION_CLOSED)
-      session_stop(in->session);
-    if (in->conn->cfg->http)   /* until its receipt callbacks are done (connector_stop waits, bounded) */
-      atomic_store(&in->bound, connector_http_busy(in));
+    ops->stop(in);
     return;
   }
-  if (!in->conn->cfg->http && is_server(in->conn) && !in->session)
-    take_handoff(in);
-  if (is_server(in->conn))
-    connector_about_answers(in);
-  if (atomic_exchange(&in->account_changed, false))
-    account_recheck(in);
-  connector_tls_take(in);
+  if (ops->wake)
+    ops->wake(in);
+  if (atomic_exchange(&in->account_changed, false) && ops->accounts_changed)
+    ops->accounts_changed(in);
   connector_release_held_acks(in, false);
   connector_pump(in);
 }
@@ -447,47 +222,27 @@ static void journal_advanced(void *arg)
 static void on_tick(struct evloop *loop, void *arg)
 {
   struct instance *in = arg;
+  (void)loop;
   connector_instance_publish(in, false);
   connector_release_held_acks(in, false);
   connector_retry_early_receipts(in, false);
-  if (in->index == 0 && !is_server(in->conn))
-    connector_about_expire(in->conn);
-  if (in->callbacks) {
-    connector_http_watch_callbacks(in);
-    if (atomic_load(&in->phase) == PHASE_STOP_SESSION)
-      atomic_store(&in->bound, connector_http_busy(in));
-  }
+  if (in->conn->ops->tick)
+    in->conn->ops->tick(in);
   connector_pump(in);
 }
 
 static void *instance_main(void *arg)
 {
   struct instance *in = arg;
-  struct connector *c = in->conn;
-  if (c->cfg->http) {
-    connector_http_run(in);
-    return NULL;
-  }
-  if (!is_server(c)) {
-    in->session = session_client_create(in->loop, &c->session_cfg, &instance_handler, in);
-    if (!in->session)
-      LOGE(in->log, "instance %u: cannot create its session", in->index);
-    queue_add_waiter(&c->out, in->loop, &in->ready);
-    in->waiting_on = NULL;
-  }
-  evloop_run(in->loop);
-  if (!is_server(c))
-    queue_remove_waiter(&c->out, in->loop);
-  if (in->waiting_on)
-    queue_remove_waiter(in->waiting_on, in->loop);
-  if (in->session) {
-    session_destroy(in->session);
-    in->session = NULL;
-  }
+  in->conn->ops->run(in);
+  return NULL;
+}
+
+void connector_instance_end(struct instance *in)
+{
   connector_retry_early_receipts(in, true);
   connector_flush_stages(in->loop, in);
   connector_release_held_acks(in, true);
-  return NULL;
 }
 
 /* ---- life cycle ---- */
@@ -503,6 +258,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err,
   }
   c->core = core;
   c->cfg = cfg;
+  c->ops = endpoint_ops_of(cfg);
   c->index = index;
   c->listen_fd = -1;
   snprintf(category, sizeof category, "emg.conn.%s", cfg->name);
@@ -532,7 +288,7 @@ struct connector *connector_create(struct core *core, unsigned index, char *err,
     .tls = c->tls,
     .tls_server_name = c->tls_server_name,
   };
-  if (is_server(c)) {
+  if (c->ops->account_queues) {
     /* A queue per account slot: accounts added live have theirs. */
     c->n_user_queues = accounts_capacity(core->accounts);
     c->user_queues = calloc(c->n_user_queues, sizeof *c->user_queues);
@@ -543,8 +299,8 @@ struct connector *connector_create(struct core *core, unsigned index, char *err,
   }
   c->n_instances = cfg->instances;
   c->instances = calloc(c->n_instances, sizeof *c->instances);
-  if (!c->instances || (is_server(c) && !c->user_queues) ||
-      (is_server(c) && cfg->proto && cfg->proto->msgid_scts && !c->scts)) {
+  if (!c->instances || (c->ops->account_queues && !c->user_queues) ||
+      (c->ops->account_queues && cfg->proto && cfg->proto->msgid_scts && !c->scts)) {
     snprintf(err, err_len, "out of memory");
     connector_destroy(c);
     return NULL;
@@ -580,12 +336,8 @@ int connector_start(struct connector *c, char *err, size_t err_len)
         snprintf(err, err_len, "too many journal listeners");
         return -1;
       }
-  if (c->cfg->http) {
-    if (connector_http_start(c, err, err_len) < 0)
-      return -1;
-  } else if (is_server(c) && connector_listen(c, err, err_len) < 0) {
+  if (c->ops->start && c->ops->start(c, err, err_len) < 0)
     return -1;
-  }
   for (unsigned i = 0; i < c->n_instances; i++) {
     if (pthread_create(&c->instances[i].thread, NULL, instance_main, &c->instances[i]) != 0) {
       snprintf(err, err_len, "cannot start instance %u: %s", i, strerror(errno));
@@ -597,19 +349,7 @@ int connector_start(struct connector *c, char *err, size_t err_len)
     pthread_setname_np(c->instances[i].thread, name);
     c->instances[i].started = true;
   }
-  if (c->cfg->http) {
-    LOGI(c->log, "%s %s (http, %u instances)", is_server(c) ? "listening on" : "sending to",
-         is_server(c) ? c->cfg->listen : c->cfg->url, c->n_instances);
-  } else if (is_server(c)) {
-    if (connector_accept_start(c, err, err_len) < 0 || connector_about_start(c, err, err_len) < 0)
-      return -1;
-    LOGI(c->log, "listening on %s (%s, %u instances)", c->cfg->listen, c->cfg->proto->name,
-         c->n_instances);
-  } else {
-    LOGI(c->log, "connecting to %s (%s, %u instances, window %u)", c->cfg->connect,
-         c->cfg->proto->name, c->n_instances, c->cfg->window);
-  }
-  return 0;
+  return c->ops->started ? c->ops->started(c, err, err_len) : 0;
 }
 
 static void set_phase(struct connector *c, int phase)
@@ -623,20 +363,9 @@ static void set_phase(struct connector *c, int phase)
 
 void connector_stop_accepting(struct connector *c)
 {
-  if (!is_server(c))
+  if (!c->ops->stop_accepting)
     return;
-  if (c->http_server) {
-    /* Waits (bounded) for the requests in progress: the instances still
-     * complete them. Each closes its connections as it ends. */
-    atomic_store(&c->accepting, false);
-    http_server_drain(c->http_server, 5000);
-  }
-  if (c->accept_started) {
-    atomic_store(&c->accepting, false);
-    evloop_wake(c->accept_loop);
-    pthread_join(c->accept_thread, NULL);
-    c->accept_started = false;
-  }
+  c->ops->stop_accepting(c);
   set_phase(c, PHASE_STOP_SESSION);
 }
 
@@ -662,33 +391,21 @@ void connector_destroy(struct connector *c)
 {
   if (!c)
     return;
-  connector_about_free(c);
-  http_server_free(c->http_server);   /* every instance has left it */
-  c->http_server = NULL;
+  if (c->ops->destroy)
+    c->ops->destroy(c);
   for (unsigned i = 0; c->instances && i < c->n_instances; i++) {
     if (c->instances[i].loop)
       evloop_destroy(c->instances[i].loop);
-    if (c->instances[i].handoff_fd >= 0)
-      close(c->instances[i].handoff_fd);
-    free(c->instances[i].handoff_input);
-    tls_conn_free(c->instances[i].handoff_tls);
     pthread_mutex_destroy(&c->instances[i].handoff_lock);
     pthread_mutex_destroy(&c->instances[i].info_lock);
     free(c->instances[i].held.slots);
     spool_batch_free(&c->instances[i].journal);
   }
   free(c->instances);
-  if (c->accept_loop)
-    evloop_destroy(c->accept_loop);
-  connector_accept_free(c);
-  if (c->listen_fd != -1)
-    close(c->listen_fd);
   for (unsigned i = 0; c->user_queues && i < c->n_user_queues; i++)
     queue_destroy(&c->user_queues[i]);
   free(c->user_queues);
   queue_destroy(&c->out);
-  if (c->scts)
-    scts_alloc_destroy(c->scts);
   pthread_mutex_destroy(&c->scts_lock);
   pthread_mutex_destroy(&c->about_lock);
   pthread_cond_destroy(&c->lookup_cond);
@@ -920,7 +637,7 @@ int connector_restore(struct core *core, unsigned target, struct qitem *it, cons
   struct queue *q;
   if (it->kind == QITEM_RECEIPT) {
     q = connector_user_queue(c, user);
-  } else if (!is_server(c)) {
+  } else if (!c->ops->account_queues) {
     q = &c->out;
   } else {
     const char *routed_user = "";
@@ -966,4 +683,11 @@ unsigned connector_bound(const struct connector *c)
   for (unsigned i = 0; i < c->n_instances; i++)
     n += atomic_load(&c->instances[i].bound);
   return n;
+}
+
+const struct endpoint_ops *endpoint_ops_of(const struct config_connector *cfg)
+{
+  if (cfg->http)
+    return cfg->mode == CONFIG_CONN_SERVER ? &endpoint_http_server : &endpoint_http_client;
+  return cfg->mode == CONFIG_CONN_SERVER ? &endpoint_session_server : &endpoint_session_client;
 }

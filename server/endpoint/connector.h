@@ -156,13 +156,6 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
 int connector_receipt_for_origin(struct core *core, struct instance *in, const struct dlr_info *info,
                                  const struct msg_receipt *r, int via);
 
-/* The parts of a message split here to go out on connector target, when
- * target answers their origin once for all (long_receipts "combined"):
- * registered as one whole. */
-void connector_join_parts(struct core *core, const struct qlist *parts, unsigned target);
-/* The same for part m of such a message, found in the journal at start. */
-void connector_join_replayed(struct core *core, const struct msg *m, unsigned target);
-
 /* Whether a session of account user is bound to connector c now (as the
  * instances last published it). */
 bool connector_user_bound(struct connector *c, const char *user);

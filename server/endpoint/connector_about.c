@@ -254,7 +254,7 @@ static enum proto_status replace_waiting(struct instance *in, uint64_t id, unsig
 /* Whether connector c can pass a request on to its SMSC now. */
 static bool passes_on(struct connector *c)
 {
-  return !is_server(c) && !c->cfg->http && c->cfg->proto->passes_about && connector_bound(c) > 0;
+  return c->ops->smsc_session && c->cfg->proto->passes_about && connector_bound(c) > 0;
 }
 
 static void pass_on(struct instance *in, struct connector *smsc, const struct proto_pdu *req,
@@ -499,7 +499,7 @@ int connector_about_start(struct connector *c, char *err, size_t err_len)
 {
   /* Only where clients name messages by the gateway's ids, which the
    * message log keys (not UCP's or CIMD2's recipient:stamp). */
-  if (!c->core->cluster || c->cfg->http || c->cfg->proto->msgid_scts != SCTS_NONE)
+  if (!c->core->cluster || c->cfg->proto->msgid_scts != SCTS_NONE)
     return 0;
   if (pthread_create(&c->lookup_thread, NULL, lookup_main, c) != 0) {
     snprintf(err, err_len, "cannot start the message log lookups: %s", strerror(errno));

@@ -20,7 +20,7 @@ static bool holds_until_due(struct core *core, unsigned target, const struct msg
     return false;
   const struct connector *c = core_connector(core, target);
   /* A client of ours has no way to be told a time: its deliveries wait here. */
-  return is_server(c) || c->cfg->deferred == CONFIG_DEFERRED_HOLD;
+  return c->ops->account_queues || c->cfg->deferred == CONFIG_DEFERRED_HOLD;
 }
 
 /* Holds it for connector target until its deferred time (in its history).
@@ -78,7 +78,7 @@ static bool joins(struct core *core, const struct qitem *it, unsigned target)
     return false;
   const struct connector *from = core_connector(core, it->msg->origin.connector);
   const struct connector *to = core_connector(core, target);
-  return !is_server(from) && !from->cfg->http && (is_server(to) || to->cfg->http);
+  return from->ops->smsc_session && to->ops->to_application;
 }
 
 /* The parts of a joined message are done with: each but the one whose id

@@ -1,14 +1,19 @@
 /* connector_internal.h - the connector and its instances as the files of
- * server/connector*.c share them, and the functions that cross between
- * those files. Only they include it; everyone else uses connector.h.
+ * server/endpoint/ share them, the endpoint interface each kind of
+ * connector implements, and the functions that cross between those files.
+ * Only they include it; everyone else uses connector.h.
  *
- * connector.c: a connector's life, its instances' threads and session
- * callbacks, staging and the journal batch, the rest of connector.h.
- * connector_submit.c: messages in (admission, routing, splitting, held
- * acks). connector_send.c: messages and receipts out, and their answers.
- * connector_receipt.c: receipts from SMSCs and receipts to origins.
- * connector_http.c: HTTP connectors. connector_accept.c: the listener.
- * connector_tls.c: the TLS context, and a reload's new one.
+ * Shared by every kind: connector.c (a connector's life, its instances'
+ * threads, staging and what the admin API sees), connector_submit.c
+ * (messages in, through server/path/, and their answers held or sent),
+ * connector_send.c (what may go out, and the peer's answer to it),
+ * connector_receipt.c (receipts from SMSCs and to origins),
+ * connector_hold.c, connector_journal.c, connector_about.c (queries passed
+ * on), connector_tls.c.
+ *
+ * The kinds, each one struct endpoint_ops: endpoint_session.c (SMPP, UCP
+ * and CIMD2 sessions, as server or client; connector_accept.c is the
+ * server's listener), endpoint_http_server.c, endpoint_http_client.c.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_CONNECTOR_INTERNAL_H
@@ -37,16 +42,17 @@ enum instance_phase {
   PHASE_EXIT                       /* leave the loop */
 };
 
-/* Where the answer to a request goes: a response on the instance's session,
- * the completion of a message of an HTTP request, or nowhere (a message the
- * gateway makes itself: an application's reply to an MO). route_to, when
- * set, names the SMSC connector the message must leave on (Kannel's smsc
- * parameter, a reply on the MO's own connector) instead of the routes'. */
+/* Where the answer to a request goes, as the instance's endpoint answers
+ * it (endpoint_ops.answer): a response on its session (ref, raw_status,
+ * op), the completion of a message of an HTTP request, or nowhere (none: a
+ * message the gateway makes itself, an application's reply to an MO).
+ * route_to, when set, names the SMSC connector the message must leave on
+ * (Kannel's smsc parameter, a reply on the MO's own connector) instead of
+ * the routes'. */
 struct reply {
   uint32_t ref;
   uint32_t raw_status;
   enum proto_op op;
-  bool http;
   bool none;
   struct http_server_completion completion;
   const char *route_to;
@@ -102,6 +108,7 @@ struct about_request {
 };
 
 struct early_receipt;
+struct endpoint_ops;
 struct http_server_loop;
 struct http_client;
 struct http_callback;
@@ -119,31 +126,18 @@ static inline void count_one(_Atomic uint64_t *n)
   atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
+/* An instance: a thread with its own loop. The fields of every kind come
+ * first; then those of one kind of endpoint alone, which only its file
+ * (and the helpers it calls) touch. */
 struct instance {
   struct connector *conn;
   unsigned index;
   pthread_t thread;
   bool started;
   struct evloop *loop;
-  struct session *session;
   struct log_category *log;
   struct id_block ids;
   _Atomic int phase;
-  /* server: a connection the listener handed over once its bind proved
-   * the account: the socket, its unread input (the bind first), the account */
-  pthread_mutex_t handoff_lock;
-  int handoff_fd;
-  char handoff_peer[64];
-  uint8_t *handoff_input;
-  size_t handoff_input_len;
-  struct tls_conn *handoff_tls;      /* its TLS, or NULL */
-  int handoff_user;
-  _Atomic bool busy;               /* has (or is being handed) a connection */
-  int user;                        /* slot of the bound account, -1 */
-  int proven_user;                 /* the account the listener proved for the coming bind, -1 */
-  int bind_held;                   /* the account whose max_binds this session holds one of, -1 */
-  _Atomic bool account_changed;    /* accounts changed: is the bound one still allowed? */
-  struct queue *waiting_on;        /* the queue whose waiter list holds this loop */
   _Atomic bool ready;              /* could send more from its queue: pushes may wake it */
   _Atomic bool bound;
   /* pushes gathered in this iteration, flushed once at its end */
@@ -156,19 +150,10 @@ struct instance {
    * its end (or before anything they concern is handed to another thread) */
   struct spool_batch journal;
   size_t held_new;                 /* acks held since the batch was last appended */
-  uint64_t paused_until_ms;        /* client: backing off after a throttling answer */
   uint8_t concat_ref;              /* reference of the next message this instance splits */
-  struct early_receipt *early_head, *early_tail;
-  unsigned early_count;
+  /* sending to one peer: the back-off after its refusals */
   uint64_t backoff_ms;
-  /* HTTP server: the connections this instance serves and its receipt
-   * callback sender; HTTP client: its client */
-  struct http_server_loop *http_loop;
-  struct http_callback *callbacks;
-  uint64_t callback_failures_logged; /* tries_failed when last logged */
-  uint64_t callback_log_next_ms;   /* ... and when it may log again */
-  struct http_client *http_client;
-  struct log_every provider_log;   /* HTTP client: no answer, at most every 10 s */
+  uint64_t paused_until_ms;        /* backing off until then */
   /* The message counts: written by the instance's thread alone, read by any
    * thread at any time, so that a view taken just after a client leaves
    * counts everything it sent. */
@@ -179,30 +164,72 @@ struct instance {
   uint64_t published_ms;
   pthread_mutex_t info_lock;
   struct connector_instance_info published;
+
+  /* ---- session endpoints (endpoint_session.c) ---- */
+  struct session *session;
   unsigned tls_generation;         /* client: the connector's TLS generation its session has */
+  struct early_receipt *early_head, *early_tail; /* client: receipts before their DLR entry */
+  unsigned early_count;
+  /* server: a connection the listener handed over once its bind proved
+   * the account: the socket, its unread input (the bind first), the account */
+  pthread_mutex_t handoff_lock;
+  int handoff_fd;
+  char handoff_peer[64];
+  uint8_t *handoff_input;
+  size_t handoff_input_len;
+  struct tls_conn *handoff_tls;      /* its TLS, or NULL */
+  int handoff_user;
+  _Atomic bool busy;               /* server: has (or is being handed) a connection */
+  int user;                        /* server: slot of the bound account, -1 */
+  int proven_user;                 /* the account the listener proved for the coming bind, -1 */
+  int bind_held;                   /* the account whose max_binds this session holds one of, -1 */
+  _Atomic bool account_changed;    /* accounts changed: is the bound one still allowed? */
+  struct queue *waiting_on;        /* the account's queue whose waiter list holds this loop */
   uint32_t session_serial;         /* server: one more for each session it takes */
   struct about_request *about_answers; /* server: answers for its client, under conn->about_lock */
   _Atomic bool about_answered;     /* ... there are some: its thread looks without the lock */
+
+  /* ---- the HTTP server endpoint (endpoint_http_server.c): the
+   * connections this instance serves and its receipt callback sender ---- */
+  struct http_server_loop *http_loop;
+  struct http_callback *callbacks;
+  uint64_t callback_failures_logged; /* tries_failed when last logged */
+  uint64_t callback_log_next_ms;   /* ... and when it may log again */
+
+  /* ---- the HTTP client endpoint (endpoint_http_client.c) ---- */
+  struct http_client *http_client;
+  struct log_every provider_log;   /* no answer, at most every 10 s */
 };
 
+/* A connector. As for its instances, the fields of every kind come first. */
 struct connector {
   struct core *core;
   const struct config_connector *cfg;
+  const struct endpoint_ops *ops;  /* its kind (endpoint_ops_of) */
   unsigned index;
   struct log_category *log;
-  struct session_config session_cfg;
-  struct queue out;
-  struct queue *user_queues;       /* server: one per account slot (accounts.h) */
+  struct queue out;                /* sending to one peer: what waits for it */
+  struct queue *user_queues;       /* serving accounts: one per account slot (accounts.h) */
   unsigned n_user_queues;
   struct instance *instances;
   unsigned n_instances;
-  /* server */
+  _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
+  _Atomic bool accepting;          /* serving: takes new connections */
+  /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
+  pthread_mutex_t tls_lock;
+  struct tls_ctx *tls;             /* NULL = plain TCP */
+  char tls_server_name[CONNECTOR_TLS_NAME_LEN]; /* connecting: "" = the host of connect */
+  _Atomic unsigned tls_generation; /* one more at each reload */
+  struct log_every tls_log;        /* failed handshakes, ten a second at most */
+
+  /* ---- session endpoints (endpoint_session.c) ---- */
+  struct session_config session_cfg;
+  /* server: the listener (connector_accept.c) */
   int listen_fd;
   struct evloop *accept_loop;
   pthread_t accept_thread;
   bool accept_started;
-  _Atomic bool accepting;
-  /* connections that have not bound, in the listener's loop (connector_accept.c) */
+  /* connections that have not bound, in the listener's loop */
   struct session_config unbound_cfg;
   struct unbound *unbound;         /* unbound_max slots */
   unsigned n_unbound;
@@ -215,37 +242,89 @@ struct connector {
   struct log_every refusal_log;    /* "all instances are in use", at most every 10 s */
   struct log_every unbound_log;    /* connections closed for unbound_per_ip, likewise */
   struct log_every unbound_full_log; /* ... and for unbound_max */
-  /* UCP server: (AdC, SCTS) must be unique across all sessions of the connector */
+  /* server, protocols whose ids are (AdC, SCTS) (proto_ops.msgid_scts):
+   * unique across all sessions of the connector */
   pthread_mutex_t scts_lock;
   struct scts_alloc *scts;
   _Atomic uint32_t next_serial;
-  _Atomic bool paused;             /* by the operator: queues hold, nothing is sent */
-  /* HTTP server connectors */
-  struct http_server *http_server;
-  /* TLS (connector_tls.c): what new connections begin with, under tls_lock */
-  pthread_mutex_t tls_lock;
-  struct tls_ctx *tls;             /* sessions; NULL = plain TCP */
-  char tls_server_name[CONNECTOR_TLS_NAME_LEN]; /* client: "" = the host of connect */
-  _Atomic unsigned tls_generation; /* one more at each reload */
-  struct log_every tls_log;        /* failed handshakes, ten a second at most */
-  /* queries, cancels and replaces: on a client connector those to pass on
-   * to its SMSC; on a server connector it guards the instances' answers */
+  /* queries, cancels and replaces (connector_about.c): on a client those to
+   * pass on to its SMSC; on a server it guards the instances' answers */
   pthread_mutex_t about_lock;
   struct about_request *about_head, *about_tail;
   _Atomic unsigned about_waiting;  /* requests in that list: the pump looks without the lock */
-  /* SMPP server with a database: the message log's worker, for messages
-   * the history no longer holds (under about_lock) */
+  /* server with a database: the message log's worker, for messages the
+   * history no longer holds (under about_lock) */
   pthread_cond_t lookup_cond;
   struct about_request *lookup_head, *lookup_tail;
   unsigned lookups;
   bool lookup_stop, lookup_started;
   pthread_t lookup_thread;
+
+  /* ---- the HTTP server endpoint (endpoint_http_server.c) ---- */
+  struct http_server *http_server;
 };
 
-static inline bool is_server(const struct connector *c)
-{
-  return c->cfg->mode == CONFIG_CONN_SERVER;
-}
+/* How a kind of connector uses TLS. */
+enum endpoint_tls {
+  ENDPOINT_TLS_OWN,                /* builds its own from the configuration (HTTP client) */
+  ENDPOINT_TLS_ACCEPTS,            /* the connector's context, on every connection it accepts */
+  ENDPOINT_TLS_CONNECTS            /* ... on every connection it makes, renewed by a reload */
+};
+
+/* The endpoint interface: what one kind of connector is at the gateway's
+ * edge. The code shared by every kind asks this, never the kind: a new kind
+ * is a new table, not a branch in the shared files.
+ *
+ * What came in goes to the shared functions: a message to
+ * connector_accept_message, a receipt from an SMSC to connector_receipt_in,
+ * the peer's answer to what was sent to connector_response_in. */
+struct endpoint_ops {
+  const char *kind;                /* for logs and the documentation */
+  /* Capabilities. */
+  bool account_queues;             /* serves accounts: a queue per account, routes may name one;
+                                      else it sends to one peer from the connector's out queue */
+  bool smsc_session;               /* a session to an SMSC: its receipts are matched by the SMSC's
+                                      ids, its MOs' parts joined, queries passed on to it */
+  bool to_application;             /* what it sends goes to an application (a client of ours or an
+                                      HTTP push): an MO's parts are joined before */
+  enum endpoint_tls tls;
+  const char *idle_state;          /* what an instance with no connection shows */
+  /* start: before its instances' threads (a listening socket, an HTTP
+   * server), and once they run (the listener's thread, the line that says
+   * it started). NULL: nothing to do. 0, or -1 with err. */
+  int (*start)(struct connector *c, char *err, size_t err_len);
+  int (*started)(struct connector *c, char *err, size_t err_len);
+  /* stop, first step: no new connections (NULL: it takes none). */
+  void (*stop_accepting)(struct connector *c);
+  /* An instance's thread, from its loop's start to its end. */
+  void (*run)(struct instance *in);
+  /* In the instance's thread, each wake: stopping (finish, unbind; keep
+   * in->bound while it still has work), or running (NULL: nothing more). */
+  void (*stop)(struct instance *in);
+  void (*wake)(struct instance *in);
+  /* Each tick of the instance's loop (NULL: nothing). */
+  void (*tick)(struct instance *in);
+  /* send: what its queues hold, as far as it can (connector_pump). */
+  void (*send)(struct instance *in);
+  /* answer: a request that came in (NULL: nobody to answer). */
+  void (*answer)(struct instance *in, const struct reply *rp, enum proto_status status, const char *msgid);
+  /* A submitter past its account's rate is not read for ms (NULL: cannot be held). */
+  void (*hold_input)(struct instance *in, unsigned ms);
+  /* The accounts changed: is the bound one still allowed? (NULL: nothing bound.) */
+  void (*accounts_changed)(struct instance *in);
+  /* What connector_instance_info shows of its connection: state, peer,
+   * user, bind, window_used, reconnects, connected_since. */
+  void (*describe)(struct instance *in, struct connector_instance_info *i);
+  /* Frees what the kind holds, its threads ended (NULL: nothing). Also on
+   * a connector_create that failed half-way. */
+  void (*destroy)(struct connector *c);
+};
+
+extern const struct endpoint_ops endpoint_session_server, endpoint_session_client;
+extern const struct endpoint_ops endpoint_http_server, endpoint_http_client;
+
+/* The kind a connector's configuration makes. */
+const struct endpoint_ops *endpoint_ops_of(const struct config_connector *cfg);
 
 /* ---- connector.c ---- */
 
@@ -263,6 +342,14 @@ void connector_instance_publish(struct instance *in, bool force);
 /* The end of this loop iteration will flush the instance's journal batch
  * and staged pushes (connector_flush_stages), once. */
 void connector_schedule_flush(struct instance *in);
+
+/* Sends what the instance's queues hold, as far as it can (its endpoint's send). */
+void connector_pump(struct instance *in);
+
+/* The end of an instance's thread, once its loop has stopped: what it
+ * staged goes, its held acks are answered, receipts it waits on are given
+ * up. */
+void connector_instance_end(struct instance *in);
 
 /* Appends the instance's journal batch; the acks held for it get its ticket. */
 void connector_journal_flush(struct instance *in);
@@ -304,15 +391,8 @@ void connector_release_held(struct core *core, struct instance *in, unsigned tar
 
 /* ---- connector_submit.c ---- */
 
-/* Sends resp, an answer to a request, on the instance's session (if it
- * has one), counting a refusal. */
-void connector_answer(struct instance *in, const struct proto_pdu *resp);
-
-/* Answers a request on the instance's session (if it has one). */
-void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
-                       enum proto_status status, const char *msgid);
-
-/* Answers a request: on the session, or by completing the HTTP message. */
+/* Answers a request as the instance's endpoint does (nothing for a reply
+ * to nobody), counting a refusal. */
 void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_status status,
                         const char *msgid);
 
@@ -335,8 +415,12 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
 
 /* ---- connector_send.c ---- */
 
-/* Sends what the instance's queue holds, as far as it can. */
-void connector_pump(struct instance *in);
+/* Sends from the queue source names (NULL: nothing to send now) with
+ * send_from, as far as room allows, then says whether a push should wake
+ * the instance (endpoint_ops.send's common part). */
+void connector_send_from(struct instance *in, struct queue *(*source)(struct instance *),
+                         void (*send_from)(struct instance *, struct queue *),
+                         unsigned (*room)(struct instance *));
 
 /* Whether a message taken from a queue may go out now; if not, it has
  * failed and is gone. */
@@ -353,13 +437,6 @@ void connector_credit_give_back(struct core *core, const struct msg *m);
 void connector_response_in(struct instance *in, struct qitem *it, const struct proto_pdu *resp);
 
 /* ---- connector_receipt.c ---- */
-
-/* The receipt item for the origin of a message and the queue it goes to
- * (with persist on journaled, its ticket in *ticket), or NULL when the
- * origin does not want this state or cannot be found. */
-struct qitem *connector_origin_receipt(struct core *core, struct instance *in, struct log_category *log,
-                                       const struct dlr_info *info, const struct msg_receipt *r,
-                                       int via, struct queue **q, uint64_t *ticket);
 
 /* Stages a receipt for the origin of a message, if it wants it. The
  * journal ticket of its record (1 when nothing was journaled). */
@@ -400,25 +477,15 @@ void connector_about_free(struct connector *c);
 int connector_about_start(struct connector *c, char *err, size_t err_len);
 void connector_about_stop(struct connector *c);
 
-/* ---- connector_http.c ---- */
+/* ---- endpoint_session.c ---- */
 
-/* Starts an HTTP server connector's server and callback sender (nothing to
- * start for a client connector). 0, or -1. */
-int connector_http_start(struct connector *c, char *err, size_t err_len);
+/* Sends resp, an answer to a request, on the instance's session (if it
+ * has one), counting a refusal. */
+void connector_answer(struct instance *in, const struct proto_pdu *resp);
 
-/* An HTTP instance's thread, from its loop's start to its end. */
-void connector_http_run(struct instance *in);
-
-/* An instance of a server connector, each tick: callbacks that failed since
- * the last such line, with the last reason, at most every 10 s; and whether
- * it still holds callbacks (it stays bound meanwhile when stopping). */
-void connector_http_watch_callbacks(struct instance *in);
-bool connector_http_busy(const struct instance *in);
-
-/* What an HTTP client instance sends, and what an instance of an HTTP
- * server connector calls back. */
-void connector_http_pump_out(struct instance *in);
-void connector_http_pump_receipts(struct instance *in);
+/* Answers a request on the instance's session (if it has one). */
+void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
+                       enum proto_status status, const char *msgid);
 
 /* ---- connector_accept.c ---- */
 

@@ -24,6 +24,7 @@
 #include "account.h"
 #include "cluster.h"
 #include "connector_internal.h"
+#include "path.h"
 #include "strutil.h"
 
 /* The ticket of a record still in its instance's journal batch: higher
@@ -164,7 +165,7 @@ static void replay_record(void *ctx, const struct spool_record *rec)
       return;
     }
     it->target = rec->target;
-    connector_join_replayed(core, it->msg, rec->target);
+    path_join_replayed(core, it->msg, rec->target);
     struct qitem **slot = replay_slot(r, rec->id);
     if (*slot)
       qitem_free(*slot);   /* a compacted or drained copy: the later one stands */

@@ -1,7 +1,8 @@
-/* connector_receipt.c - receipts: those an SMSC sends, matched in the DLR
- * table (tried again for a while when they beat their submit response,
- * then handed to the cluster thread), and those queued for the origin of a
- * message, whoever made them.
+/* connector_receipt.c - receipts at the edge: those an SMSC sends, taken
+ * through the receipt path (server/path/path_receipt.c) and answered once
+ * durable, tried again for a while when they beat their submit response,
+ * then handed to the cluster thread; and the receipt path's edge for
+ * receipts queued for the origin of a message, whoever made them.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <inttypes.h>
@@ -10,7 +11,7 @@
 #include "account.h"
 #include "cluster.h"
 #include "connector_internal.h"
-#include "sms_text.h"
+#include "path.h"
 #include "strutil.h"
 
 /* What match_receipt returns when the journal refused a record the receipt
@@ -45,174 +46,92 @@ static const unsigned early_retry_ms[] = { 50, 250, 1000, 3000 };
 #define CLUSTER_AFTER_TRIES 2
 #define EARLY_MAX 100000
 
-/* ---- receipts towards origins ---- */
+/* ---- receipts towards origins: the receipt path's edge ---- */
 
-/* The whole a part of a split message belongs to, when the connector it
- * went out on (via) answers its origin once for all parts. */
-static bool joined_part(struct core *core, const struct dlr_info *info, int via, struct receipt_join_key *k)
+/* The thread a receipt path runs in: an instance's (in), or another
+ * (NULL: the cluster thread, the admin API's drops). */
+struct receipt_thread {
+  struct core *core;
+  struct instance *in;
+};
+
+static struct queue *receipt_account_queue(void *ctx, unsigned connector, const char *user)
 {
-  if (!core->receipt_join || info->part_total < 2 || via < 0 || (unsigned)via >= core->n_connectors ||
-      core_connector(core, (unsigned)via)->cfg->long_receipts != CONFIG_LONG_COMBINED)
-    return false;
-  *k = (struct receipt_join_key){ .origin_connector = info->origin_connector, .origin_user = info->origin_user,
-                                  .origin_ref = info->origin_ref, .seq = info->part_seq,
-                                  .total = info->part_total };
-  return true;
+  struct receipt_thread *t = ctx;
+  return connector_user_queue(core_connector(t->core, connector), user);
 }
 
-void connector_join_parts(struct core *core, const struct qlist *parts, unsigned target)
+static uint64_t receipt_journal(void *ctx, const struct spool_record *rec)
 {
-  struct dlr_info info;
-  struct receipt_join_key k;
-  if (!core->receipt_join || !parts->head || !parts->head->msg->dlr_mask)
-    return;
-  dlr_info_from_msg(&info, parts->head->msg);
-  if (!joined_part(core, &info, (int)target, &k) || parts->count != k.total)
-    return;
-  uint64_t ids[SMS_TEXT_SEGMENTS_MAX];
-  size_t n = 0;
-  for (const struct qitem *it = parts->head; it && n < SMS_TEXT_SEGMENTS_MAX; it = it->next)
-    ids[n++] = it->msg->id;
-  if (!receipt_join_register_whole(core->receipt_join, &k, ids, time(NULL)))
-    LOGD(core->log, "message %" PRIu64 ": its parts' receipts pass one by one (no room to combine them)",
-         parts->head->msg->id);
+  struct receipt_thread *t = ctx;
+  return connector_journal(t->core, t->in, rec);
 }
 
-void connector_join_replayed(struct core *core, const struct msg *m, unsigned target)
+/* Staged: pushed at the end of the instance's loop iteration, after its
+ * journal batch. */
+static void receipt_stage(void *ctx, struct queue *q, struct qitem *it)
 {
-  struct dlr_info info;
-  struct receipt_join_key k;
-  if (!core->receipt_join || !m->dlr_mask)
-    return;
-  dlr_info_from_msg(&info, m);
-  if (joined_part(core, &info, (int)target, &k))
-    receipt_join_register(core->receipt_join, &k, m->id, true, time(NULL));
+  struct receipt_thread *t = ctx;
+  connector_stage(t->in, q, it);
 }
 
-/* Whether the origin hears r about the message of info: not when r is one
- * part's and the connector answers for the whole. The first failure of a
- * whole finishes its other parts in the journal. */
-static bool origin_hears(struct core *core, struct instance *in, const struct dlr_info *info,
-                         const struct msg_receipt *r, int via)
+static void receipt_push(void *ctx, struct queue *q, struct qitem *it)
 {
-  struct receipt_join_key k;
-  if (!joined_part(core, info, via, &k))
-    return true;
-  uint64_t finish[255];
-  size_t n_finish;
-  bool pass = receipt_join_offer(core->receipt_join, &k, r->state, finish, &n_finish) == RECEIPT_JOIN_PASS;
-  for (size_t i = 0; i < n_finish; i++)
-    if (finish[i] != info->msg_id)
-      connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, finish[i], 0, NULL);
-  if (!pass)
-    history_add(core->history, info->msg_id, HISTORY_RECEIPT_HELD, info->origin_connector, r->state, r->err,
-                info->origin_user);
-  return pass;
+  (void)ctx;
+  struct qlist l = { 0 };
+  qlist_append(&l, it);
+  queue_push(q, &l, 0);
 }
 
-/* The receipt item for the origin of a message and the queue it goes to,
- * or NULL when the origin does not want this state, cannot be found, or
- * hears of the message as a whole. */
-struct qitem *connector_origin_receipt(struct core *core, struct instance *in, struct log_category *log,
-                                       const struct dlr_info *info, const struct msg_receipt *r, int via,
-                                       struct queue **q, uint64_t *ticket)
-{
-  if (!msg_receipt_wanted(info->dlr_mask, r->state) || info->origin_connector >= core->n_connectors ||
-      !origin_hears(core, in, info, r, via))
-    return NULL;
-  if (msg_state_final(r->state))
-    accounts_count_receipt(core->accounts, info->origin_user, r->state == MSG_STATE_DELIVERED);
-  struct connector *origin = core_connector(core, info->origin_connector);
-  *q = connector_user_queue(origin, info->origin_user);
-  struct qitem *it = *q ? qitem_new(QITEM_RECEIPT) : NULL;
-  if (!it) {
-    LOGW(log, "receipt for message %" PRIu64 " dropped: account %s of %s is unknown or memory is short",
-         info->msg_id, info->origin_user, origin->cfg->name);
-    return NULL;
-  }
-  it->receipt = *r;   /* its id, the SMSC's, is replaced by the origin's below */
-  it->msg_id = info->msg_id;
-  it->via = via >= 0 ? (uint16_t)(via + 1) : 0;
-  history_add(core->history, info->msg_id, HISTORY_RECEIPT_QUEUED, info->origin_connector, r->state, r->err,
-              info->origin_user);
-  str_copy(it->receipt.id, sizeof it->receipt.id, info->origin_ref);
-  it->receipt.src = info->src;
-  it->receipt.dst = info->dst;
-  if (!it->receipt.submit_time)
-    it->receipt.submit_time = info->submit_time;
-  /* An HTTP origin may ask for the SMSC's id (%F); the others know the
-   * message by their own. */
-  if (info->callback[0] && (!(it->callback = strdup(info->callback)) ||
-                            (r->id[0] && !(it->smsc_msgid = strdup(r->id))))) {
-    qitem_free(it);
-    return NULL;
-  }
-  it->callback_method = info->callback_method;
-  if (core->spool) {
-    /* Receipt ids come from the message id space: they only need to be unique. */
-    static _Thread_local struct id_block receipt_ids;
-    it->journal_id = ids_next(&core->ids, &receipt_ids);
-    struct spool_record rec = { .type = SPOOL_REC_RECEIPT, .id = it->journal_id,
-                                .target = info->origin_connector, .receipt = &it->receipt,
-                                .user = info->origin_user, .callback = it->callback,
-                                .callback_method = it->callback_method, .via = it->via,
-                                .smsc_id = it->smsc_msgid };
-    *ticket = connector_journal(core, in, &rec);
-  }
-  return it;
-}
+static const struct path_receipt_edge staged_persist = {
+  .account_queue = receipt_account_queue, .journal = receipt_journal, .hand_over = receipt_stage,
+};
+static const struct path_receipt_edge staged_memory = {
+  .account_queue = receipt_account_queue, .hand_over = receipt_stage,
+};
+static const struct path_receipt_edge pushed_persist = {
+  .account_queue = receipt_account_queue, .journal = receipt_journal, .hand_over = receipt_push,
+};
+static const struct path_receipt_edge pushed_memory = {
+  .account_queue = receipt_account_queue, .hand_over = receipt_push,
+};
 
-/* Queues a receipt for the origin of a message, if the origin wants it.
+/* The block a thread without an instance draws receipts' journal ids
+ * from: each such thread has its own, as each instance has. */
+static _Thread_local struct id_block other_thread_ids;
+
+/* Stages a receipt for the origin of a message, if the origin wants it.
  * Returns the journal ticket of its record (1 when nothing was journaled). */
 uint64_t connector_receipt_to_origin(struct instance *in, const struct dlr_info *info,
                                      const struct msg_receipt *r)
 {
-  struct queue *q;
-  uint64_t ticket = 1;
-  struct qitem *it = connector_origin_receipt(in->conn->core, in, in->log, info, r, (int)in->conn->index, &q, &ticket);
-  if (it)
-    connector_stage(in, q, it);
+  struct core *core = in->conn->core;
+  struct receipt_thread t = { core, in };
+  struct path_origin_request rq = { .core = core, .edge = core->spool ? &staged_persist : &staged_memory,
+                                    .edge_ctx = &t, .log = in->log, .ids = &in->ids, .info = info, .receipt = r,
+                                    .via = (int)in->conn->index };
+  uint64_t ticket;
+  path_receipt_to_origin(&rq, &ticket);
   return ticket;
 }
 
 /* ---- client side: what the SMSC sends us ---- */
 
-/* Looks the receipt up in the DLR table and passes it on to the origin.
- * Returns 0 when its entry is not (or no longer) there, TICKET_REFUSED
- * when the journal began refusing after connector_receipt_in looked (its
- * records are not kept: the SMSC must send it again), else the journal
- * ticket that must be durable before the SMSC is told we have it. */
+/* Looks the receipt up in the DLR table and passes it on to the origin
+ * (the receipt path). Returns 0 when its entry is not (or no longer)
+ * there, TICKET_REFUSED when the journal refused its records (the SMSC
+ * must send it again), else the journal ticket that must be durable before
+ * the SMSC is told we have it. */
 static uint64_t match_receipt(struct instance *in, const char *key, const struct msg_receipt *r)
 {
-  struct dlr_info info;
-  if (!dlrtab_lookup(in->conn->core->dlr, (uint16_t)in->conn->index, key,
-                     msg_state_final(r->state), &info))
-    return 0;
-  LOGD2(in->log, "receipt for %" PRIu64 " (SMSC id %s): state %u err %u", info.msg_id, r->id,
-        r->state, r->err);
-  core_enter(in->conn->core);
-  plugin_host_after_dlr(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire),
-                        info.msg_id, r);
-  core_leave(in->conn->core);
-  history_add(in->conn->core->history, info.msg_id, HISTORY_RECEIPT, (uint16_t)in->conn->index, r->state,
-              r->err, r->id);
-  core_log_receipt(in->conn->core, info.msg_id, &info, (int)in->conn->index, r);
-  if (r->state == MSG_STATE_DELIVERED)
-    atomic_fetch_add(&in->conn->core->stats.delivered, 1);
-  uint64_t ticket = connector_receipt_to_origin(in, &info, r);
-  bool refused = ticket == 0;
-  if (msg_state_final(r->state)) {
-    uint64_t t = connector_journal_msg_event(in->conn->core, in, SPOOL_REC_FINISHED, info.msg_id, 0, NULL);
-    refused |= t == 0;
-    if (t > ticket)
-      ticket = t;
-  }
-  if (refused) {
-    LOGW(in->log, "receipt for %" PRIu64 " (SMSC id %s) not kept: the journal refused it; the SMSC is asked "
-         "to send it again", info.msg_id, r->id);
-    return TICKET_REFUSED;
-  }
-  return ticket;
+  struct core *core = in->conn->core;
+  struct receipt_thread t = { core, in };
+  struct path_receipt_request rq = { .core = core, .edge = core->spool ? &staged_persist : &staged_memory,
+                                     .edge_ctx = &t, .log = in->log, .ids = &in->ids,
+                                     .connector = in->conn->index, .key = key, .receipt = r };
+  struct path_receipt_verdict v;
+  path_receipt(&rq, &v);
+  return v.outcome == PATH_RECEIPT_UNMATCHED ? 0 : v.outcome == PATH_RECEIPT_REFUSED ? TICKET_REFUSED : v.ticket;
 }
 
 static void unmatched(struct instance *in, const struct msg_receipt *r)
@@ -308,8 +227,7 @@ static bool early_answer(struct instance *in, struct early_receipt *e)
   struct core *core = in->conn->core;
   uint64_t ticket = 1;
   if (core->spool) {
-    static _Thread_local struct id_block unresolved_ids;
-    uint64_t journal_id = ids_next(&core->ids, &unresolved_ids);
+    uint64_t journal_id = ids_next(&core->ids, &in->ids);
     struct spool_record rec = { .type = SPOOL_REC_UNRESOLVED, .id = journal_id,
                                 .target = (uint16_t)in->conn->index, .smsc_id = e->key,
                                 .receipt = &e->receipt };
@@ -401,7 +319,7 @@ void connector_retry_early_receipts(struct instance *in, bool give_up)
 int connector_adopt_receipt(struct connector *c, const char *key, const struct msg_receipt *r,
                             uint64_t journal_id)
 {
-  if (is_server(c) || c->cfg->http || !c->n_instances)
+  if (!c->ops->smsc_session || !c->n_instances)
     return -1;
   struct instance *in = &c->instances[0];
   /* Due at once: adopted before any other comes, so the list stays in due order. */
@@ -417,16 +335,12 @@ int connector_adopt_receipt(struct connector *c, const char *key, const struct m
 
 
 int connector_receipt_for_origin(struct core *core, struct instance *in, const struct dlr_info *info,
-                                 const struct msg_receipt *r,
-                                 int via)
+                                 const struct msg_receipt *r, int via)
 {
-  struct queue *q;
+  struct receipt_thread t = { core, in };
+  struct path_origin_request rq = { .core = core, .edge = core->spool ? &pushed_persist : &pushed_memory,
+                                    .edge_ctx = &t, .log = core->log, .ids = in ? &in->ids : &other_thread_ids,
+                                    .info = info, .receipt = r, .via = via };
   uint64_t ticket;
-  struct qitem *it = connector_origin_receipt(core, in, core->log, info, r, via, &q, &ticket);
-  if (!it)
-    return -1;
-  struct qlist l = { 0 };
-  qlist_append(&l, it);
-  queue_push(q, &l, 0);
-  return 0;
+  return path_receipt_to_origin(&rq, &ticket) ? 0 : -1;
 }

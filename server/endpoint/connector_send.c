@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "account.h"
 #include "connector_internal.h"
-#include "http_client.h"
+#include "path.h"
 #include "strutil.h"
 
 void connector_credit_give_back(struct core *core, const struct msg *m)
@@ -85,302 +85,110 @@ bool connector_may_send(struct instance *in, struct qitem *it)
   return false;
 }
 
-/* The queue a client instance, or a session server instance, sends from
- * now, or NULL when it sends nothing (unbound, stopping, paused, backing
- * off). */
-static struct queue *pump_source(struct instance *in)
-{
-  struct connector *c = in->conn;
-  struct session *s = in->session;
-  if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&c->paused))
-    return NULL;
-  if (c->cfg->http)
-    return &c->out;
-  if (!s || !atomic_load(&in->bound))
-    return NULL;
-  if (!is_server(c))
-    return in->paused_until_ms > evloop_now_ms(in->loop) ? NULL : &c->out;
-  /* A client bound as transmitter only takes no deliveries: its account's
-   * receipts and messages wait for a receiver or transceiver bind. */
-  if (in->user < 0 || !(session_bind_mode(s) & PROTO_BIND_RX))
-    return NULL;
-  return &c->user_queues[in->user];
-}
-
-/* Sends from q as far as the session's window goes. */
-static void pump_session(struct instance *in, struct queue *q)
-{
-  struct connector *c = in->conn;
-  struct session *s = in->session;
-  unsigned room;
-  while ((room = session_can_send(s)) > 0) {
-    struct qlist l = { 0 };
-    if (!queue_take(q, room < PUMP_BATCH ? room : PUMP_BATCH, &l))
-      return;
-    struct qitem *it = l.head;
-    while (it) {
-      struct qitem *next = it->next;
-      if (it->kind == QITEM_MSG && !connector_may_send(in, it)) {
-        it = next;
-        continue;
-      }
-      struct proto_pdu pdu;
-      memset(&pdu, 0, sizeof pdu);
-      if (it->kind == QITEM_MSG) {
-        /* To an SMSC a message is a submit; to a client of ours, a delivery. */
-        pdu.op = is_server(c) ? PROTO_OP_DELIVER : PROTO_OP_SUBMIT;
-        pdu.msg = *it->msg;
-      } else {
-        pdu.op = PROTO_OP_DELIVER;
-        pdu.is_receipt = true;
-        pdu.receipt = it->receipt;
-      }
-      if (session_request(s, &pdu, it) == -1) {
-        if (session_can_send(s) > 0) {
-          /* Room to send, yet refused: the protocol cannot express it.
-           * Retrying would loop forever; it fails for good. */
-          LOGW(in->log, "%s to %s cannot be sent over %s: dropped with a failure receipt",
-               it->kind == QITEM_MSG ? "message" : "receipt",
-               it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr,
-               c->cfg->proto->name);
-          if (it->kind == QITEM_MSG)
-            connector_give_up_message(in, it, MSG_STATE_REJECTED, 0);
-          else
-            qitem_free(it);
-          it = next;
-          continue;
-        }
-        /* Not sendable now: back to the front, in order. */
-        connector_requeue_rest(q, it, l.tail);
-        return;
-      }
-      it->sent_ns = clock_now_ns();
-      LOGD2(in->log, "sent %s %" PRIu64 " to %s", it->kind == QITEM_MSG ? "message" : "receipt",
-            it->kind == QITEM_MSG ? it->msg->id : 0,
-            it->kind == QITEM_MSG ? it->msg->dst.addr : it->receipt.src.addr);
-      it = next;
-    }
-  }
-}
-
-/* Requests the instance could send now: its session's window, or its HTTP
- * client's room. */
-static unsigned send_room(struct instance *in)
-{
-  if (!in->conn->cfg->http)
-    return session_can_send(in->session);
-  return in->http_client ? http_client_room(in->http_client) : 0;
-}
-
-/* Sends what the instance's queue holds, as far as it can, and then says
- * whether a push should wake it. The flag is set before the queue is looked
- * at again, so that what a push left while it still said no is not left
+/* Sends from the queue source names, twice at most, and then says whether
+ * a push should wake it. The flag is set before the queue is looked at
+ * again, so that what a push left while it still said no is not left
  * waiting: either the push sees the flag or this sees the items. */
-void connector_pump(struct instance *in)
+void connector_send_from(struct instance *in, struct queue *(*source)(struct instance *),
+                         void (*send_from)(struct instance *, struct queue *),
+                         unsigned (*room)(struct instance *))
 {
-  struct connector *c = in->conn;
-  if (c->cfg->http && is_server(c)) {
-    /* Every instance calls back receipts from its queues (each is woken
-     * by their pushes). */
-    if (in->callbacks && atomic_load(&in->phase) == PHASE_RUN && !atomic_load(&c->paused))
-      connector_http_pump_receipts(in);
-    return;
-  }
-  /* Queries and cancels go first, paused or not: they are not messages. */
-  if (!is_server(c) && !c->cfg->http && in->session && atomic_load(&in->bound))
-    connector_about_pump(in);
   for (int pass = 0; pass < 2; pass++) {
-    struct queue *q = pump_source(in);
-    if (q && c->cfg->http)
-      connector_http_pump_out(in);
-    else if (q)
-      pump_session(in, q);
-    bool ready = q && send_room(in) > 0;
+    struct queue *q = source(in);
+    if (q)
+      send_from(in, q);
+    bool ready = q && room(in) > 0;
     atomic_store(&in->ready, ready);
     if (!ready || queue_count(q) == 0)
       return;
   }
 }
 
-/* ---- answers to what was sent ---- */
+/* ---- answers to what was sent: the response path's edge ---- */
 
-/* What the connector's retry policy says for a refusal: by its code first,
- * then by its class. */
-static enum config_retry_action retry_action(const struct config_retry *rp, const struct proto_pdu *resp)
+static void sent_journal_event(void *ctx, enum spool_record_type type, uint64_t id, uint16_t target, const char *key)
 {
-  for (unsigned i = 0; i < rp->n_errors; i++)
-    if (rp->errors[i].code == resp->raw_status)
-      return rp->errors[i].action;
-  return proto_status_temporary(resp->status) ? rp->temporary : rp->permanent;
+  struct instance *in = ctx;
+  connector_journal_msg_event(in->conn->core, in, type, id, target, key);
 }
 
-/* A submit the peer refused: sent again here after the back-off (the
- * queue's order kept, this instance waiting), moved to another member of
- * its route's group, or failed with a receipt to its origin, as the
- * connector's retry policy says. A message that used up its attempts fails;
- * one that cannot be rerouted does what its error's class does without a
- * policy (temporary: retry, else fail). */
-static void submit_refused(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+/* Back first in the queue it was taken from. A submit waits out the
+ * back-off in this instance (the requeue wakes another); a delivery or a
+ * receipt goes when the client can take it. */
+static void sent_again(void *ctx, struct qitem *it, uint64_t backoff_ms)
 {
+  struct instance *in = ctx;
   struct connector *c = in->conn;
-  struct core *core = c->core;
-  const struct config_retry *rp = &c->cfg->retry;
-  enum config_retry_action action = retry_action(rp, resp);
-  char why[PROTO_DESCRIBE_LEN];
-  proto_describe(c->cfg->proto, PROTO_OP_SUBMIT_RESP, resp->status, resp->raw_status, why, sizeof why);
-  it->attempts++;
-  if (action != CONFIG_RETRY_FAIL && rp->attempts && it->attempts >= rp->attempts) {
-    LOGI(in->log, "message %" PRIu64 " to %s failed: refused %u times, the last %s", it->msg->id,
-         it->msg->dst.addr, (unsigned)it->attempts, why);
-    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
+  if (c->ops->account_queues) {
+    connector_requeue_front(&c->user_queues[in->user], it);
     return;
   }
-  if (action == CONFIG_RETRY_REROUTE) {
-    if (connector_reroute(c, in, it, why))
-      return;
-    action = proto_status_temporary(resp->status) ? CONFIG_RETRY_RETRY : CONFIG_RETRY_FAIL;
-  }
-  if (action == CONFIG_RETRY_FAIL) {
-    LOGI(in->log, "message %" PRIu64 " to %s refused by the SMSC: %s", it->msg->id, it->msg->dst.addr, why);
-    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
-    return;
-  }
-  atomic_fetch_add(&core->stats.retried, 1);
-  history_add(core->history, it->msg->id, HISTORY_RETRY, (uint16_t)c->index, 0, resp->raw_status, why);
-  double next = in->backoff_ms ? (double)in->backoff_ms * rp->backoff_factor : (double)rp->backoff_first_ms;
-  in->backoff_ms = next < (double)rp->backoff_max_ms ? (uint64_t)next : rp->backoff_max_ms;
-  in->paused_until_ms = evloop_now_ms(in->loop) + in->backoff_ms;
-  atomic_store(&in->ready, false);   /* the requeue below wakes another instance */
-  it->next_attempt_ms = (int64_t)time(NULL) * 1000 + (int64_t)in->backoff_ms;
-  LOGD(in->log, "message %" PRIu64 ": %s, retrying in %" PRIu64 " ms", it->msg->id, why, in->backoff_ms);
+  in->paused_until_ms = evloop_now_ms(in->loop) + backoff_ms;
+  atomic_store(&in->ready, false);
   connector_requeue_front(&c->out, it);
 }
 
-static void submit_answered(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+static bool sent_reroute(void *ctx, struct qitem *it, const char *why)
 {
-  struct connector *c = in->conn;
-  struct core *core = c->core;
-  plugins_sent(in, it->msg, resp->status == PROTO_OK ? EMG_PLUGIN_SENT
-                           : proto_status_temporary(resp->status) ? EMG_PLUGIN_SEND_TEMPORARY
-                                                                   : EMG_PLUGIN_SEND_FAILED);
-  if (resp->status == PROTO_OK) {
-    atomic_fetch_add(&core->stats.sent, 1);
-    atomic_fetch_sub(&core->in_flight, 1);
-    history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)c->index, 0, 0, resp->msgid);
-    int64_t waited_ms = clock_wall_ms() - it->msg->received_ms;
-    connector_latency_record(&in->counted.delivery, waited_ms > 0 ? (uint64_t)waited_ms * 1000 : 0);
-    char key[DLR_ID_LEN];
-    bool awaits_receipt = false;
-    if (it->msg->dlr_mask & MSG_DLR_SMSC_ACCEPTED) {
-      struct dlr_info info;
-      dlr_info_from_msg(&info, it->msg);
-      struct msg_receipt r = { .state = MSG_STATE_SMSC_ACCEPTED, .done_time = time(NULL) };
-      str_copy(r.id, sizeof r.id, resp->msgid);
-      connector_receipt_to_origin(in, &info, &r);
-    }
-    /* An HTTP provider sends no receipts this gateway could match. */
-    if ((it->msg->dlr_mask & MSG_DLR_FROM_SMSC) && !c->cfg->http) {
-      struct dlr_info info;
-      dlr_info_from_msg(&info, it->msg);
-      if (dlr_id_normalize(key, sizeof key, resp->msgid, (enum dlr_id_type)c->cfg->msgid_submit) < 0 ||
-          dlrtab_insert(core->dlr, (uint16_t)c->index, key, &info, time(NULL)) == -1)
-        LOGW(in->log, "message %" PRIu64 ": SMSC id '%s' unusable, its receipt cannot be matched",
-             it->msg->id, resp->msgid);
-      else
-        awaits_receipt = true;
-    }
-    /* The journal keeps a message that awaits its receipt (its DLR entry),
-     * and lets go of one that needs nothing more. */
-    if (awaits_receipt)
-      connector_journal_msg_event(core, in, SPOOL_REC_SENT, it->msg->id, (uint16_t)c->index, key);
-    else
-      connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
-    core_log_event(core, DB_LOG_SENT, it->msg, (int)c->index, awaits_receipt ? key : NULL, 0, 0);
-    LOGD2(in->log, "message %" PRIu64 " accepted by the SMSC as %s", it->msg->id, resp->msgid);
-    qitem_free(it);
-  } else {
-    submit_refused(in, it, resp);
-  }
+  struct instance *in = ctx;
+  return connector_reroute(in->conn, in, it, why);
 }
 
-/* A message delivered to a client of ours (an MO, or from another client)
- * was answered. Taken: it is done, and an origin that asked for a receipt
- * hears it was delivered, as an SMSC would tell it. */
-static void delivery_answered(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
+static void sent_give_up(void *ctx, struct qitem *it, uint8_t state, uint32_t code)
 {
-  struct core *core = in->conn->core;
-  if (proto_status_temporary(resp->status)) {
-    it->attempts++;
-    connector_requeue_front(&in->conn->user_queues[in->user], it);
-    return;
-  }
-  if (resp->status != PROTO_OK) {
-    char why[PROTO_DESCRIBE_LEN];
-    LOGI(in->log, "message %" PRIu64 " refused by %s: %s", it->msg->id, session_user(in->session),
-         proto_describe(in->conn->cfg->proto, PROTO_OP_DELIVER_RESP, resp->status, resp->raw_status, why,
-                        sizeof why));
-    connector_give_up_message(in, it, MSG_STATE_REJECTED, resp->raw_status);
-    return;
-  }
-  atomic_fetch_add(&core->stats.sent, 1);
-  atomic_fetch_sub(&core->in_flight, 1);
-  history_add(core->history, it->msg->id, HISTORY_SENT, (uint16_t)in->conn->index, 0, 0,
-              session_user(in->session));
-  core_log_event(core, DB_LOG_SENT, it->msg, (int)in->conn->index, NULL, 0, 0);
-  connector_journal_msg_event(core, in, SPOOL_REC_FINISHED, it->msg->id, 0, NULL);
-  if (it->msg->dlr_mask) {
-    struct dlr_info info;
-    dlr_info_from_msg(&info, it->msg);
-    struct msg_receipt r = { 0 };
-    r.state = MSG_STATE_DELIVERED;
-    r.done_time = time(NULL);
-    connector_receipt_to_origin(in, &info, &r);
-  }
-  qitem_free(it);
+  connector_give_up_message(ctx, it, state, code);
 }
 
-/* A response to a request of ours (a session's, or an HTTP provider's answer). */
+static void sent_tell_origin(void *ctx, const struct dlr_info *info, const struct msg_receipt *r)
+{
+  connector_receipt_to_origin(ctx, info, r);
+}
+
+static const struct path_sent_edge persist_sent_edge = {
+  .journal_event = sent_journal_event, .again = sent_again, .reroute = sent_reroute, .give_up = sent_give_up,
+  .tell_origin = sent_tell_origin,
+};
+/* Persist off: no journal. */
+static const struct path_sent_edge memory_sent_edge = {
+  .again = sent_again, .reroute = sent_reroute, .give_up = sent_give_up, .tell_origin = sent_tell_origin,
+};
+
+/* A response to a request of ours (a session's, or an HTTP provider's
+ * answer): counted in the instance's view, then the response path. */
 void connector_response_in(struct instance *in, struct qitem *it, const struct proto_pdu *resp)
 {
+  struct connector *c = in->conn;
   if (it->kind == QITEM_ABOUT) {
     connector_about_sent_back(in, it, resp);
     return;
   }
   if (it->sent_ns)
     connector_latency_record(&in->counted.response, (clock_now_ns() - it->sent_ns) / 1000);
+  char why[PROTO_DESCRIBE_LEN] = "";
   if (resp->status == PROTO_OK) {
     if (it->kind == QITEM_MSG)
       count_one(&in->live.submits_out);
     else
       count_one(&in->live.receipts_out);
+    if (it->kind == QITEM_MSG && !c->ops->account_queues) {
+      int64_t waited_ms = clock_wall_ms() - it->msg->received_ms;
+      connector_latency_record(&in->counted.delivery, waited_ms > 0 ? (uint64_t)waited_ms * 1000 : 0);
+    }
   } else {
-    char why[PROTO_DESCRIBE_LEN];
-    proto_describe(in->conn->cfg->proto, is_server(in->conn) ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
+    proto_describe(c->cfg->proto, c->ops->account_queues ? PROTO_OP_DELIVER_RESP : PROTO_OP_SUBMIT_RESP,
                    resp->status, resp->raw_status, why, sizeof why);
     connector_instance_error(in, "%s %" PRIu64 " refused: %s", it->kind == QITEM_MSG ? "message" : "receipt",
                              it->kind == QITEM_MSG ? it->msg->id : it->journal_id, why);
     it->last_status = (uint8_t)resp->status;
   }
-  if (it->kind == QITEM_MSG && is_server(in->conn)) {
-    delivery_answered(in, it, resp);
-    return;
-  }
-  if (it->kind == QITEM_MSG) {
-    submit_answered(in, it, resp);
-    if (resp->status == PROTO_OK)
-      in->backoff_ms = 0;
-    return;
-  }
-  if (resp->status == PROTO_OK) {
-    atomic_fetch_add(&in->conn->core->stats.receipts_out, 1);
-    history_add(in->conn->core->history, it->msg_id, HISTORY_RECEIPT_DELIVERED, (uint16_t)in->conn->index,
-                it->receipt.state, 0, session_user(in->session));
-    if (it->journal_id)
-      connector_journal_msg_event(in->conn->core, in, SPOOL_REC_RECEIPT_DONE, it->journal_id, 0, NULL);
-    qitem_free(it);
-    return;
-  }
-  /* The client could not take it now: it stays first for this account. */
-  it->attempts++;
-  connector_requeue_front(&in->conn->user_queues[in->user], it);
+  struct path_sent_request rq = {
+    .core = c->core, .edge = c->core->spool ? &persist_sent_edge : &memory_sent_edge, .edge_ctx = in,
+    .log = in->log, .connector = c->index, .cfg = c->cfg, .delivery = c->ops->account_queues,
+    .peer_receipts = c->ops->smsc_session, .peer = in->session ? session_user(in->session) : "",
+    .backoff_ms = in->backoff_ms, .it = it, .status = resp->status, .raw_status = resp->raw_status,
+    .msgid = resp->msgid, .why = why,
+  };
+  struct path_sent_verdict v;
+  path_sent(&rq, &v);
+  in->backoff_ms = v.backoff_ms;
 }

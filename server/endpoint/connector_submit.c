@@ -17,30 +17,7 @@
 #include "strutil.h"
 #include "scts.h"
 
-/* ---- server side: submits in ---- */
-
-void connector_respond(struct instance *in, uint32_t ref, uint32_t raw_status, enum proto_op op,
-                       enum proto_status status, const char *msgid)
-{
-  struct proto_pdu resp;
-  memset(&resp, 0, sizeof resp);
-  resp.op = op;
-  resp.ref = ref;
-  resp.raw_status = raw_status;
-  resp.status = status;
-  if (msgid)
-    str_copy(resp.msgid, sizeof resp.msgid, msgid);   /* 64 characters at most */
-  connector_answer(in, &resp);
-}
-
-void connector_answer(struct instance *in, const struct proto_pdu *resp)
-{
-  if (resp->status != PROTO_OK)
-    count_one(&in->live.refused);
-  /* An instance ending (or between sessions) has nobody to answer. */
-  if (in->session)
-    session_respond(in->session, resp);
-}
+/* ---- answers ---- */
 
 /* The id the client will know the message by: UCP "AdC:SCTS", CIMD2
  * "021:060" (unique per recipient), SMPP our message id in decimal. -1 when no SCTS can be
@@ -76,36 +53,14 @@ static int origin_ref(struct instance *in, struct msg *m)
   return 0;
 }
 
-/* The gateway's verdict as an HTTP client is told it. */
-static enum http_codec_outcome http_outcome(enum proto_status status)
-{
-  switch (status) {
-  case PROTO_OK: return HTTP_CODEC_ACCEPTED;
-  case PROTO_E_THROTTLED: return HTTP_CODEC_THROTTLED;
-  case PROTO_E_QUEUE_FULL:
-  case PROTO_E_TEMPORARY: return HTTP_CODEC_TEMPORARY;
-  case PROTO_E_ADDRESS: return HTTP_CODEC_NO_ROUTE;
-  case PROTO_E_CREDIT: return HTTP_CODEC_NO_CREDIT;
-  default: return HTTP_CODEC_REJECTED;
-  }
-}
-
-/* Answers a request: on the session, or by completing the HTTP message
- * (its id is msgid, the decimal gateway id the origin knows it by). */
 void connector_reply_to(struct instance *in, const struct reply *rp, enum proto_status status, const char *msgid)
 {
-  if (rp->none) {
+  if (rp->none || !in->conn->ops->answer) {
     if (status != PROTO_OK)
       count_one(&in->live.refused);
     return;
   }
-  if (!rp->http) {
-    connector_respond(in, rp->ref, rp->raw_status, rp->op, status, msgid);
-    return;
-  }
-  if (status != PROTO_OK)
-    count_one(&in->live.refused);
-  http_server_complete(rp->completion, http_outcome(status), msgid ? strtoull(msgid, NULL, 10) : 0);
+  in->conn->ops->answer(in, rp, status, msgid);
 }
 
 /* Holds an ack until due_in_ms have passed (the soft limit) and, with
@@ -173,7 +128,7 @@ void connector_release_held_acks(struct instance *in, bool all)
  * only account). NULL when the account is not there. */
 struct queue *connector_target_queue(struct connector *out, const char *user)
 {
-  if (!is_server(out))
+  if (!out->ops->account_queues)
     return &out->out;
   if (user[0])
     return connector_user_queue(out, user);
@@ -187,7 +142,7 @@ const char *connector_unusable(struct connector *c)
     return "paused";
   if (connector_bound(c) == 0)
     return "no session bound";
-  if (!is_server(c) && c->cfg->max_queue && queue_count(&c->out) >= c->cfg->max_queue)
+  if (!c->ops->account_queues && c->cfg->max_queue && queue_count(&c->out) >= c->cfg->max_queue)
     return "its queue is full (max_queue)";
   return NULL;
 }
@@ -203,20 +158,10 @@ static int smsc_connector(struct core *core, const char *name)
 {
   for (unsigned i = 0; i < core->n_connectors; i++) {
     struct connector *c = core_connector(core, i);
-    if (!is_server(c) && strcmp(c->cfg->name, name) == 0)
+    if (!c->ops->account_queues && strcmp(c->cfg->name, name) == 0)
       return (int)i;
   }
   return -1;
-}
-
-/* A session whose account is past its max_rate is not read until its
- * budget takes a submit again: a client that sends into it as fast as it
- * is refused would otherwise cost a core in refusals (doc/limits.md). */
-static void hold_until_budget(struct instance *in, int account, uint64_t now_ns)
-{
-  uint64_t wait_ns = accounts_rate_wait_ns(in->conn->core->accounts, account, now_ns);
-  if (in->session)
-    session_hold_input(in->session, (unsigned)((wait_ns + 999999) / 1000000));
 }
 
 /* ---- the message path's edge: what it asks of an instance ---- */
@@ -248,7 +193,7 @@ static struct queue *edge_queue_of(void *ctx, unsigned target, const char *user)
 static void edge_parts_made(void *ctx, const struct qlist *parts, unsigned target)
 {
   struct instance *in = ctx;
-  connector_join_parts(in->conn->core, parts, target);
+  path_join_parts(in->conn->core, parts, target);
 }
 
 static uint64_t edge_journal(void *ctx, const struct spool_record *rec)
@@ -305,8 +250,13 @@ void connector_accept_message(struct instance *in, const struct msg *msg, const 
                              .stopping = atomic_load(&in->phase) != PHASE_RUN, .reply = rp };
   struct path_verdict v;
   path_accept(&rq, &v);
-  if (v.status == PROTO_E_THROTTLED && !rp->http)
-    hold_until_budget(in, account, v.received_ns);
+  /* A submitter past its account's rate is not read until its budget
+   * takes a submit again: one that sends as fast as it is refused would
+   * otherwise cost a core in refusals (doc/limits.md). */
+  if (v.status == PROTO_E_THROTTLED && c->ops->hold_input) {
+    uint64_t wait_ns = accounts_rate_wait_ns(c->core->accounts, account, v.received_ns);
+    c->ops->hold_input(in, (unsigned)((wait_ns + 999999) / 1000000));
+  }
 }
 
 /* ---- moving messages between connectors: drain and reroute ---- */
@@ -391,7 +341,7 @@ int connector_drain(struct connector *c, size_t *moved, size_t *stayed)
   struct move d = { c->core, (int)c->index, 0 };
   struct qlist l, keep = { 0 };
   *moved = *stayed = 0;
-  if (is_server(c))
+  if (c->ops->account_queues)
     return -1;
   /* What stays is put back only at the end, so each batch taken is new. */
   while (memset(&l, 0, sizeof l), queue_take(&c->out, PUMP_BATCH, &l))

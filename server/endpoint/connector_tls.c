@@ -32,7 +32,7 @@ int connector_tls_init(struct connector *c, char *err, size_t err_len)
   pthread_mutex_init(&c->tls_lock, NULL);
   if (!t->enabled)
     return 0;
-  if (c->cfg->http && !is_server(c)) {
+  if (c->ops->tls == ENDPOINT_TLS_OWN) {
     if (!t->verify_peer)
       LOGW(c->log, "tls.verify_peer = false: the provider's certificate and name are not checked");
     return 0;
@@ -40,7 +40,7 @@ int connector_tls_init(struct connector *c, char *err, size_t err_len)
   if ((c->tls = t->ctx))
     tls_ctx_ref(c->tls);
   snprintf(c->tls_server_name, sizeof c->tls_server_name, "%s", t->server_name);
-  log_certificate(c, c->tls, is_server(c) ? "on every connection" : "to the SMSC");
+  log_certificate(c, c->tls, c->ops->tls == ENDPOINT_TLS_ACCEPTS ? "on every connection" : "to the SMSC");
   return 0;
 }
 
@@ -58,8 +58,8 @@ struct tls_ctx *connector_tls_current(struct connector *c, char server_name[CONN
 
 int connector_tls_reload(struct connector *c, const struct config_tls *next, char *err, size_t err_len)
 {
-  if (c->cfg->http && !is_server(c))
-    return 0;   /* a client builds its context when its instances start */
+  if (c->ops->tls == ENDPOINT_TLS_OWN)
+    return 0;   /* built when its instances start */
   pthread_mutex_lock(&c->tls_lock);
   struct tls_ctx *old = c->tls;
   if ((c->tls = next->ctx))
@@ -74,7 +74,7 @@ int connector_tls_reload(struct connector *c, const struct config_tls *next, cha
   else if (old)
     LOGI(c->log, "TLS off for the connections to come");
   atomic_fetch_add(&c->tls_generation, 1);
-  for (unsigned i = 0; !is_server(c) && i < c->n_instances; i++)
+  for (unsigned i = 0; c->ops->tls == ENDPOINT_TLS_CONNECTS && i < c->n_instances; i++)
     if (c->instances[i].started)
       evloop_wake(c->instances[i].loop);
   return 0;
@@ -84,7 +84,7 @@ void connector_tls_take(struct instance *in)
 {
   struct connector *c = in->conn;
   unsigned generation = atomic_load(&c->tls_generation);
-  if (generation == in->tls_generation || !in->session || is_server(c))
+  if (generation == in->tls_generation || !in->session)
     return;
   in->tls_generation = generation;
   char server_name[CONNECTOR_TLS_NAME_LEN];

@@ -26,10 +26,48 @@
  * finished, the credit goes back, the parts are freed, the place is given
  * back. Then the refusal is counted by reason and answered.
  *
+ * What the peer answers to something the gateway sent it (a message
+ * submitted to an SMSC or delivered to a client of ours, a receipt) takes
+ * the response path, path_sent():
+ *
+ *   settle -> accepted: record -> journal -> tell
+ *          -> refused:  retry | reroute | fail
+ *
+ * settle  the answer, and for a refusal what the connector's retry policy
+ *         says of its code or class (a message out of attempts fails);
+ * record  counted as sent, in its history and the message log; a submit
+ *         whose peer sends receipts gets a DLR entry, keyed by the id the
+ *         peer gave it;
+ * journal finished, or (a DLR entry) waiting for its receipt;
+ * tell    the origin, when it asked: accepted by the SMSC, delivered;
+ * retry   back to the front of its queue: after a back-off that grows
+ *         with each refusal (submits), or at once (deliveries, receipts);
+ * reroute to another member of its route's group that has not refused it;
+ *         when none can take it, as the class says (temporary: retry);
+ * fail    for good: failed in the counts and its history, and a receipt to
+ *         its origin (the endpoint's give_up).
+ *
+ * A receipt from an SMSC takes the receipt path, path_receipt():
+ *
+ *   match -> record -> origin -> finish -> answer
+ *
+ * match   the SMSC's id in the DLR table (a final state removes the
+ *         entry); one that matches nothing is the endpoint's to try again
+ *         or hand to the cluster;
+ * record  the plugins' after_dlr, its history, the message log;
+ * origin  path_receipt_to_origin(), which every receipt for an origin
+ *         takes, whoever made it: wanted in this state? one part of a
+ *         whole whose receipt comes once (combined receipts)? then an item
+ *         for the origin account's queue, journaled, handed to the edge;
+ * finish  a final state finishes the message in the journal;
+ * answer  the journal ticket the SMSC's answer waits for, or refused: the
+ *         SMSC is asked to send it again.
+ *
  * The path knows no protocol, session or thread: what it needs of the
  * endpoint a message came through, and of the connectors it goes to, it
- * asks through struct path_edge. Unit tests drive it with an edge of their
- * own (tests/unit/test_path.c).
+ * asks through struct path_edge, struct path_sent_edge and struct
+ * path_receipt_edge. Unit tests drive it with edges of their own
+ * (tests/unit/test_path.c, test_path_sent.c, test_path_receipt.c).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef EMG_PATH_H
@@ -37,9 +75,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "config.h"
 #include "core.h"
+#include "journal.h"
 #include "msg.h"
 #include "proto.h"
+#include "tables.h"
 
 enum path_stage {
   PATH_ADMIT,
@@ -116,5 +157,135 @@ struct path_verdict {
  * accepted or refused; v says which. Any thread; the router and plugins it
  * uses are held for it (core_enter). */
 void path_accept(const struct path_request *rq, struct path_verdict *v);
+
+/* ---- the response path ---- */
+
+enum path_sent_outcome {
+  PATH_SENT_FINISHED,               /* accepted, and needs nothing more */
+  PATH_SENT_AWAITS_RECEIPT,         /* accepted, its receipt to come (a DLR entry) */
+  PATH_SENT_RETRY,                  /* refused: to be sent again (edge->again) */
+  PATH_SENT_REROUTED,               /* refused: moved to another connector (edge->reroute) */
+  PATH_SENT_FAILED,                 /* refused for good (edge->give_up) */
+};
+
+/* "finished", "awaits receipt", ...; "?" out of range. */
+const char *path_sent_outcome_name(enum path_sent_outcome outcome);
+
+/* What the response path asks of the endpoint that sent. ctx is the
+ * request's edge_ctx. */
+struct path_sent_edge {
+  /* Journals a record that names a message (or receipt) id only. NULL
+   * with persist off. */
+  void (*journal_event)(void *ctx, enum spool_record_type type, uint64_t id, uint16_t target, const char *key);
+  /* Puts it back first in the queue it was taken from, to go again; a
+   * submit after backoff_ms (the endpoint waits that long), else when the
+   * peer can take it. */
+  void (*again)(void *ctx, struct qitem *it, uint64_t backoff_ms);
+  /* Moves message it to another member of its route's group; why: the
+   * refusal. False when none can take it now (it stays the caller's). */
+  bool (*reroute)(void *ctx, struct qitem *it, const char *why);
+  /* Fails message it for good: its origin gets a receipt in state (code:
+   * the peer's error, 0 for the gateway's own doing). Frees it. */
+  void (*give_up)(void *ctx, struct qitem *it, uint8_t state, uint32_t code);
+  /* A receipt for the origin of a message, if it wants this state. */
+  void (*tell_origin)(void *ctx, const struct dlr_info *info, const struct msg_receipt *r);
+};
+
+/* One answer to something sent. */
+struct path_sent_request {
+  struct core *core;
+  const struct path_sent_edge *edge;
+  void *edge_ctx;
+  struct log_category *log;
+  unsigned connector;               /* the connector that sent it */
+  const struct config_connector *cfg; /* ... its retry policy and id type */
+  bool delivery;                    /* sent to a client of ours (else submitted to an SMSC) */
+  bool peer_receipts;               /* the peer sends receipts matched by the id it answers with */
+  const char *peer;                 /* a delivery's account: its history names it */
+  uint64_t backoff_ms;              /* the sender's back-off after its last refusal; 0: none */
+  struct qitem *it;                 /* what was sent: a message or a receipt; the path's now */
+  enum proto_status status;         /* the answer */
+  uint32_t raw_status;              /* ... the peer's own code */
+  const char *msgid;                /* ... the id the peer gave (a submit's) */
+  const char *why;                  /* ... a refusal described, for logs and the history */
+};
+
+struct path_sent_verdict {
+  enum path_sent_outcome outcome;
+  uint64_t backoff_ms;              /* the sender's back-off from now on (0 after an acceptance) */
+};
+
+/* Takes the answer through the response path; it is done with (freed,
+ * requeued, moved or failed) when this returns. Any thread; the plugins'
+ * after_send hooks are held for it (core_enter). */
+void path_sent(const struct path_sent_request *rq, struct path_sent_verdict *v);
+
+/* ---- the receipt path ---- */
+
+enum path_receipt_outcome {
+  PATH_RECEIPT_MATCHED,             /* passed on; answer the SMSC once ticket is durable */
+  PATH_RECEIPT_UNMATCHED,           /* no DLR entry (yet): nothing was done */
+  PATH_RECEIPT_REFUSED,             /* the journal refused its records: the SMSC must send it again */
+};
+
+/* "matched", "unmatched", "refused"; "?" out of range. */
+const char *path_receipt_outcome_name(enum path_receipt_outcome outcome);
+
+/* What the receipt path asks of the thread it runs in. ctx is the
+ * request's edge_ctx. */
+struct path_receipt_edge {
+  /* The queue of account user on connector index, or NULL. */
+  struct queue *(*account_queue)(void *ctx, unsigned connector, const char *user);
+  /* Appends a record to the journal; its ticket, or 0 when the journal
+   * refuses. NULL with persist off. */
+  uint64_t (*journal)(void *ctx, const struct spool_record *rec);
+  /* Hands receipt it to queue q. */
+  void (*hand_over)(void *ctx, struct queue *q, struct qitem *it);
+};
+
+/* A receipt for the origin of a message. */
+struct path_origin_request {
+  struct core *core;
+  const struct path_receipt_edge *edge;
+  void *edge_ctx;
+  struct log_category *log;
+  struct id_block *ids;             /* the calling thread's block of ids (its journal id) */
+  const struct dlr_info *info;      /* the message, as its DLR entry keeps it */
+  const struct msg_receipt *receipt;
+  int via;                          /* the connector the message went out on; -1 unknown */
+};
+
+/* Passes a receipt to the origin of a message, when the origin wants it.
+ * True when it was handed over; false when the origin does not want this
+ * state, hears of the message as a whole, or its account is not there.
+ * *ticket: the journal ticket of its record (1 when nothing was
+ * journaled, 0 when the journal refused it). */
+bool path_receipt_to_origin(const struct path_origin_request *rq, uint64_t *ticket);
+
+/* A receipt from an SMSC. */
+struct path_receipt_request {
+  struct core *core;
+  const struct path_receipt_edge *edge;
+  void *edge_ctx;
+  struct log_category *log;
+  struct id_block *ids;
+  unsigned connector;               /* the SMSC's connector */
+  const char *key;                  /* its id, normalized as the connector writes them (dlr_id_normalize) */
+  const struct msg_receipt *receipt;
+};
+
+struct path_receipt_verdict {
+  enum path_receipt_outcome outcome;
+  uint64_t msg_id;                  /* matched: the message */
+  uint64_t ticket;                  /* matched: what the SMSC's answer waits for (1: nothing) */
+};
+
+void path_receipt(const struct path_receipt_request *rq, struct path_receipt_verdict *v);
+
+/* Split messages whose connector answers their origin once for all parts
+ * (long_receipts = "combined"): the parts one message became, and a part
+ * the journal gave back at start. */
+void path_join_parts(struct core *core, const struct qlist *parts, unsigned target);
+void path_join_replayed(struct core *core, const struct msg *m, unsigned target);
 
 #endif

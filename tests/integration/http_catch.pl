@@ -3,7 +3,9 @@
 # (Perl core only; on PORT, else on a free one) that answers COUNT requests
 # with 200 and appends each one's request line and body to OUTFILE: where a
 # test points a receipt callback. With HTTP_CATCH_REPLY set, each answer
-# carries that text (text/plain), as an application answering an MO.
+# carries that text (text/plain), as an application answering an MO. With
+# HTTP_CATCH_DELAY set, each answer waits that many seconds after the
+# request is recorded: a callback still in progress.
 # SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
@@ -27,6 +29,7 @@ for (1 .. $count) {
     my $body = '';
     read($c, $body, $len) if $len;
     open(my $o, '>>', $out) or die; print $o $line, $body, "\n"; close $o;
+    sleep($ENV{HTTP_CATCH_DELAY}) if $ENV{HTTP_CATCH_DELAY};
     my $reply = $ENV{HTTP_CATCH_REPLY} // '';
     print $c "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: ",
         length($reply), "\r\nConnection: close\r\n\r\n", $reply;

@@ -8,7 +8,9 @@
 #    the admin API shows), %n the account, %o %B %D %#group#key# from the
 #    request, the receipt's words; an unknown escape goes out %-encoded;
 #  - the JSON POST callback carries the connector, the SMSC's id and the
-#    account.
+#    account;
+#  - a stop waits for a callback in progress (bounded), rather than drop
+#    it.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -119,7 +121,17 @@ echo "# $post"
 check "the JSON callback names the connector, the SMSC's id and the account" \
   bash -c "jq -e '.smsc == \"smpp-ok\" and (.smsc_id | length) > 0 and .user == \"app\" and .dlr == 1' <<< '$post' > /dev/null"
 
+# A callback the application answers slowly, in progress when emgd is told
+# to stop: the stop waits for its answer (at most 5 s) before it ends.
+HTTP_CATCH_DELAY=2 perl "$(dirname "$0")/http_catch.pl" "$TMP/slow.port" "$TMP/slow" 1 &
+STARTED_PIDS+=($!)
+wait_file "$TMP/slow.port"
+code=$(sendsms 4911000096 8 "http://127.0.0.1:$(cat "$TMP/slow.port")/slow")
+check "a sendsms whose callback is answered slowly: 202 ($code)" [ "$code" = 202 ]
+check "the slow callback reached the application" wait_until 300 test -s "$TMP/slow"
 stop_emgd g 20
+check "the stop waited for the callback in progress (none dropped at stop)" \
+  bash -c "! grep -q 'receipt callbacks not sent at stop' '$TMP/g.log'"
 stop_sink ok
 stop_sink und
 stop_sink rej

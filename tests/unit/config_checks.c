@@ -1,4 +1,4 @@
-/* config_checks.c - asserting on configuration errors.
+/* config_checks.c - configuration text in the unit suites (config_checks.h).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <stdio.h>
 #include <string.h>
@@ -21,4 +21,15 @@ bool config_check_has_error(const struct config_errors *e, const char *name, uns
     if (strncmp(e->lines[i], prefix, strlen(prefix)) == 0 && strstr(e->lines[i], what))
       return true;
   return false;
+}
+
+struct config *config_check_loaded(const char *text, const char *name)
+{
+  struct config_errors e;
+  struct config *c = config_load_string(text, name, &e);
+  for (unsigned i = 0; i < e.count; i++)
+    fprintf(stderr, "%s\n", e.lines[i]);
+  config_errors_free(&e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  return c;
 }

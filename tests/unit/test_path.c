@@ -13,6 +13,7 @@
 #include "account.h"
 #include "charset.h"
 #include "config.h"
+#include "config_checks.h"
 #include "core.h"
 #include "path.h"
 #include "queue.h"
@@ -157,12 +158,7 @@ static struct fixture *setup(const char *extra)
   CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   char text[4096];
   snprintf(text, sizeof text, "%s%s", CONF, extra ? extra : "");
-  struct config_errors e;
-  f->cfg = config_load_string(text, "path.conf", &e);
-  for (unsigned i = 0; i < e.count; i++)
-    fprintf(stderr, "%s\n", e.lines[i]);
-  config_errors_free(&e);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f->cfg);
+  f->cfg = config_check_loaded(text, "path.conf");
   CU_ASSERT_EQUAL_FATAL(core_init(&f->core, f->cfg), 0);
   f->edge.core = &f->core;
   for (unsigned i = 0; i < N_CONNECTORS; i++)
