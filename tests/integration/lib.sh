@@ -174,10 +174,25 @@ finish() {
   [ "$FAILURES" -eq 0 ]
 }
 
-# A free TCP port on 127.0.0.1 (bound and released: a small race, fine on a test machine).
+# A free TCP port on 127.0.0.1: bound and released, so another test may
+# still take it first, but chosen below the kernel's ephemeral range
+# (ip_local_port_range): the source port of an outgoing connection, which
+# any test makes by the thousand, never lands on it, not even while an
+# emgd the test restarts is between its two binds.
 free_port() {
-  perl -MIO::Socket::INET -e \
-    'my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die; print $s->sockport, "\n"'
+  perl -MIO::Socket::INET -e '
+    my ($lo, $hi) = (10000, 32767);
+    if (open(my $f, "<", "/proc/sys/net/ipv4/ip_local_port_range")) {
+      my ($first) = split " ", scalar <$f>;
+      $hi = $first - 1 if $first && $first - 1 > $lo + 1000;
+    }
+    for (1 .. 500) {
+      my $port = $lo + int(rand($hi - $lo + 1));
+      my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => $port) or next;
+      print "$port\n";
+      exit 0;
+    }
+    die "no free port in $lo..$hi\n";'
 }
 
 # Waits (bounded) until something accepts connections on 127.0.0.1:PORT.
