@@ -28,6 +28,7 @@
 #include "core.h"
 #include "log.h"
 #include "netutil.h"
+#include "path.h"
 #include "strutil.h"
 
 /* How long a graceful stop waits for in-flight messages, then for unbinds. */
@@ -45,7 +46,7 @@ struct daemon {
   struct status_line status;           /* the status line: when it was looked at, what it said */
   uint64_t last_sample_s;
   bool journal_failing;               /* as last logged */
-  struct connector_replay *replay;    /* replayed receipts for the cluster, until it starts */
+  struct path_replay *replay;         /* replayed receipts for the cluster, until it starts */
   struct group_watch *groups;         /* the routes' groups, their switches logged */
   struct log_category *log;
 };
@@ -390,8 +391,9 @@ static int open_journal(struct daemon *d)
   struct spool_options opt = { .sync = true, .commit_interval_us = d->cfg->journal_commit_interval_us,
                                .segment_size = (size_t)d->cfg->journal_segment_mb << 20,
                                .credit_snapshot = account_admin_snapshot, .credit_ctx = &d->core };
-  struct connector_replay_summary r;
-  d->replay = connector_journal_open(&d->core, d->cfg->spool_dir, &opt, d->log, &r, err, sizeof err);
+  struct path_replay_summary r;
+  d->replay = path_replay_open(&d->core, d->cfg->spool_dir, &opt, d->log, &connector_replay_edge, &d->core, &r, err,
+                               sizeof err);
   if (r.credit_restored)
     LOGI(d->log, "journal: credit of %u account%s as the journal left it", r.credit_restored,
          r.credit_restored == 1 ? "" : "s");
@@ -689,7 +691,7 @@ int main(int argc, char **argv)
   }
   if (d.cfg->has_database && open_database(&d) == -1)
     return 1;
-  connector_replay_finish(d.replay);
+  path_replay_finish(d.replay);
   d.replay = NULL;
   for (unsigned i = 0; i < d.cfg->n_connectors; i++)
     if (connector_start(d.core.connectors[i], err, sizeof err) == -1) {

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "core.h"
 #include "log.h"
+#include "path.h"
 #include "tables.h"
 
 struct connector;
@@ -186,38 +187,12 @@ struct connector_latency {
 
 /* What the admin API shows of one instance: a copy its thread publishes a
  * few times a second (the session itself is the thread's alone). */
-/* ---- the journal at start (connector_journal.c) ---- */
+/* ---- the journal at start ---- */
 
-/* What a replay gave back. */
-struct connector_replay_summary {
-  uint64_t messages;               /* queued again */
-  uint64_t awaiting_receipt;       /* sent: their DLR entries back in the table */
-  uint64_t receipts;               /* for origins, queued again */
-  uint64_t unresolved;             /* matching no message yet */
-  uint64_t dropped;                /* no memory, or no connector to go to any more */
-  uint64_t scheduled, joining;     /* held until their time; parts of long MOs */
-  uint64_t max_id;                 /* the highest id the journal named: ids go on past it */
-  size_t evicted;                  /* awaiting receipts that did not fit in the DLR table */
-  unsigned credit_restored;        /* accounts whose credit the journal set */
-};
-
-struct connector_replay;
-
-/* Opens the journal in dir (persist on; into core->spool) and puts back
- * what it holds, each record as connector_journal.c says, before any
- * connector starts. Returns what waits for the cluster (hand it over with
- * connector_replay_finish once the cluster runs, or without one), or NULL
- * with the reason in err when the journal cannot open (sum still says
- * credit_restored). */
-struct connector_replay *connector_journal_open(struct core *core, const char *dir, const struct spool_options *opt,
-                                                struct log_category *log, struct connector_replay_summary *sum,
-                                                char *err, size_t err_len);
-
-/* The receipts the journal kept unmatched go to the cluster again now that
- * it runs; without a database, to their connector, which tries them
- * against the DLR table the journal has filled. What neither can take is
- * given up (its record ends). Frees r; NULL does nothing. */
-void connector_replay_finish(struct connector_replay *r);
+/* Where the replay (path_replay_open, with the core as its ctx) puts back
+ * what the journal kept: the connectors' queues, the schedule, the MO
+ * joiner, the cluster or an SMSC connector for receipts matched by none. */
+extern const struct path_replay_edge connector_replay_edge;
 
 struct connector_instance_info {
   unsigned index;

@@ -215,23 +215,17 @@ void connector_receipt_in(struct instance *in, const struct proto_pdu *req)
   early_append(in, e);
 }
 
-/* Answers an early receipt that still matches nothing. With persist on it
- * is journaled first (UNRESOLVED, live until RECEIPT_DONE) and the SMSC
- * hears we have it once that is durable: after a crash the next start
- * tries it again. The record goes to the journal at once, not into the
- * instance's batch, so that it comes before the RECEIPT_DONE that ends it
- * (from this instance's batch, or the cluster thread). Returns false when
- * the journal refused it: the SMSC was told to send it again later. */
+/* Answers an early receipt that still matches nothing: with persist on
+ * once it is kept in the journal (path_receipt_keep_unmatched), so that the
+ * SMSC hears we have it only when a crash cannot lose it. Returns false
+ * when the journal refused it: the SMSC was told to send it again later. */
 static bool early_answer(struct instance *in, struct early_receipt *e)
 {
   struct core *core = in->conn->core;
   uint64_t ticket = 1;
   if (core->spool) {
-    uint64_t journal_id = ids_next(&core->ids, &in->ids);
-    struct spool_record rec = { .type = SPOOL_REC_UNRESOLVED, .id = journal_id,
-                                .target = (uint16_t)in->conn->index, .smsc_id = e->key,
-                                .receipt = &e->receipt };
-    if (!(ticket = core_journal(core, &rec))) {
+    uint64_t journal_id = path_receipt_keep_unmatched(core, &in->ids, in->conn->index, e->key, &e->receipt, &ticket);
+    if (!journal_id) {
       connector_respond(in, e->ref, e->raw_status, PROTO_OP_DELIVER_RESP, PROTO_E_TEMPORARY, NULL);
       return false;
     }

@@ -63,10 +63,14 @@
  * answer  the journal ticket the SMSC's answer waits for, or refused: the
  *         SMSC is asked to send it again.
  *
+ * At start, the journal's records are read again (path_replay_open): what
+ * each means is written in path_replay.c, beside the stages that write
+ * them.
+ *
  * The path knows no protocol, session or thread: what it needs of the
  * endpoint a message came through, and of the connectors it goes to, it
- * asks through struct path_edge, struct path_sent_edge and struct
- * path_receipt_edge. Unit tests drive it with edges of their own
+ * asks through struct path_edge, struct path_sent_edge, struct
+ * path_receipt_edge and struct path_replay_edge. Unit tests drive it with edges of their own
  * (tests/unit/test_path.c, test_path_sent.c, test_path_receipt.c).
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -282,10 +286,79 @@ struct path_receipt_verdict {
 
 void path_receipt(const struct path_receipt_request *rq, struct path_receipt_verdict *v);
 
+/* Keeps a receipt from connector that matched nothing yet (key: its id
+ * normalized) in the journal: UNRESOLVED, live until a RECEIPT_DONE, so
+ * that a restart tries it again. Appended at once, not into a thread's
+ * batch, so that it comes before the RECEIPT_DONE that ends it, from
+ * whichever thread. Its journal id, or 0 when the journal refused it;
+ * *ticket: what must be durable before the SMSC hears we have it. */
+uint64_t path_receipt_keep_unmatched(struct core *core, struct id_block *ids, unsigned connector, const char *key,
+                                     const struct msg_receipt *r, uint64_t *ticket);
+
 /* Split messages whose connector answers their origin once for all parts
  * (long_receipts = "combined"): the parts one message became, and a part
  * the journal gave back at start. */
 void path_join_parts(struct core *core, const struct qlist *parts, unsigned target);
 void path_join_replayed(struct core *core, const struct msg *m, unsigned target);
+
+/* ---- the journal read again at start ---- */
+
+/* Where a message held before its queue went. */
+enum path_held {
+  PATH_NOT_HELD,                    /* nowhere: it goes to its queue now */
+  PATH_HELD_JOINING,                /* a part of a long MO, waiting for the rest */
+  PATH_HELD_SCHEDULED               /* its deferred time is ahead */
+};
+
+/* What became of a receipt the journal kept unmatched. */
+enum path_unresolved {
+  PATH_UNRESOLVED_DROPPED,          /* nobody takes it: given up, its record ends */
+  PATH_UNRESOLVED_TO_CLUSTER,       /* resolved through the database */
+  PATH_UNRESOLVED_ADOPTED           /* its SMSC connector tries it again against the DLR table */
+};
+
+/* What the replay asks of the rooms above: where things wait. ctx is the
+ * edge_ctx given to path_replay_open. */
+struct path_replay_edge {
+  /* Puts message or receipt it back in connector target's queue (a
+   * receipt: account user's); -1 when there is none any more. */
+  int (*restore)(void *ctx, unsigned target, struct qitem *it, const char *user);
+  /* Holds message *it for connector target until its time, or with the
+   * other parts of its long MO; PATH_NOT_HELD: it stays the caller's. */
+  enum path_held (*hold)(void *ctx, struct qitem **it, unsigned target, int64_t now);
+  /* Once the replay is over: a receipt kept unmatched from connector. */
+  enum path_unresolved (*unresolved)(void *ctx, unsigned connector, const char *key, const struct msg_receipt *r,
+                                     uint64_t journal_id);
+};
+
+/* What a replay gave back. */
+struct path_replay_summary {
+  uint64_t messages;               /* queued again */
+  uint64_t awaiting_receipt;       /* sent: their DLR entries back in the table */
+  uint64_t receipts;               /* for origins, queued again */
+  uint64_t unresolved;             /* matching no message yet */
+  uint64_t dropped;                /* no memory, or no connector to go to any more */
+  uint64_t scheduled, joining;     /* held until their time; parts of long MOs */
+  uint64_t max_id;                 /* the highest id the journal named: ids go on past it */
+  size_t evicted;                  /* awaiting receipts that did not fit in the DLR table */
+  unsigned credit_restored;        /* accounts whose credit the journal set */
+};
+
+struct path_replay;
+
+/* Opens the journal in dir (persist on; into core->spool) and puts back
+ * what it holds, each record as path_replay.c says, before any connector
+ * starts. Returns what waits for the cluster (hand it over with
+ * path_replay_finish once the cluster runs, or without one), or NULL with
+ * the reason in err when the journal cannot open (sum still says
+ * credit_restored). */
+struct path_replay *path_replay_open(struct core *core, const char *dir, const struct spool_options *opt,
+                                     struct log_category *log, const struct path_replay_edge *edge, void *edge_ctx,
+                                     struct path_replay_summary *sum, char *err, size_t err_len);
+
+/* The receipts the journal kept unmatched go to edge->unresolved now (the
+ * cluster runs); what nobody takes is given up (its record ends). Frees
+ * r; NULL does nothing. */
+void path_replay_finish(struct path_replay *r);
 
 #endif

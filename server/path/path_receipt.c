@@ -210,3 +210,13 @@ void path_receipt(const struct path_receipt_request *rq, struct path_receipt_ver
   v->outcome = PATH_RECEIPT_MATCHED;
   v->ticket = ticket;
 }
+
+uint64_t path_receipt_keep_unmatched(struct core *core, struct id_block *ids, unsigned connector, const char *key,
+                                     const struct msg_receipt *r, uint64_t *ticket)
+{
+  uint64_t journal_id = ids_next(&core->ids, ids);
+  struct spool_record rec = { .type = SPOOL_REC_UNRESOLVED, .id = journal_id, .target = (uint16_t)connector,
+                              .smsc_id = key, .receipt = r };
+  *ticket = core_journal(core, &rec);
+  return *ticket ? journal_id : 0;
+}
