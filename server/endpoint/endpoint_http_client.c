@@ -115,9 +115,12 @@ static void pump_out(struct instance *in, struct queue *q)
   }
 }
 
+/* The out queue, unless the instance stops, is paused, or backs off after
+ * a refusal (the connector's retry policy). */
 static struct queue *out_source(struct instance *in)
 {
-  if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&in->conn->paused))
+  if (atomic_load(&in->phase) != PHASE_RUN || atomic_load(&in->conn->paused) ||
+      in->paused_until_ms > evloop_now_ms(in->loop))
     return NULL;
   return &in->conn->out;
 }

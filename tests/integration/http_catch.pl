@@ -5,11 +5,15 @@
 # test points a receipt callback. With HTTP_CATCH_REPLY set, each answer
 # carries that text (text/plain), as an application answering an MO. With
 # HTTP_CATCH_DELAY set, each answer waits that many seconds after the
-# request is recorded: a callback still in progress.
+# request is recorded: a callback still in progress. HTTP_CATCH_STATUS
+# ("503,503,200") gives the status of the first answers in turn (the rest
+# are 200), and HTTP_CATCH_TIMES names a file that gets each request's
+# arrival, in ms since the epoch, one a line.
 # SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 use IO::Socket::INET;
+use Time::HiRes qw(time);
 
 my ($portfile, $out, $count, $port) = @ARGV;
 my $server = IO::Socket::INET->new(Listen => 16, LocalAddr => '127.0.0.1', LocalPort => $port // 0, ReuseAddr => 1)
@@ -18,8 +22,12 @@ open(my $pf, '>', "$portfile.tmp") or die; print $pf $server->sockport; close $p
 rename("$portfile.tmp", $portfile);
 $SIG{ALRM} = sub { exit 1 };
 alarm 600;   # a hang guard: the test that started it ends it sooner
-for (1 .. $count) {
+my @status = split /,/, $ENV{HTTP_CATCH_STATUS} // '';
+for my $n (1 .. $count) {
     my $c = $server->accept or last;
+    if ($ENV{HTTP_CATCH_TIMES}) {
+        open(my $t, '>>', $ENV{HTTP_CATCH_TIMES}) or die; printf $t "%d\n", time() * 1000; close $t;
+    }
     my ($line, $len) = ('', 0);
     $line = <$c>;
     while (my $h = <$c>) {
@@ -31,7 +39,8 @@ for (1 .. $count) {
     open(my $o, '>>', $out) or die; print $o $line, $body, "\n"; close $o;
     sleep($ENV{HTTP_CATCH_DELAY}) if $ENV{HTTP_CATCH_DELAY};
     my $reply = $ENV{HTTP_CATCH_REPLY} // '';
-    print $c "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: ",
+    my $code = $status[$n - 1] // 200;
+    print $c "HTTP/1.1 $code ", ($code == 200 ? "OK" : "Not Now"), "\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Length: ",
         length($reply), "\r\nConnection: close\r\n\r\n", $reply;
     close $c;
 }

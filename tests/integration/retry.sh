@@ -3,7 +3,9 @@
 # refuse: a permanent error rerouted to the next connector of the group
 # (every message delivered there, every receipt back); a throttling SMSC
 # given up on after the attempts allowed, each message failing with a
-# receipt to its origin; an error code whose own action is to fail at once.
+# receipt to its origin; an error code whose own action is to fail at once;
+# an HTTP provider that answers "not now": sent again after the back-off,
+# not at once.
 # SPDX-License-Identifier: Apache-2.0
 BIN=${BIN:-$1}
 source "$(dirname "$0")/lib.sh"
@@ -11,6 +13,11 @@ source "$(dirname "$0")/lib.sh"
 start_sink a smpp --user emg --password secret --reject-rate 1
 start_sink b smpp --user emg --password secret --dlr-delay 0-100
 start_sink t smpp --user emg --password secret --fail-rate 1
+# The HTTP provider: 503 twice, then 200.
+HTTP_CATCH_STATUS=503,503,200 HTTP_CATCH_TIMES="$TMP/provider.times" \
+  perl "$(dirname "$0")/http_catch.pl" "$TMP/provider.port" "$TMP/provider" 3 &
+STARTED_PIDS+=($!)
+wait_file "$TMP/provider.port"
 SMPP_IN=$(free_port)
 ADMIN_PORT=$(free_port)
 ADMIN_TOKEN=retry-test-token-1234
@@ -26,12 +33,15 @@ $(conf_server in smpp "$SMPP_IN" 1)
   $(client a "$SINK_PORT_a" 'retry = { permanent = "reroute"; };'),
   $(client b "$SINK_PORT_b"),
   $(client t "$SINK_PORT_t" 'retry = { attempts = 3; backoff_first = 20; backoff_max = 100; };'),
-  $(client u "$SINK_PORT_t" 'retry = { errors = ( { code = 0x58; action = "fail"; } ); };')
+  $(client u "$SINK_PORT_t" 'retry = { errors = ( { code = 0x58; action = "fail"; } ); };'),
+  { name = "h"; protocol = "http"; mode = "client"; url = "http://127.0.0.1:$(cat "$TMP/provider.port")/send?to=%p";
+    instances = 1; window = 1; connections = 1; retry = { backoff_first = 300; backoff_max = 300; }; }
 );
 routes = (
   { dst_prefix = "4912"; to = [ "a", "b" ]; },
   { dst_prefix = "4920"; to = "t"; },
-  { dst_prefix = "4930"; to = "u"; }
+  { dst_prefix = "4930"; to = "u"; },
+  { dst_prefix = "4940"; to = "h"; }
 );
 CONF
 load() { smpp_load "$@" --dlr --wait-dlr 20; }   # with receipts, waiting for them
@@ -62,6 +72,15 @@ load code 4930:13 10
 check "error code 0x58 fails at once: 10 receipts, none delivered" \
   [ "$(jget "$TMP/code.json" '[.acked, .receipts, .receipts_delivered] | map(tostring) | join(" ")')" = "10 10 0" ]
 check "error code 0x58: 10 more failed, no more retries" [ "$(total failed)/$(total retried)" = "30/40" ]
+# 4. The provider says 503 twice: the message goes again each time, after
+#    the back-off (300 ms), and is taken the third time.
+smpp_load http 4940:13 1   # an HTTP provider sends no receipts
+check "HTTP provider: the message acked" [ "$(jget "$TMP/http.json" .acked)" = 1 ]
+three_tries() { [ "$(cat "$TMP/provider.times" 2>/dev/null | wc -l)" = 3 ]; }
+check "HTTP provider: asked three times" wait_until 300 three_tries
+gaps=$(awk 'NR > 1 { printf "%s%d", sep, $1 - last; sep = " " } { last = $1 }' "$TMP/provider.times")
+check "HTTP provider: each try after the back-off, not at once (gaps: $gaps ms)" \
+  awk -v g="$gaps" 'BEGIN { n = split(g, a, " "); ok = n == 2; for (i = 1; i <= n; i++) ok = ok && a[i] >= 250; exit !ok }'
 stop_emgd r
 stop_sink a
 stop_sink b
