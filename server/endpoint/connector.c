@@ -1,10 +1,10 @@
-/* connector.c - a connector's life and its instances' threads: create,
- * start, stop and destroy, each instance's event loop and session
- * callbacks, the pushes and journal records it gathers in one loop
- * iteration, what it publishes for the admin API, and the rest of
- * connector.h. The message path is in the other connector_*.c files
- * (connector_internal.h); the protocol is the session's business
- * (connectors/session.h), never theirs.
+/* connector.c - a connector's life and its instances' threads, the same
+ * for every kind: create, start, stop and destroy, each instance's event
+ * loop (its wakes and ticks call the endpoint's, struct endpoint_ops), the
+ * pushes it gathers in one loop iteration, what it publishes for the admin
+ * API, and the rest of connector.h. What differs by kind is in the
+ * endpoint_*.c files; the message path is in server/path/; the protocol is
+ * the session's business (connectors/session.h).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>

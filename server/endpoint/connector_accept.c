@@ -77,7 +77,7 @@ static struct instance *instance_take(struct connector *c)
 }
 
 /* Gives in the connection of s, whose bind proved account user: in's own
- * session takes it from the bind on (connector.c: take_handoff). */
+ * session takes it from the bind on (endpoint_session.c: take_handoff). */
 static bool hand_over(struct connector *c, struct instance *in, struct session *s, int user)
 {
   char peer[64];

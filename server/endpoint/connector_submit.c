@@ -307,8 +307,7 @@ static int move_target(struct move *d, const struct qitem *it, struct queue **q)
 static bool move_message(struct core *core, struct instance *in, struct qitem *it, const struct connector *from,
                          int t, struct queue *q, const char *why)
 {
-  struct spool_record rec = { .type = SPOOL_REC_MSG, .id = it->msg->id, .target = (uint16_t)t,
-                              .msg = it->msg, .moved = true };
+  struct spool_record rec = path_moved_record(it->msg, (unsigned)t);
   char detail[HISTORY_DETAIL_LEN];
   if (core->spool && !connector_journal(core, in, &rec))
     return false;

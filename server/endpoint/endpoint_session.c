@@ -62,7 +62,6 @@ static void session_hold_input_for(struct instance *in, unsigned ms)
 
 /* ---- session callbacks ---- */
 
-
 /* Gives back the account's bind the listener took for this session. */
 static void bind_release(struct instance *in)
 {

@@ -162,6 +162,11 @@ struct path_verdict {
  * uses are held for it (core_enter). */
 void path_accept(const struct path_request *rq, struct path_verdict *v);
 
+/* The journal record of message m moved to connector target (drained or
+ * rerouted): marked a copy of its acceptance, so that a replay takes the
+ * later one for where it waits and counts its credit once. */
+struct spool_record path_moved_record(const struct msg *m, unsigned target);
+
 /* ---- the response path ---- */
 
 enum path_sent_outcome {

@@ -350,3 +350,9 @@ void path_accept(const struct path_request *rq, struct path_verdict *v)
   rq->edge->answer(rq->edge_ctx, rq->reply, PROTO_OK, r.head.origin.ref, r.admit == CORE_ADMIT_SLOW ? SLOW_ACK_MS : 0,
                    rq->edge->journal ? r.ticket : 0, r.received_ns);
 }
+
+struct spool_record path_moved_record(const struct msg *m, unsigned target)
+{
+  return (struct spool_record){ .type = SPOOL_REC_MSG, .id = m->id, .target = (uint16_t)target, .msg = m,
+                                .moved = true };
+}

@@ -449,6 +449,19 @@ static void test_journal(void)
   teardown(f);
 }
 
+/* A message moved to another connector is journaled as a copy of its
+ * acceptance: a replay must not charge its credit again. */
+static void test_moved_record(void)
+{
+  struct msg m = { .id = 4242, .credit_epoch = 3 };
+  struct spool_record rec = path_moved_record(&m, SMALL);
+  CU_ASSERT_EQUAL(rec.type, SPOOL_REC_MSG);
+  CU_ASSERT_EQUAL(rec.id, 4242);
+  CU_ASSERT_EQUAL(rec.target, SMALL);
+  CU_ASSERT_PTR_EQUAL(rec.msg, &m);
+  CU_ASSERT_TRUE(rec.moved);
+}
+
 static void test_stage_names(void)
 {
   static const char *const names[] = { "admit", "filter", "route", "split", "charge", "journal", "stage", "ack" };
@@ -470,6 +483,7 @@ void suite_path(void)
     { "split: no name for it, too long", test_split },
     { "charge: credit short, none taken", test_charge },
     { "journal: refused mid-way, undone", test_journal },
+    { "a moved message's record: a copy of its acceptance", test_moved_record },
     { "stage names", test_stage_names },
     { NULL, NULL },
   };
