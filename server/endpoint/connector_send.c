@@ -50,15 +50,6 @@ void connector_give_up_message(struct instance *in, struct qitem *it, uint8_t st
 
 /* ---- sending from the queues ---- */
 
-/* The after_send hooks. */
-static void plugins_sent(struct instance *in, const struct msg *m, enum emg_plugin_send_status status)
-{
-  core_enter(in->conn->core);
-  plugin_host_after_send(atomic_load_explicit(&in->conn->core->plugins, memory_order_acquire), m,
-                         in->conn->cfg->name, status);
-  core_leave(in->conn->core);
-}
-
 /* Whether a message taken from a queue may go out now: not when its
  * validity has passed (EXPIRED to its origin) or a before_send hook refuses
  * it (REJECTED); then it has failed and is gone. */
@@ -67,7 +58,7 @@ bool connector_may_send(struct instance *in, struct qitem *it)
   if (it->msg->validity && it->msg->validity < time(NULL)) {
     LOGI(in->log, "message %" PRIu64 " to %s expired before it could be sent", it->msg->id,
          it->msg->dst.addr);
-    plugins_sent(in, it->msg, EMG_PLUGIN_SEND_FAILED);
+    path_plugins_sent(in->conn->core, it->msg, in->conn->cfg->name, EMG_PLUGIN_SEND_FAILED);
     connector_give_up_message(in, it, MSG_STATE_EXPIRED, 0);
     return false;
   }

@@ -224,6 +224,12 @@ struct path_sent_verdict {
   uint64_t backoff_ms;              /* the sender's back-off from now on (0 after an acceptance) */
 };
 
+/* The plugins' after_send hooks hear of message m on connector: sent,
+ * refused for now, or failed (also for one that never went: expired,
+ * refused by before_send). Any thread (core_enter). */
+void path_plugins_sent(struct core *core, const struct msg *m, const char *connector,
+                       enum emg_plugin_send_status status);
+
 /* Takes the answer through the response path; it is done with (freed,
  * requeued, moved or failed) when this returns. Any thread; the plugins'
  * after_send hooks are held for it (core_enter). */

@@ -31,15 +31,21 @@ static void journal_event(const struct path_sent_request *rq, enum spool_record_
     rq->edge->journal_event(rq->edge_ctx, type, id, target, key);
 }
 
-/* The plugins' after_send hooks. */
-static void after_send(const struct path_sent_request *rq, enum proto_status status)
+void path_plugins_sent(struct core *core, const struct msg *m, const char *connector,
+                       enum emg_plugin_send_status status)
 {
-  core_enter(rq->core);
-  plugin_host_after_send(atomic_load_explicit(&rq->core->plugins, memory_order_acquire), rq->it->msg,
-                         rq->cfg->name, status == PROTO_OK ? EMG_PLUGIN_SENT
-                                        : proto_status_temporary(status) ? EMG_PLUGIN_SEND_TEMPORARY
-                                                                         : EMG_PLUGIN_SEND_FAILED);
-  core_leave(rq->core);
+  core_enter(core);
+  plugin_host_after_send(atomic_load_explicit(&core->plugins, memory_order_acquire), m, connector, status);
+  core_leave(core);
+}
+
+/* The plugins hear how the peer answered. */
+static void after_send(const struct path_sent_request *rq)
+{
+  path_plugins_sent(rq->core, rq->it->msg, rq->cfg->name,
+                    rq->status == PROTO_OK ? EMG_PLUGIN_SENT
+                    : proto_status_temporary(rq->status) ? EMG_PLUGIN_SEND_TEMPORARY
+                                                         : EMG_PLUGIN_SEND_FAILED);
 }
 
 static void tell(const struct path_sent_request *rq, uint8_t state, const char *smsc_id)
@@ -204,7 +210,7 @@ void path_sent(const struct path_sent_request *rq, struct path_sent_verdict *v)
     v->outcome = delivery_answered(rq);
     return;
   }
-  after_send(rq, rq->status);
+  after_send(rq);
   if (rq->status == PROTO_OK) {
     v->outcome = submit_accepted(rq);
     v->backoff_ms = 0;
