@@ -351,16 +351,23 @@ static void session_send(struct instance *in)
 
 /* ---- the instance's life ---- */
 
-static void server_run(struct instance *in)
+/* The end of an instance's thread: its session goes, then what every
+ * instance does at its end. */
+static void session_end(struct instance *in)
 {
-  evloop_run(in->loop);
-  if (in->waiting_on)
-    queue_remove_waiter(in->waiting_on, in->loop);
   if (in->session) {
     session_destroy(in->session);
     in->session = NULL;
   }
   connector_instance_end(in);
+}
+
+static void server_run(struct instance *in)
+{
+  evloop_run(in->loop);
+  if (in->waiting_on)
+    queue_remove_waiter(in->waiting_on, in->loop);
+  session_end(in);
 }
 
 static void client_run(struct instance *in)
@@ -373,11 +380,7 @@ static void client_run(struct instance *in)
   in->waiting_on = NULL;
   evloop_run(in->loop);
   queue_remove_waiter(&c->out, in->loop);
-  if (in->session) {
-    session_destroy(in->session);
-    in->session = NULL;
-  }
-  connector_instance_end(in);
+  session_end(in);
 }
 
 static void session_stop_now(struct instance *in)
